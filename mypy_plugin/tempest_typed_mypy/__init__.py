@@ -1,0 +1,1 @@
+"""The tempest_typed mypy plugin: column names, value types and row types checked statically."""

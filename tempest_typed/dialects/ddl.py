@@ -1,0 +1,131 @@
+"""DDL from models: CREATE TABLE and CREATE [UNIQUE] INDEX ... [WHERE], per dialect.
+
+The column types come from each dialect (`column_type`); this module assembles them. DDL is
+the one place values are written inline (PostgreSQL takes no parameter in CREATE INDEX ...
+WHERE), so only str, int, float and bool literals are accepted there, quoted by the dialect.
+"""
+
+from __future__ import annotations
+
+from ..errors import DialectError
+from ..expressions import Expression
+from ..model import Index, ModelMeta, meta_of
+from ..statements.nodes import Node
+from ..statements.where import condition_node, expression_node
+from .base import Dialect, _Out
+
+__all__ = ["CreateIndex", "CreateTable", "create_statements"]
+
+
+def _default_sql(meta: ModelMeta, value: object, dialect: Dialect) -> str:
+    if isinstance(value, Expression):
+        values: list[object] = []
+        node = expression_node(meta, value, values, "server_default")
+        out = _Out(literals=values)
+        dialect.visit_value(node, out)
+        return "(" + "".join(out.parts) + ")"
+    return dialect.literal(value)
+
+
+def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
+    """CREATE TABLE IF NOT EXISTS for a model."""
+    lines: list[str] = []
+    inline_pk = False
+    for col in meta.columns:
+        parts = [dialect.quote(col.name), dialect.column_type(col)]
+        if col.autoincrement:
+            identity = dialect.identity(col)
+            parts.append(identity)
+            inline_pk = "PRIMARY KEY" in identity
+        if not col.nullable and "PRIMARY KEY" not in parts[-1]:
+            parts.append("NOT NULL")
+        if col.server_default is not None:
+            parts.append("DEFAULT " + _default_sql(meta, col.server_default, dialect))
+        if col.unique and not col.primary_key:
+            parts.append("UNIQUE")
+        if col.kind == "literal":
+            allowed = ", ".join(dialect.literal(v) for v in col.literal_values)
+            parts.append(f"CHECK ({dialect.quote(col.name)} IN ({allowed}))")
+        if col.references:
+            table, _, target = col.references.partition(".")
+            if not target:
+                raise DialectError(
+                    f"{meta.name}.{col.attr}: references={col.references!r} must be 'table.column'"
+                )
+            parts.append(f"REFERENCES {dialect.quote(table)} ({dialect.quote(target)})")
+        lines.append(" ".join(parts))
+    if meta.primary_key and not inline_pk:
+        lines.append("PRIMARY KEY (" + ", ".join(dialect.quote(c.name) for c in meta.primary_key) + ")")
+    body = ",\n    ".join(lines)
+    return (f"CREATE TABLE IF NOT EXISTS {dialect.quote(meta.table)} (\n    {body}\n)"
+            f"{dialect.table_options}")
+
+
+def _mysql_equivalent_predicate(meta: ModelMeta, index: Index, node: Node) -> bool:
+    """True when `where` only says that indexed columns are not NULL: MySQL's unique
+    indexes never see NULL keys as duplicates, so a full index behaves the same."""
+    items = node[1] if node[0] == "and" else (node,)
+    return all(
+        isinstance(item, tuple) and item[0] == "isnull" and item[2] is True
+        and item[1].attr in index.columns  # type: ignore[union-attr]
+        for item in items  # type: ignore[union-attr]
+    )
+
+
+def create_index_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str:
+    """CREATE [UNIQUE] INDEX IF NOT EXISTS for one of a model's indexes."""
+    cols = ", ".join(dialect.quote(meta.column(c, f"Index {index.name!r}").name)
+                     for c in index.columns)
+    prefix = dialect.create_index_prefix().format(unique="UNIQUE " if index.unique else "")
+    text = f"{prefix} {dialect.quote(index.name)} ON {dialect.quote(meta.table)} ({cols})"
+    if index.where is None:
+        return text
+    values: list[object] = []
+    node = condition_node(meta, index.where, values, f"Index {index.name!r} where=")
+    if dialect.name in ("mysql", "mariadb"):
+        if index.unique and not _mysql_equivalent_predicate(meta, index, node):
+            raise DialectError(
+                f"{meta.name} Index {index.name!r}: {dialect.name} has no partial index. Only "
+                "a predicate saying the indexed columns are not NULL can be dropped (MySQL "
+                "unique indexes ignore NULL keys); enforce this rule another way on MySQL"
+            )
+        return text  # a non-unique partial index is only an access path: a full one serves
+    out = _Out(literals=values)
+    dialect.visit_condition(node, out)
+    return text + " WHERE " + "".join(out.parts)
+
+
+class CreateTable:
+    """The CREATE TABLE statement of a model."""
+
+    def __init__(self, model: type) -> None:
+        self.meta = meta_of(model)
+
+    def compile(self, dialect: str | Dialect = "postgresql") -> str:
+        """The DDL text for `dialect`."""
+        from . import get_dialect
+
+        return create_table_sql(self.meta, get_dialect(dialect))
+
+
+class CreateIndex:
+    """The CREATE INDEX statement of one of a model's indexes."""
+
+    def __init__(self, model: type, index: Index) -> None:
+        self.meta = meta_of(model)
+        self.index = index
+
+    def compile(self, dialect: str | Dialect = "postgresql") -> str:
+        """The DDL text for `dialect`."""
+        from . import get_dialect
+
+        return create_index_sql(self.meta, self.index, get_dialect(dialect))
+
+
+def create_statements(model: type, dialect: str | Dialect) -> list[str]:
+    """CREATE TABLE then CREATE INDEX for each index of a model, all IF NOT EXISTS."""
+    from . import get_dialect
+
+    d = get_dialect(dialect)
+    meta = meta_of(model)
+    return [create_table_sql(meta, d)] + [create_index_sql(meta, i, d) for i in meta.indexes]

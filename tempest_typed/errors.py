@@ -1,0 +1,80 @@
+"""The error hierarchy of tempest_typed: every failure a user can meet is one of these."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "DialectError",
+    "IntegrityError",
+    "LockNotAvailable",
+    "MultipleResultsError",
+    "NoResultError",
+    "QueryExecutionError",
+    "TempestError",
+    "ValidationError",
+]
+
+
+class TempestError(Exception):
+    """Base class of every error raised by tempest_typed."""
+
+
+class ValidationError(TempestError, ValueError):
+    """Bad builder input, raised while a statement is being built."""
+
+
+class DialectError(TempestError):
+    """The target database cannot express this statement; the message names the way out."""
+
+
+_MAX_VALUE_CHARS = 80
+
+
+def _cut(value: object) -> str:
+    text = repr(value)
+    if len(text) > _MAX_VALUE_CHARS:
+        return text[: _MAX_VALUE_CHARS - 3] + "..."
+    return text
+
+
+class QueryExecutionError(TempestError):
+    """The database refused a statement; carries the SQL and its parameters."""
+
+    def __init__(self, message: str, sql: str, params: Sequence[object]) -> None:
+        self.sql = sql
+        self.params = tuple(params)
+        shown = ", ".join(_cut(p) for p in self.params[:20])
+        if len(self.params) > 20:
+            shown += f", ... ({len(self.params)} parameters)"
+        super().__init__(f"{message}\n  SQL: {sql}\n  parameters: ({shown})")
+        self.message = message
+
+
+class IntegrityError(QueryExecutionError):
+    """A constraint was violated; `constraint` and `kind` say which when the database tells."""
+
+    def __init__(
+        self,
+        message: str,
+        sql: str,
+        params: Sequence[object],
+        *,
+        constraint: str | None = None,
+        kind: str | None = None,
+    ) -> None:
+        super().__init__(message, sql, params)
+        self.constraint = constraint
+        self.kind = kind
+
+
+class LockNotAvailable(QueryExecutionError):
+    """A `no_wait` lock met a row that another transaction holds."""
+
+
+class NoResultError(TempestError, LookupError):
+    """`one()` or `scalar()` found no row."""
+
+
+class MultipleResultsError(TempestError, LookupError):
+    """`one()`, `one_or_none()` or `scalar()` found more than one row."""

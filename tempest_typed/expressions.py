@@ -1,0 +1,116 @@
+"""SQL expressions: the only values that are not bound as parameters.
+
+A value in where/set/values is either a scalar of the column's type, bound as a parameter,
+or one of these branded objects. Nothing else is accepted, so a stray dict can never be
+bound by mistake. These are plain immutable data; the dialects decide how to spell them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["Excluded", "Expr", "Expression", "Now", "Raw"]
+
+
+class Expression:
+    """Base class of the SQL expressions accepted wherever a value is."""
+
+    __slots__ = ()
+
+    def shape(self) -> tuple[object, ...]:
+        """The expression's structure without its bound values (a cache key part)."""
+        raise NotImplementedError
+
+    def args(self) -> tuple[object, ...]:
+        """The values this expression binds, in textual order."""
+        return ()
+
+
+class Raw(Expression):
+    """Verbatim SQL, written by the programmer as a literal string."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def shape(self) -> tuple[object, ...]:
+        return ("raw", self.text)
+
+    def __repr__(self) -> str:
+        return f"sql.raw({self.text!r})"
+
+
+class Expr(Expression):
+    """SQL text with bound parameters: `parts[0] arg0 parts[1] arg1 ... parts[n]`."""
+
+    __slots__ = ("parts", "values")
+
+    def __init__(self, parts: tuple[str, ...], values: tuple[object, ...]) -> None:
+        if len(parts) != len(values) + 1:
+            raise ValueError("an Expr has one more text part than values")
+        self.parts = parts
+        self.values = values
+
+    def shape(self) -> tuple[object, ...]:
+        inner = tuple(v.shape() if isinstance(v, Expression) else None for v in self.values)
+        return ("expr", self.parts, inner)
+
+    def args(self) -> tuple[object, ...]:
+        out: list[object] = []
+        for value in self.values:
+            if isinstance(value, Expression):
+                out.extend(value.args())
+            else:
+                out.append(value)
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        text = "".join(
+            part + ("" if i == len(self.values) else "{}") for i, part in enumerate(self.parts)
+        )
+        return f"sql.expr({text!r}, {', '.join(repr(v) for v in self.values)})"
+
+
+class Now(Expression):
+    """The current timestamp (UTC), optionally plus a number of seconds."""
+
+    __slots__ = ("plus",)
+
+    def __init__(self, plus: object = None) -> None:
+        self.plus = plus
+
+    def shape(self) -> tuple[object, ...]:
+        if self.plus is None:
+            return ("now",)
+        if isinstance(self.plus, Expression):
+            return ("now", self.plus.shape())
+        return ("now", None)
+
+    def args(self) -> tuple[object, ...]:
+        if self.plus is None:
+            return ()
+        if isinstance(self.plus, Expression):
+            return self.plus.args()
+        return (self.plus,)
+
+    def __repr__(self) -> str:
+        return "sql.now()" if self.plus is None else f"sql.now(plus={self.plus!r})"
+
+
+class Excluded(Expression):
+    """The value an upsert tried to insert into `column`."""
+
+    __slots__ = ("column",)
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    def shape(self) -> tuple[object, ...]:
+        return ("excluded", self.column)
+
+    def __repr__(self) -> str:
+        return f"sql.excluded({self.column!r})"
+
+
+NOW: Final = Now()

@@ -1,0 +1,468 @@
+"""Models: annotated dataclasses, and the column metadata every later layer reads.
+
+This layer knows Python types and SQL names; it knows nothing of statements, dialects or
+databases. `meta_of(Model)` is the one door through which the other layers see a model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import re
+import sys
+import types
+import typing
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any, ClassVar, Literal, TypeVar, overload
+
+from typing_extensions import dataclass_transform
+
+from .errors import ValidationError
+
+__all__ = [
+    "UNSET",
+    "ColumnMeta",
+    "Index",
+    "Model",
+    "ModelMeta",
+    "Naming",
+    "column",
+    "meta_of",
+]
+
+T = TypeVar("T")
+
+Naming = Literal["preserve", "snake_case", "camelCase"] | Callable[[str], str]
+
+#: The column kinds a model can declare, each the name of one Python type family.
+KINDS = ("str", "int", "float", "bool", "decimal", "bytes", "datetime", "date", "uuid",
+         "literal", "json")
+
+
+class _Unset:
+    """The value of a column left for the database to fill (server default, identity)."""
+
+    _instance: ClassVar[_Unset | None] = None
+
+    def __new__(cls) -> _Unset:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET: Any = _Unset()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _ColumnOptions:
+    primary_key: bool = False
+    server_default: object = None
+    unique: bool = False
+    name: str | None = None
+    max_length: int | None = None
+    references: str | None = None
+
+
+@overload
+def column(
+    *,
+    default: T,
+    primary_key: bool = ...,
+    server_default: object = ...,
+    unique: bool = ...,
+    name: str | None = ...,
+    max_length: int | None = ...,
+    references: str | None = ...,
+) -> T: ...
+
+
+@overload
+def column(
+    *,
+    default_factory: Callable[[], T],
+    primary_key: bool = ...,
+    server_default: object = ...,
+    unique: bool = ...,
+    name: str | None = ...,
+    max_length: int | None = ...,
+    references: str | None = ...,
+) -> T: ...
+
+
+@overload
+def column(
+    *,
+    primary_key: bool = ...,
+    server_default: object = ...,
+    unique: bool = ...,
+    name: str | None = ...,
+    max_length: int | None = ...,
+    references: str | None = ...,
+) -> Any: ...
+
+
+def column(
+    *,
+    default: Any = dataclasses.MISSING,
+    default_factory: Any = dataclasses.MISSING,
+    primary_key: bool = False,
+    server_default: object = None,
+    unique: bool = False,
+    name: str | None = None,
+    max_length: int | None = None,
+    references: str | None = None,
+) -> Any:
+    """Declare what an annotation cannot say about a column: keys, defaults, SQL name, length."""
+    if default is not dataclasses.MISSING and default_factory is not dataclasses.MISSING:
+        raise ValidationError("column() takes default or default_factory, not both")
+    if max_length is not None and (not isinstance(max_length, int) or max_length <= 0):
+        raise ValidationError(f"column(max_length={max_length!r}) must be a positive int")
+    options = _ColumnOptions(primary_key, server_default, unique, name, max_length, references)
+    metadata = {"tempest": options}
+    if default_factory is not dataclasses.MISSING:
+        return dataclasses.field(default_factory=default_factory, metadata=metadata)
+    if default is dataclasses.MISSING and server_default is not None:
+        # The database fills it: the constructor may leave it out.
+        default = UNSET
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+class Index:
+    """An index on a model's columns, unique or not, optionally partial (`where`)."""
+
+    __slots__ = ("columns", "name", "unique", "where")
+
+    def __init__(
+        self,
+        name: str,
+        columns: Sequence[str],
+        *,
+        unique: bool = False,
+        where: Mapping[str, object] | None = None,
+    ) -> None:
+        if isinstance(columns, str):
+            raise ValidationError(
+                f"Index {name!r}: columns must be a list of column names, not the string "
+                f"{columns!r}; write [{columns!r}]"
+            )
+        if not columns:
+            raise ValidationError(f"Index {name!r} needs at least one column")
+        self.name = name
+        self.columns = tuple(columns)
+        self.unique = unique
+        self.where = where
+
+    def __repr__(self) -> str:
+        return f"Index({self.name!r}, {list(self.columns)!r}, unique={self.unique})"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class ColumnMeta:
+    """What every layer knows about one column."""
+
+    model_name: str
+    attr: str
+    name: str
+    kind: str
+    nullable: bool
+    primary_key: bool
+    has_default: bool
+    server_default: object
+    autoincrement: bool
+    unique: bool
+    max_length: int | None
+    literal_values: tuple[str, ...]
+    references: str | None
+    position: int
+    indexed: bool
+
+    @property
+    def required(self) -> bool:
+        """True when an insert must give this column a value."""
+        return not (self.nullable or self.has_default or self.server_default is not None
+                    or self.autoincrement)
+
+    def type_name(self) -> str:
+        """The column's Python type, as a user would write it."""
+        base = {
+            "str": "str", "int": "int", "float": "float", "bool": "bool",
+            "decimal": "Decimal", "bytes": "bytes", "datetime": "datetime", "date": "date",
+            "uuid": "UUID", "json": "dict | list",
+        }.get(self.kind)
+        if base is None:
+            base = "Literal[" + ", ".join(repr(v) for v in self.literal_values) + "]"
+        return f"{base} | None" if self.nullable else base
+
+    def check_value(self, value: object, where: str) -> None:
+        """Raise ValidationError unless `value` is a scalar this column can hold."""
+        if value is None:
+            if not self.nullable:
+                raise ValidationError(
+                    f"{self.model_name}.{self.attr} is not nullable: None is not a value of "
+                    f"{self.type_name()} in {where}"
+                )
+            return
+        check = _CHECKS[self.kind]
+        if not check(self, value):
+            hint = ""
+            if isinstance(value, dict | list) and self.kind != "json":
+                hint = (" An object here is never bound as a parameter: for an SQL expression "
+                        "use sql.raw(\"...\") or sql.expr(\"...\", value).")
+            elif self.kind == "datetime" and isinstance(value, _dt.datetime):
+                hint = " Pass an aware datetime, e.g. datetime.now(UTC)."
+            elif self.kind == "literal" and isinstance(value, str):
+                hint = ""
+            raise ValidationError(
+                f"{self.model_name}.{self.attr} expects {self.type_name()}, got "
+                f"{type(value).__name__} {_short(value)} in {where}.{hint}"
+            )
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_str(col: ColumnMeta, v: object) -> bool:
+    if type(v) is not str and not isinstance(v, str):
+        return False
+    if col.max_length is not None and len(v) > col.max_length:
+        raise ValidationError(
+            f"{col.model_name}.{col.attr} holds at most {col.max_length} characters, "
+            f"got {len(v)}; raise column(max_length=...) or shorten the value"
+        )
+    return True
+
+
+_CHECKS: dict[str, Callable[[ColumnMeta, object], bool]] = {
+    "str": _check_str,
+    "int": lambda c, v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda c, v: isinstance(v, int | float) and not isinstance(v, bool),
+    "decimal": lambda c, v: isinstance(v, Decimal | int) and not isinstance(v, bool),
+    "bool": lambda c, v: isinstance(v, bool),
+    "bytes": lambda c, v: isinstance(v, bytes | bytearray | memoryview),
+    "datetime": lambda c, v: isinstance(v, _dt.datetime) and v.utcoffset() is not None,
+    "date": lambda c, v: isinstance(v, _dt.date) and not isinstance(v, _dt.datetime),
+    "uuid": lambda c, v: isinstance(v, uuid.UUID),
+    "literal": lambda c, v: isinstance(v, str) and v in c.literal_values,
+    "json": lambda c, v: isinstance(v, dict | list),
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class ModelMeta:
+    """A model's table: its columns in declaration order and its indexes."""
+
+    model: type[Model]
+    name: str
+    table: str
+    columns: tuple[ColumnMeta, ...]
+    by_attr: Mapping[str, ColumnMeta]
+    primary_key: tuple[ColumnMeta, ...]
+    indexes: tuple[Index, ...]
+    defaults: Mapping[str, Callable[[], object]]
+
+    def column(self, attr: object, where: str) -> ColumnMeta:
+        """The column named `attr`, or a ValidationError that names the near misses."""
+        col = self.by_attr.get(attr) if isinstance(attr, str) else None
+        if col is None:
+            raise ValidationError(unknown_column_message(self, attr, where))
+        return col
+
+
+def unknown_column_message(meta: ModelMeta, attr: object, where: str) -> str:
+    """The message for a column name the model does not have."""
+    if not isinstance(attr, str):
+        return (f"{meta.name}: a column name must be a string, got "
+                f"{type(attr).__name__} {_short(attr)} in {where}")
+    import difflib
+
+    near = difflib.get_close_matches(attr, list(meta.by_attr), n=1, cutoff=0.6)
+    by_sql = [c.attr for c in meta.columns if c.name == attr]
+    hint = ""
+    if by_sql:
+        hint = f"; {attr!r} is the SQL name, write the attribute {by_sql[0]!r}"
+    elif near:
+        hint = f"; did you mean {near[0]!r}?"
+    columns = ", ".join(meta.by_attr)
+    return f"{meta.name} has no column {attr!r} in {where}{hint} (columns: {columns})"
+
+
+_SNAKE_1 = re.compile(r"(.)([A-Z][a-z]+)")
+_SNAKE_2 = re.compile(r"([a-z0-9])([A-Z])")
+
+
+def snake_case(name: str) -> str:
+    """`nextAttemptAt` and `NextAttemptAt` become `next_attempt_at`."""
+    return _SNAKE_2.sub(r"\1_\2", _SNAKE_1.sub(r"\1_\2", name)).lower()
+
+
+def camel_case(name: str) -> str:
+    """`next_attempt_at` becomes `nextAttemptAt`."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+_NAMINGS: dict[str, Callable[[str], str]] = {
+    "preserve": lambda name: name,
+    "snake_case": snake_case,
+    "camelCase": camel_case,
+}
+
+_SCALARS: dict[object, str] = {
+    str: "str", int: "int", float: "float", bool: "bool", Decimal: "decimal",
+    bytes: "bytes", _dt.datetime: "datetime", _dt.date: "date", uuid.UUID: "uuid",
+    dict: "json", list: "json",
+}
+
+
+def _kind_of(model_name: str, attr: str, annotation: object) -> tuple[str, bool, tuple[str, ...]]:
+    """Map an annotation to (kind, nullable, literal values)."""
+    nullable = False
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        nullable = len(args) < len(typing.get_args(annotation))
+        if len(args) != 1:
+            raise ValidationError(
+                f"{model_name}.{attr}: a column has one type (optionally `| None`), "
+                f"got {annotation!r}"
+            )
+        annotation = args[0]
+        origin = typing.get_origin(annotation)
+    if origin is Literal:
+        values = typing.get_args(annotation)
+        if not values or not all(isinstance(v, str) for v in values):
+            raise ValidationError(
+                f"{model_name}.{attr}: a Literal column is an enum of strings, got {annotation!r}"
+            )
+        return "literal", nullable, tuple(values)
+    if origin in (dict, list):
+        return "json", nullable, ()
+    kind = _SCALARS.get(annotation)
+    if kind is None:
+        supported = "str, int, float, bool, Decimal, bytes, datetime, date, UUID, Literal[...], dict, list"
+        raise ValidationError(
+            f"{model_name}.{attr}: unsupported column type {annotation!r}; use one of {supported}"
+            " (or mark the attribute ClassVar to keep it out of the table)"
+        )
+    return kind, nullable, ()
+
+
+def _build_meta(model: type[Model]) -> ModelMeta:
+    spec = model.__dict__["__tempest_spec__"]
+    table: str = spec["table"] or snake_case(model.__name__)
+    naming = spec["naming"]
+    to_sql: Callable[[str], str]
+    if callable(naming):
+        to_sql = naming
+    elif naming in _NAMINGS:
+        to_sql = _NAMINGS[naming]
+    else:
+        raise ValidationError(
+            f"{model.__name__}: naming={naming!r} is not one of 'preserve', 'snake_case', "
+            "'camelCase' or a callable"
+        )
+    localns = spec["localns"]
+    try:
+        hints = typing.get_type_hints(model, localns=localns)
+    except NameError as exc:
+        raise ValidationError(f"{model.__name__}: cannot resolve an annotation: {exc}") from exc
+    indexes: tuple[Index, ...] = tuple(getattr(model, "__indexes__", ()) or ())
+    indexed: set[str] = set()
+    for index in indexes:
+        if not isinstance(index, Index):
+            raise ValidationError(f"{model.__name__}.__indexes__ holds {index!r}, not an Index")
+        indexed.update(str(c) for c in index.columns)
+    columns: list[ColumnMeta] = []
+    defaults: dict[str, Callable[[], object]] = {}
+    seen_sql: dict[str, str] = {}
+    for field in dataclasses.fields(model):  # type: ignore[arg-type]
+        annotation = hints[field.name]
+        kind, nullable, literals = _kind_of(model.__name__, field.name, annotation)
+        options: _ColumnOptions = field.metadata.get("tempest", _ColumnOptions())
+        sql_name = options.name or to_sql(field.name)
+        if sql_name in seen_sql:
+            raise ValidationError(
+                f"{model.__name__}.{field.name}: SQL name {sql_name!r} is already used by "
+                f"{seen_sql[sql_name]!r}; give one of them column(name=...)"
+            )
+        seen_sql[sql_name] = field.name
+        has_default = (field.default is not dataclasses.MISSING and field.default is not UNSET) or (
+            field.default_factory is not dataclasses.MISSING
+        )
+        if field.default_factory is not dataclasses.MISSING:
+            defaults[field.name] = field.default_factory
+        elif field.default is not dataclasses.MISSING and field.default is not UNSET:
+            defaults[field.name] = (lambda value: lambda: value)(field.default)
+        autoincrement = (options.primary_key and kind == "int" and not has_default
+                         and options.server_default is None)
+        if options.max_length is not None and kind not in ("str", "literal", "bytes"):
+            raise ValidationError(
+                f"{model.__name__}.{field.name}: max_length applies to str and bytes columns"
+            )
+        columns.append(ColumnMeta(
+            model_name=model.__name__, attr=field.name, name=sql_name, kind=kind,
+            nullable=nullable, primary_key=options.primary_key, has_default=has_default,
+            server_default=options.server_default, autoincrement=autoincrement,
+            unique=options.unique, max_length=options.max_length, literal_values=literals,
+            references=options.references, position=len(columns),
+            indexed=options.primary_key or options.unique or field.name in indexed,
+        ))
+    if not columns:
+        raise ValidationError(f"{model.__name__} declares no column")
+    by_attr = {c.attr: c for c in columns}
+    meta = ModelMeta(
+        model=model, name=model.__name__, table=table, columns=tuple(columns),
+        by_attr=by_attr, primary_key=tuple(c for c in columns if c.primary_key),
+        indexes=indexes, defaults=defaults,
+    )
+    for index in indexes:
+        for name in index.columns:
+            meta.column(name, f"Index {index.name!r}")
+    return meta
+
+
+def meta_of(model: object) -> ModelMeta:
+    """The metadata of a model class, computed once on first use."""
+    meta = getattr(model, "__tempest_meta__", None)
+    if meta is not None and meta.model is model:
+        return meta  # type: ignore[no-any-return]
+    if not (isinstance(model, type) and issubclass(model, Model) and model is not Model):
+        raise ValidationError(
+            f"expected a Model subclass, got {_short(model)}; declare "
+            "`class Thing(Model, table=\"things\"): ...`"
+        )
+    meta = _build_meta(model)
+    model.__tempest_meta__ = meta
+    return meta
+
+
+@dataclass_transform(kw_only_default=True, field_specifiers=(column, dataclasses.field))
+class Model:
+    """Base class of tables: annotated attributes are columns, the constructor is keyword-only."""
+
+    __tempest_meta__: ClassVar[ModelMeta | None] = None
+    __indexes__: ClassVar[Sequence[Index]] = ()
+
+    def __init_subclass__(
+        cls,
+        *,
+        table: str | None = None,
+        naming: Naming = "preserve",
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        frame = sys._getframe(1)
+        localns = dict(frame.f_locals) if frame.f_code.co_name != "<module>" else None
+        cls.__tempest_spec__ = {"table": table, "naming": naming, "localns": localns}
+        cls.__tempest_meta__ = None
+        dataclasses.dataclass(kw_only=True)(cls)

@@ -1,0 +1,92 @@
+"""What every statement shares: its model, its bound values, compile(), and the small parsers
+(assignments, returning, order) that more than one builder uses."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from ..errors import ValidationError
+from ..expressions import Expression
+from ..model import ColumnMeta, ModelMeta
+from .nodes import Node
+from .where import value_node
+
+if TYPE_CHECKING:
+    from ..dialects.base import Compiled, Dialect
+
+__all__ = ["Statement"]
+
+R_co = TypeVar("R_co", covariant=True)
+
+
+class Statement(Generic[R_co]):
+    """An immutable SQL statement whose rows are of type R_co; every method returns a new one."""
+
+    __slots__ = ("_meta", "_values")
+
+    _meta: ModelMeta
+    _values: tuple[object, ...]
+
+    def _key(self) -> Node:
+        raise NotImplementedError
+
+    def compile(self, dialect: str | Dialect = "postgresql") -> Compiled:
+        """The SQL text and parameters of this statement for `dialect`."""
+        from ..dialects import get_dialect
+
+        return get_dialect(dialect).compile(self)
+
+    @property
+    def model(self) -> type[Any]:
+        """The model class this statement reads or writes."""
+        return self._meta.model
+
+    def __repr__(self) -> str:
+        try:
+            text = self.compile("postgresql").sql
+        except Exception as exc:  # a repr must not raise
+            text = f"<not compilable: {exc}>"
+        return f"<{type(self).__name__} {text}>"
+
+
+def assignments(meta: ModelMeta, mapping: object, values: list[object], where: str,
+                allow_excluded: bool = False) -> tuple[tuple[ColumnMeta, Node], ...]:
+    """`{column: value | sql.*}` as (column, value node) pairs, each value checked."""
+    if not isinstance(mapping, Mapping):
+        raise ValidationError(
+            f"{meta.name}: {where} takes a dict of column -> value, got "
+            f"{type(mapping).__name__} {mapping!r}"
+        )
+    if not mapping:
+        raise ValidationError(f"{meta.name}: {where} needs at least one column to set")
+    out: list[tuple[ColumnMeta, Node]] = []
+    for attr, value in mapping.items():
+        col = meta.column(attr, where)
+        if isinstance(value, Mapping) and col.kind != "json" and not isinstance(value, Expression):
+            raise ValidationError(
+                f"{meta.name}.{col.attr} in {where}: the dict {value!r} is not a value of "
+                f"{col.type_name()}. An object is never bound as a parameter: for an SQL "
+                "expression use sql.raw(\"...\") or sql.expr(\"...\", value)"
+            )
+        out.append((col, value_node(col, meta, value, values, f"{where}", allow_excluded)))
+    return tuple(out)
+
+
+def returning_columns(meta: ModelMeta, columns: tuple[object, ...]) -> str | tuple[ColumnMeta, ...]:
+    """`returning()` is every column ("*"); `returning("id", ...)` those columns."""
+    if not columns:
+        return "*"
+    return tuple(meta.column(c, "returning()") for c in columns)
+
+
+def column_list(meta: ModelMeta, columns: object, where: str) -> tuple[ColumnMeta, ...]:
+    """A non-empty list of column names as ColumnMeta."""
+    if isinstance(columns, str) or not isinstance(columns, list | tuple):
+        raise ValidationError(
+            f"{meta.name}: {where} takes a list of column names, got {columns!r}"
+            + (f"; write [{columns!r}]" if isinstance(columns, str) else "")
+        )
+    if not columns:
+        raise ValidationError(f"{meta.name}: {where} needs at least one column")
+    return tuple(meta.column(c, where) for c in columns)

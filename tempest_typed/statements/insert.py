@@ -1,0 +1,206 @@
+"""INSERT: rows from model instances or dicts, conflict handling (upsert), returning."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic, TypeVar, overload
+
+from typing_extensions import Never
+
+from ..errors import ValidationError
+from ..expressions import Expression
+from ..model import UNSET, ColumnMeta, Model, ModelMeta, meta_of
+from ..row import Row
+from .base import R_co, Statement, assignments, column_list, returning_columns
+from .nodes import Node
+from .where import WhereInput, condition_node, value_node
+
+__all__ = ["Insert", "insert"]
+
+M = TypeVar("M", bound=Model)
+M_co = TypeVar("M_co", bound=Model, covariant=True)
+
+
+def _row_mapping(meta: ModelMeta, row: object) -> dict[str, object]:
+    """One row as {attr: value}, with Python-side defaults filled in."""
+    if isinstance(row, meta.model):
+        out: dict[str, object] = {}
+        for col in meta.columns:
+            value = getattr(row, col.attr)
+            if value is not UNSET:
+                out[col.attr] = value
+        return out
+    if isinstance(row, Model):
+        raise ValidationError(
+            f"insert({meta.name}).values() got a {type(row).__name__} instance; "
+            f"pass {meta.name} instances or dicts"
+        )
+    if not isinstance(row, Mapping):
+        raise ValidationError(
+            f"insert({meta.name}).values() takes a {meta.name}, a dict, or a list of either; "
+            f"got {type(row).__name__} {row!r}"
+        )
+    out = {}
+    for attr, value in row.items():
+        meta.column(attr, "values()")
+        out[attr] = value
+    missing = [c.attr for c in meta.columns if c.attr not in out and c.required]
+    if missing:
+        raise ValidationError(
+            f"insert({meta.name}).values() is missing required column(s) "
+            f"{', '.join(repr(m) for m in missing)}: they are not nullable and have no default"
+        )
+    for attr, make in meta.defaults.items():
+        if attr not in out:
+            out[attr] = make()
+    return out
+
+
+class Insert(Statement[R_co], Generic[M_co, R_co]):
+    """INSERT INTO model (...) VALUES (...) [ON CONFLICT ...] [RETURNING ...]."""
+
+    __slots__ = ("_columns", "_conflict", "_returning", "_rows")
+
+    _columns: tuple[ColumnMeta, ...]
+    _rows: Node | tuple[tuple[Node, ...], ...]
+    _conflict: Node | None
+    _returning: str | tuple[ColumnMeta, ...] | None
+
+    def _clone(self) -> Insert[M_co, R_co]:
+        new: Insert[M_co, R_co] = object.__new__(Insert)
+        new._meta = self._meta
+        new._values = self._values
+        new._columns = self._columns
+        new._rows = self._rows
+        new._conflict = self._conflict
+        new._returning = self._returning
+        return new
+
+    def _key(self) -> Node:
+        if not self._columns:
+            raise ValidationError(f"insert({self._meta.name}) has no values(): give it a row")
+        return ("insert", self._meta, self._columns, self._rows, self._conflict,
+                self._returning)
+
+    @property
+    def row_count(self) -> int:
+        """How many rows this statement inserts."""
+        rows = self._rows
+        if not self._columns:
+            return 0
+        if rows and rows[0] == "params":
+            return rows[1]  # type: ignore[return-value]
+        return len(rows)
+
+    def values(self, rows: M_co | Mapping[str, object] | Sequence[M_co | Mapping[str, object]]
+               ) -> Insert[M_co, R_co]:
+        """The rows to insert: a model instance, a dict, or a list of either."""
+        meta = self._meta
+        if isinstance(rows, Sequence) and not isinstance(rows, str | bytes):
+            items = list(rows)
+            if not items:
+                raise ValidationError(f"insert({meta.name}).values([]) has no row to insert")
+        else:
+            items = [rows]
+        if self._columns and isinstance(self._rows, tuple) and self._rows[:1] == ("params",):
+            raise ValidationError(f"insert({meta.name}): values() was already given")
+        mappings = [_row_mapping(meta, item) for item in items]
+        attrs = list(mappings[0])
+        keyset = set(attrs)
+        for i, mapping in enumerate(mappings[1:], start=1):
+            if set(mapping) != keyset:
+                raise ValidationError(
+                    f"insert({meta.name}).values(): row {i} sets columns "
+                    f"{sorted(mapping)} but row 0 sets {sorted(keyset)}; give every row the same columns"
+                )
+        columns = tuple(c for c in meta.columns if c.attr in keyset)
+        if not columns:
+            raise ValidationError(f"insert({meta.name}).values(): a row sets no column")
+        values = list(self._values)
+        plain = True
+        for mapping in mappings:
+            for col in columns:
+                value = mapping[col.attr]
+                if isinstance(value, Expression):
+                    plain = False
+                else:
+                    col.check_value(value, "values()")
+        new = self._clone()
+        new._columns = columns
+        if plain:
+            for mapping in mappings:
+                values.extend(mapping[col.attr] for col in columns)
+            new._rows = ("params", len(mappings))
+        else:
+            new._rows = tuple(
+                tuple(value_node(col, meta, mapping[col.attr], values, "values()")
+                      for col in columns)
+                for mapping in mappings
+            )
+        new._values = tuple(values)
+        return new
+
+    def _target(self, target: Sequence[str] | None, where: str) -> tuple[ColumnMeta, ...] | None:
+        if target is None:
+            return None
+        return column_list(self._meta, target, where)
+
+    def on_conflict_do_nothing(self, target: Sequence[str] | None = None, *,
+                               where: WhereInput | None = None) -> Insert[M_co, R_co]:
+        """Skip rows that conflict on `target` (a unique index; `where` repeats its predicate)."""
+        label = "on_conflict_do_nothing()"
+        cols = self._target(target, label)
+        values = list(self._values)
+        cond = None
+        if where is not None:
+            if cols is None:
+                raise ValidationError(
+                    f"insert({self._meta.name}).{label}: where= repeats the predicate of the "
+                    "target's partial index, so it needs a target"
+                )
+            cond = condition_node(self._meta, where, values, f"{label} where=")
+        new = self._clone()
+        new._conflict = ("nothing", cols, cond)
+        new._values = tuple(values)
+        return new
+
+    def on_conflict_do_update(self, target: Sequence[str], set: Mapping[str, object], *,
+                              index_where: WhereInput | None = None,
+                              update_where: WhereInput | None = None) -> Insert[M_co, R_co]:
+        """Update the existing row on a conflict on `target` (an upsert)."""
+        label = "on_conflict_do_update()"
+        cols = column_list(self._meta, target, label)
+        values = list(self._values)
+        items = assignments(self._meta, set, values, f"{label} set", allow_excluded=True)
+        index_cond = (None if index_where is None else
+                      condition_node(self._meta, index_where, values, f"{label} index_where="))
+        update_cond = (None if update_where is None else
+                       condition_node(self._meta, update_where, values, f"{label} update_where="))
+        new = self._clone()
+        new._conflict = ("update", cols, items, index_cond, update_cond)
+        new._values = tuple(values)
+        return new
+
+    @overload
+    def returning(self) -> Insert[M_co, M_co]: ...
+
+    @overload
+    def returning(self, column: str, /, *columns: str) -> Insert[M_co, Row]: ...
+
+    def returning(self, *columns: str) -> Insert[M_co, Any]:
+        """Return the inserted rows: whole models, or the named columns as Row."""
+        new = self._clone()
+        new._returning = returning_columns(self._meta, columns)
+        return new  # type: ignore[return-value]
+
+
+def insert(model: type[M], /) -> Insert[M, Never]:
+    """INSERT INTO a model's table; give the rows with values()."""
+    stmt: Insert[M, Never] = object.__new__(Insert)
+    stmt._meta = meta_of(model)
+    stmt._values = ()
+    stmt._columns = ()
+    stmt._rows = ()
+    stmt._conflict = None
+    stmt._returning = None
+    return stmt
