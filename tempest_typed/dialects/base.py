@@ -278,7 +278,8 @@ class Dialect:
 
     def visit_cond_in(self, node: Node, out: _Out) -> None:
         out.parts.append(self.column_ref(node[1]) + (" NOT IN (" if node[3] else " IN ("))  # type: ignore[arg-type]
-        for i, item in enumerate(node[2]):  # type: ignore[arg-type]
+        items: tuple[Node, ...] = node[2]  # type: ignore[assignment]
+        for i, item in enumerate(items):
             if i:
                 out.parts.append(", ")
             self.visit_value(item, out)
@@ -339,6 +340,8 @@ class Dialect:
             self.visit_value(offset, out)
 
     offset_without_limit = ""
+    #: ON CONFLICT DO UPDATE must name the unique index or key it resolves
+    conflict_update_needs_target = True
 
     def lock_clause(self, meta: ModelMeta, lock: tuple[object, ...]) -> str:
         mode, skip_locked, no_wait, of = lock
@@ -377,12 +380,13 @@ class Dialect:
             width = len(cols)
             row_text = "(" + ", ".join([self.placeholder] * width) + ")"
             out.parts.append(", ".join([row_text] * n_rows))
-            base = out.offset
+            base = out.offset + rows[2]  # type: ignore[index]
             out.order.extend(range(base, base + n_rows * width))
             kinds = [c.kind for c in cols]
             out.kinds.extend(kinds * n_rows)
         else:
-            for r, row in enumerate(rows):  # type: ignore[arg-type]
+            value_rows: tuple[tuple[Node, ...], ...] = rows  # type: ignore[assignment]
+            for r, row in enumerate(value_rows):
                 out.parts.append(", (" if r else "(")
                 for i, cell in enumerate(row):
                     if i:
@@ -404,10 +408,11 @@ class Dialect:
             if index_where is not None:
                 out.parts.append(" WHERE ")
                 self.visit_condition(index_where, out)
-        elif action == "update":
+        elif action == "update" and self.conflict_update_needs_target:
             raise DialectError(
-                f"insert({meta.name}).on_conflict_do_update(): {self.name} needs a conflict "
-                "target, the columns of the unique index or key that may conflict"
+                f"insert({meta.name}).on_conflict_do_update(None, ...): {self.name} needs a "
+                "conflict target; pass the columns of the unique index or key that may "
+                "conflict, e.g. on_conflict_do_update([\"id\"], {...})"
             )
         if action == "nothing":
             out.parts.append(" DO NOTHING")

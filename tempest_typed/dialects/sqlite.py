@@ -15,6 +15,8 @@ What it does differently:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..errors import DialectError
 from ..model import ColumnMeta, ModelMeta
 from ..statements.nodes import Node
@@ -32,8 +34,9 @@ class SQLiteDialect(Dialect):
     paramstyle = "qmark"
     max_params = 32766
     offset_without_limit = " LIMIT -1"
+    conflict_update_needs_target = False  # since 3.35: the last ON CONFLICT may omit it
 
-    _TYPES = {
+    _TYPES: ClassVar[dict[str, str]] = {
         "str": "TEXT", "literal": "TEXT", "int": "INTEGER", "float": "REAL", "decimal": "TEXT",
         "bool": "INTEGER", "bytes": "BLOB", "datetime": "TEXT", "date": "TEXT", "uuid": "TEXT",
         "json": "TEXT",

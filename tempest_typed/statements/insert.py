@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, TypeVar, overload
-
-from typing_extensions import Never
+from typing import Any, Generic, Never, TypeVar, overload
 
 from ..errors import ValidationError
 from ..expressions import Expression
@@ -29,6 +27,12 @@ def _row_mapping(meta: ModelMeta, row: object) -> dict[str, object]:
             value = getattr(row, col.attr)
             if value is not UNSET:
                 out[col.attr] = value
+            elif col.required:
+                raise ValidationError(
+                    f"insert({meta.name}).values(): {meta.name}.{col.attr} was left out of the "
+                    f"constructor, and it is not nullable and has no default; pass "
+                    f"{col.attr}=... or give it column(default_factory=...)"
+                )
         return out
     if isinstance(row, Model):
         raise ValidationError(
@@ -92,9 +96,26 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
             return rows[1]  # type: ignore[return-value]
         return len(rows)
 
+    def _row_nodes(self) -> tuple[tuple[Node, ...], ...]:
+        """The rows given so far as value-node rows, whatever their layout."""
+        rows = self._rows
+        if rows and rows[0] == "params":
+            n_rows: int = rows[1]  # type: ignore[assignment]
+            start: int = rows[2]  # type: ignore[assignment]
+            width = len(self._columns)
+            return tuple(
+                tuple(("param", start + r * width + i, col.kind)
+                      for i, col in enumerate(self._columns))
+                for r in range(n_rows)
+            )
+        return rows  # type: ignore[return-value]
+
     def values(self, rows: M_co | Mapping[str, object] | Sequence[M_co | Mapping[str, object]]
                ) -> Insert[M_co, R_co]:
-        """The rows to insert: a model instance, a dict, or a list of either."""
+        """The rows to insert: a model instance, a dict, or a list of either.
+
+        A second call appends rows, which must set the same columns as the first ones.
+        """
         meta = self._meta
         if isinstance(rows, Sequence) and not isinstance(rows, str | bytes):
             items = list(rows)
@@ -102,18 +123,17 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 raise ValidationError(f"insert({meta.name}).values([]) has no row to insert")
         else:
             items = [rows]
-        if self._columns and isinstance(self._rows, tuple) and self._rows[:1] == ("params",):
-            raise ValidationError(f"insert({meta.name}): values() was already given")
         mappings = [_row_mapping(meta, item) for item in items]
-        attrs = list(mappings[0])
-        keyset = set(attrs)
-        for i, mapping in enumerate(mappings[1:], start=1):
+        keyset = {c.attr for c in self._columns} if self._columns else set(mappings[0])
+        for i, mapping in enumerate(mappings):
             if set(mapping) != keyset:
+                first = "the rows already given set" if self._columns else "row 0 sets"
                 raise ValidationError(
                     f"insert({meta.name}).values(): row {i} sets columns "
-                    f"{sorted(mapping)} but row 0 sets {sorted(keyset)}; give every row the same columns"
+                    f"{sorted(mapping)} but {first} {sorted(keyset)}; give every row the same "
+                    "columns"
                 )
-        columns = tuple(c for c in meta.columns if c.attr in keyset)
+        columns = self._columns or tuple(c for c in meta.columns if c.attr in keyset)
         if not columns:
             raise ValidationError(f"insert({meta.name}).values(): a row sets no column")
         values = list(self._values)
@@ -127,12 +147,18 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                     col.check_value(value, "values()")
         new = self._clone()
         new._columns = columns
-        if plain:
-            for mapping in mappings:
-                values.extend(mapping[col.attr] for col in columns)
-            new._rows = ("params", len(mappings))
+        old = self._rows
+        start = len(values)
+        if plain and not self._columns:
+            values.extend(mapping[col.attr] for mapping in mappings for col in columns)
+            new._rows = ("params", len(mappings), start)
+        elif (plain and old and old[0] == "params"
+              and old[2] + old[1] * len(columns) == start):  # type: ignore[operator]
+            # The new cells follow the old ones in the value list: one block still.
+            values.extend(mapping[col.attr] for mapping in mappings for col in columns)
+            new._rows = ("params", old[1] + len(mappings), old[2])  # type: ignore[operator]
         else:
-            new._rows = tuple(
+            new._rows = self._row_nodes() + tuple(
                 tuple(value_node(col, meta, mapping[col.attr], values, "values()")
                       for col in columns)
                 for mapping in mappings
@@ -164,12 +190,21 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new._values = tuple(values)
         return new
 
-    def on_conflict_do_update(self, target: Sequence[str], set: Mapping[str, object], *,
+    def on_conflict_do_update(self, target: Sequence[str] | None, set: Mapping[str, object], *,
                               index_where: WhereInput | None = None,
                               update_where: WhereInput | None = None) -> Insert[M_co, R_co]:
-        """Update the existing row on a conflict on `target` (an upsert)."""
+        """Update the existing row on a conflict on `target` (an upsert).
+
+        `target=None` means any unique key: what MySQL's ON DUPLICATE KEY UPDATE does, and
+        what SQLite accepts too; PostgreSQL needs a target.
+        """
         label = "on_conflict_do_update()"
-        cols = column_list(self._meta, target, label)
+        cols = self._target(target, label)
+        if cols is None and index_where is not None:
+            raise ValidationError(
+                f"insert({self._meta.name}).{label}: index_where= repeats the predicate of the "
+                "target's partial index, so it needs a target"
+            )
         values = list(self._values)
         items = assignments(self._meta, set, values, f"{label} set", allow_excluded=True)
         index_cond = (None if index_where is None else
@@ -191,7 +226,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         """Return the inserted rows: whole models, or the named columns as Row."""
         new = self._clone()
         new._returning = returning_columns(self._meta, columns)
-        return new  # type: ignore[return-value]
+        return new
 
 
 def insert(model: type[M], /) -> Insert[M, Never]:

@@ -24,8 +24,8 @@ Statement keys
     ("update", meta, assignments, where | None, returning)
     ("delete", meta, where | None, returning)
 where `columns` are ColumnMeta tuples, `order` is ((column, descending), ...), `lock` is
-(mode, skip_locked, no_wait, of_tables), `rows` is ("params", n_rows) when every cell is a
-bound value laid out row by row, or a tuple of value-node rows, `returning` is None, "*" or
+(mode, skip_locked, no_wait, of_tables), `rows` is ("params", n_rows, start) when every cell
+is a bound value laid out row by row from values[start], or a tuple of value-node rows, `returning` is None, "*" or
 a ColumnMeta tuple, and `conflict` is ("nothing", target, where) or
 ("update", target, assignments, index_where, update_where).
 """
