@@ -129,8 +129,9 @@ def column(
     metadata = {"tempest": options}
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
-    if default is dataclasses.MISSING and server_default is not None:
-        # The database fills it: the constructor may leave it out.
+    if default is dataclasses.MISSING and (server_default is not None or primary_key):
+        # The database fills it (a server default, an identity key): the constructor may leave
+        # it out. A key the database cannot fill stays required on insert (see required).
         default = UNSET
     return dataclasses.field(default=default, metadata=metadata)
 
@@ -213,16 +214,16 @@ class ColumnMeta:
         check = _CHECKS[self.kind]
         if not check(self, value):
             hint = ""
+            value_type = type(value).__name__
             if isinstance(value, dict | list) and self.kind != "json":
                 hint = (" An object here is never bound as a parameter: for an SQL expression "
                         "use sql.raw(\"...\") or sql.expr(\"...\", value).")
             elif self.kind == "datetime" and isinstance(value, _dt.datetime):
                 hint = " Pass an aware datetime, e.g. datetime.now(UTC)."
-            elif self.kind == "literal" and isinstance(value, str):
-                hint = ""
+                value_type = "naive datetime"
             raise ValidationError(
                 f"{self.model_name}.{self.attr} expects {self.type_name()}, got "
-                f"{type(value).__name__} {_short(value)} in {where}.{hint}"
+                f"{value_type} {_short(value)} in {where}.{hint}"
             )
 
 
@@ -425,9 +426,13 @@ def _build_meta(model: type[Model]) -> ModelMeta:
         by_attr=by_attr, primary_key=tuple(c for c in columns if c.primary_key),
         indexes=indexes, defaults=defaults,
     )
+    from .statements.where import condition_node  # the where language sits above models
+
     for index in indexes:
         for name in index.columns:
             meta.column(name, f"Index {index.name!r}")
+        if index.where is not None:
+            condition_node(meta, index.where, [], f"Index {index.name!r} where=")
     return meta
 
 
@@ -451,6 +456,7 @@ class Model:
     """Base class of tables: annotated attributes are columns, the constructor is keyword-only."""
 
     __tempest_meta__: ClassVar[ModelMeta | None] = None
+    __tempest_spec__: ClassVar[dict[str, Any]]
     __indexes__: ClassVar[Sequence[Index]] = ()
 
     def __init_subclass__(
@@ -465,4 +471,15 @@ class Model:
         localns = dict(frame.f_locals) if frame.f_code.co_name != "<module>" else None
         cls.__tempest_spec__ = {"table": table, "naming": naming, "localns": localns}
         cls.__tempest_meta__ = None
-        dataclasses.dataclass(kw_only=True)(cls)
+        try:
+            dataclasses.dataclass(kw_only=True)(cls)
+        except ValueError as exc:  # e.g. a mutable default: say it as our own error
+            raise ValidationError(f"{cls.__name__}: {exc}") from exc
+        try:
+            # A mistake in the model (an unsupported type, an index on an unknown column)
+            # surfaces where the class is defined, not at its first query.
+            meta_of(cls)
+        except ValidationError as exc:
+            if not isinstance(exc.__cause__, NameError):
+                raise
+            # An annotation names a type defined later: the model is checked at first use.
