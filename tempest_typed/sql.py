@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from numbers import Real
-
-from typing_extensions import LiteralString
+from typing import LiteralString
 
 from .errors import ValidationError
 from .expressions import NOW, Excluded, Expr, Expression, Now, Raw

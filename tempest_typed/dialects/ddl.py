@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import DialectError
 from ..expressions import Expression
-from ..model import Index, ModelMeta, meta_of
+from ..model import ColumnMeta, Index, ModelMeta, meta_of
 from ..statements.nodes import Node
 from ..statements.where import condition_node, expression_node
 from .base import Dialect, _Out
@@ -64,11 +64,11 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
 def _mysql_equivalent_predicate(meta: ModelMeta, index: Index, node: Node) -> bool:
     """True when `where` only says that indexed columns are not NULL: MySQL's unique
     indexes never see NULL keys as duplicates, so a full index behaves the same."""
-    items = node[1] if node[0] == "and" else (node,)
+    items: tuple[Node, ...] = node[1] if node[0] == "and" else (node,)  # type: ignore[assignment]
     return all(
-        isinstance(item, tuple) and item[0] == "isnull" and item[2] is True
-        and item[1].attr in index.columns  # type: ignore[union-attr]
-        for item in items  # type: ignore[union-attr]
+        item[0] == "isnull" and item[2] is True
+        and isinstance(item[1], ColumnMeta) and item[1].attr in index.columns
+        for item in items
     )
 
 

@@ -19,6 +19,8 @@ What they do differently from the shared compiler:
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..errors import DialectError
 from ..model import ColumnMeta, ModelMeta
 from ..statements.nodes import Node
@@ -39,7 +41,7 @@ class MySQLDialect(Dialect):
     paramstyle = "format"
     max_params = 65535
     offset_without_limit = " LIMIT 18446744073709551615"
-    supports_returning: frozenset[str] = frozenset()
+    supports_returning: ClassVar[frozenset[str]] = frozenset()
 
     table_options = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
     #: a binary collation without trailing-space padding: strings compare as on PostgreSQL

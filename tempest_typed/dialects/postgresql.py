@@ -6,9 +6,11 @@ and NULL ordering spelled out so that NULLs sort first ascending as on SQLite an
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..model import ColumnMeta
-from .base import Dialect, _Out
 from ..statements.nodes import Node
+from .base import Dialect, _Out
 
 __all__ = ["PostgreSQLDialect"]
 
@@ -20,7 +22,7 @@ class PostgreSQLDialect(Dialect):
     paramstyle = "format"
     max_params = 65535
 
-    _TYPES = {
+    _TYPES: ClassVar[dict[str, str]] = {
         "int": "bigint", "float": "double precision", "decimal": "numeric", "bool": "boolean",
         "bytes": "bytea", "datetime": "timestamptz", "date": "date", "uuid": "uuid",
         "json": "jsonb",

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar, overload
-
-from typing_extensions import Never
+from typing import Any, Generic, Never, TypeVar, overload
 
 from ..errors import ValidationError
 from ..model import ColumnMeta, Model, meta_of
@@ -72,7 +70,7 @@ class Delete(Statement[R_co], Generic[M_co, R_co]):
         """Return the deleted rows: whole models, or the named columns as Row."""
         new = self._clone()
         new._returning = returning_columns(self._meta, columns)
-        return new  # type: ignore[return-value]
+        return new
 
 
 def delete(model: type[M], /) -> Delete[M, Never]:

@@ -88,7 +88,7 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
         return new
 
     def _locked(self, mode: str, skip_locked: bool, no_wait: bool,
-                of: Sequence[type[Model]] | None) -> Select[M_co, R_co]:
+                of: type[Model] | Sequence[type[Model]] | None) -> Select[M_co, R_co]:
         if skip_locked and no_wait:
             raise ValidationError(
                 f"{self._meta.name}: for_{mode}() takes skip_locked=True or no_wait=True, not "
@@ -96,9 +96,8 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
             )
         tables: tuple[str, ...] = ()
         if of is not None:
-            if isinstance(of, type):
-                of = [of]
-            for model in of:
+            models = [of] if isinstance(of, type) else of
+            for model in models:
                 meta = meta_of(model)
                 if meta is not self._meta:
                     raise ValidationError(
@@ -111,12 +110,12 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
         return new
 
     def for_update(self, *, skip_locked: bool = False, no_wait: bool = False,
-                   of: Sequence[type[Model]] | None = None) -> Select[M_co, R_co]:
+                   of: type[Model] | Sequence[type[Model]] | None = None) -> Select[M_co, R_co]:
         """Lock the selected rows until the transaction ends (FOR UPDATE)."""
         return self._locked("update", skip_locked, no_wait, of)
 
     def for_share(self, *, skip_locked: bool = False, no_wait: bool = False,
-                  of: Sequence[type[Model]] | None = None) -> Select[M_co, R_co]:
+                  of: type[Model] | Sequence[type[Model]] | None = None) -> Select[M_co, R_co]:
         """Take a read lock on the selected rows until the transaction ends (FOR SHARE)."""
         return self._locked("share", skip_locked, no_wait, of)
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Generic, TypeVar, overload
-
-from typing_extensions import Never
+from typing import Any, Generic, Never, TypeVar, overload
 
 from ..errors import ValidationError
 from ..model import ColumnMeta, Model, meta_of
@@ -90,7 +88,7 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
         """Return the updated rows: whole models, or the named columns as Row."""
         new = self._clone()
         new._returning = returning_columns(self._meta, columns)
-        return new  # type: ignore[return-value]
+        return new
 
 
 def update(model: type[M], /) -> Update[M, Never]:
