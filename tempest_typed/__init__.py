@@ -2,7 +2,9 @@
 
 from . import sql
 from .dialects import Compiled
+from .engine import Engine, Result, Session, Transaction, create_engine
 from .errors import (
+    ConfigurationError,
     DialectError,
     IntegrityError,
     LockNotAvailable,
@@ -32,10 +34,10 @@ from .statements import (
 )
 
 __all__ = [
-    "UNSET", "Compiled", "Condition", "Delete", "DialectError", "Index", "Insert",
+    "UNSET", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine", "Index", "Insert",
     "IntegrityError", "LockNotAvailable", "Model", "MultipleResultsError", "NoResultError",
-    "QueryExecutionError", "Row", "Select", "Statement", "Subquery", "TempestError", "Update",
-    "ValidationError", "and_", "column", "delete", "insert", "not_", "or_", "select", "sql",
+    "QueryExecutionError", "Result", "Row", "Select", "Session", "Transaction", "Statement", "Subquery", "TempestError", "Update",
+    "ValidationError", "and_", "column", "create_engine", "delete", "insert", "not_", "or_", "select", "sql",
     "update",
 ]
 

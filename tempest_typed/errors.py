@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "ConfigurationError",
     "DialectError",
     "IntegrityError",
     "LockNotAvailable",
@@ -78,3 +79,7 @@ class NoResultError(TempestError, LookupError):
 
 class MultipleResultsError(TempestError, LookupError):
     """`one()`, `one_or_none()` or `scalar()` found more than one row."""
+
+
+class ConfigurationError(TempestError, ValueError):
+    """An engine cannot be made as asked: a malformed URL, a missing driver, a bad option."""

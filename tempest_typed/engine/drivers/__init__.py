@@ -1,0 +1,1 @@
+"""Driver adapters: the only modules that import a database library."""

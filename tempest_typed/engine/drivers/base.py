@@ -1,0 +1,168 @@
+"""The driver interface: the only code that talks to a database library.
+
+A driver opens and pools connections, runs SQL with parameters, begins and ends
+transactions and savepoints, adapts values by column kind, and translates the library's
+exceptions into tempest_typed's, keeping the original as `__cause__`.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...dialects import Dialect
+from ...errors import ConfigurationError, QueryExecutionError
+from ..types import Adapter, Adapters
+
+__all__ = ["Driver", "SimplePool"]
+
+ISOLATION_LEVELS = {
+    "read uncommitted": "READ UNCOMMITTED",
+    "read committed": "READ COMMITTED",
+    "repeatable read": "REPEATABLE READ",
+    "serializable": "SERIALIZABLE",
+}
+
+
+def isolation_sql(level: str) -> str:
+    """The SQL spelling of an isolation level name, or ConfigurationError."""
+    key = level.lower().replace("_", " ").replace("-", " ")
+    found = ISOLATION_LEVELS.get(key)
+    if found is None:
+        raise ConfigurationError(
+            f"unknown isolation level {level!r}; use one of {', '.join(ISOLATION_LEVELS)}"
+        )
+    return found
+
+
+class Driver:
+    """One database library behind one engine."""
+
+    dialect: Dialect
+    #: adapters from a Python value to the driver's, by column kind
+    bind: Adapters = {}
+    #: adapters from the driver's value to the annotated Python type, by column kind
+    result: Adapters = {}
+
+    def adapt_any(self, value: Any) -> Any:
+        """A value bound where no column type is known (sql.expr arguments)."""
+        return value
+
+    def bind_adapter(self, kind: str | None) -> Adapter | None:
+        """The adapter for a parameter of a column kind; None when the value passes as is."""
+        if kind is None:
+            return self.adapt_any
+        return self.bind.get(kind)
+
+    def connect_dialect(self) -> Dialect:
+        """The dialect, once known (MySQL and MariaDB are told apart on connecting)."""
+        return self.dialect
+
+    def acquire(self) -> Any:
+        raise NotImplementedError
+
+    def release(self, conn: Any, *, broken: bool = False) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+        """Execute one statement: (rows or None when it returns none, rows affected)."""
+        raise NotImplementedError
+
+    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]]) -> int:
+        """Execute one statement for many parameter sets; the total rows affected."""
+        total = 0
+        for p in params:
+            total += max(self.run(conn, sql, p)[1], 0)
+        return total
+
+    def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
+        raise NotImplementedError
+
+    def commit(self, conn: Any) -> None:
+        self.run(conn, "COMMIT", None)
+
+    def rollback(self, conn: Any) -> None:
+        self.run(conn, "ROLLBACK", None)
+
+    def end_transaction(self, conn: Any) -> None:
+        """Undo what begin() set on the connection beyond the transaction itself."""
+
+    def savepoint(self, conn: Any, name: str) -> None:
+        self.run(conn, f"SAVEPOINT {name}", None)
+
+    def release_savepoint(self, conn: Any, name: str) -> None:
+        self.run(conn, f"RELEASE SAVEPOINT {name}", None)
+
+    def rollback_to(self, conn: Any, name: str) -> None:
+        self.run(conn, f"ROLLBACK TO SAVEPOINT {name}", None)
+
+    def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
+        """The tempest_typed error for a driver exception."""
+        return QueryExecutionError(str(exc).strip() or type(exc).__name__, sql, params)
+
+    def is_disconnect(self, exc: BaseException) -> bool:
+        """True when the connection is unusable after this exception."""
+        return False
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        """The exception classes this driver raises for database errors."""
+        raise NotImplementedError
+
+
+class SimplePool:
+    """A small thread-safe pool for drivers whose library has none (sqlite3, PyMySQL)."""
+
+    def __init__(self, connect: Callable[[], Any], close: Callable[[Any], None], size: int,
+                 timeout: float, what: str) -> None:
+        self._connect = connect
+        self._close = close
+        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(size)
+        self._timeout = timeout
+        self._what = what
+        self._closed = False
+        self.size = size
+
+    def acquire(self) -> Any:
+        if self._closed:
+            raise ConfigurationError(f"{self._what}: the engine is closed")
+        if not self._slots.acquire(timeout=self._timeout):
+            raise ConfigurationError(
+                f"{self._what}: no connection free after {self._timeout:.0f}s ({self.size} in "
+                "use); raise pool_size, or release sessions sooner"
+            )
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            try:
+                return self._connect()
+            except BaseException:
+                self._slots.release()
+                raise
+
+    def release(self, conn: Any, broken: bool = False) -> None:
+        if broken or self._closed:
+            try:
+                self._close(conn)
+            except Exception:  # closing a broken connection may fail too
+                pass
+        else:
+            self._idle.put(conn)
+        self._slots.release()
+
+    def close(self) -> None:
+        self._closed = True
+        while True:
+            try:
+                conn = self._idle.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self._close(conn)
+            except Exception:
+                pass

@@ -1,0 +1,127 @@
+"""PostgreSQL through psycopg 3, pooled by psycopg_pool. The only file importing psycopg."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...dialects import get_dialect
+from ...errors import (
+    ConfigurationError,
+    IntegrityError,
+    LockNotAvailable,
+    QueryExecutionError,
+)
+from ..url import DatabaseURL
+from .base import Driver, isolation_sql
+
+try:
+    import psycopg
+    import psycopg.errors
+    from psycopg.types.json import Jsonb
+    from psycopg_pool import ConnectionPool
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ConfigurationError(
+        "postgresql:// needs psycopg 3 and psycopg_pool: pip install 'tempest-typed[postgres]'"
+    ) from exc
+
+__all__ = ["PsycopgDriver"]
+
+_INTEGRITY_KINDS = {
+    "23505": "unique", "23503": "foreign_key", "23502": "not_null", "23514": "check",
+    "23P01": "exclusion",
+}
+
+
+def _jsonb(value: Any) -> Any:
+    return Jsonb(value)
+
+
+class PsycopgDriver(Driver):
+    """psycopg 3 connections in autocommit mode; transactions are explicit BEGIN/COMMIT."""
+
+    bind = {"json": _jsonb}
+    result = {"float": float}
+
+    def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
+                 connect_args: dict[str, Any] | None = None) -> None:
+        self.dialect = get_dialect("postgresql")
+        kwargs: dict[str, Any] = {"autocommit": True}
+        for key, value in (("host", url.host), ("port", url.port), ("user", url.user),
+                           ("password", url.password), ("dbname", url.database)):
+            if value is not None:
+                kwargs[key] = value
+        kwargs.update(url.options)
+        kwargs.update(connect_args or {})
+        self._kwargs = kwargs
+        self._pool = ConnectionPool(
+            kwargs=kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout, open=True,
+            configure=self._configure, check=ConnectionPool.check_connection,
+            name="tempest_typed",
+        )
+
+    @staticmethod
+    def _configure(conn: psycopg.Connection[Any]) -> None:
+        # Timestamps come back in UTC whatever the server's or the role's time zone.
+        conn.execute("SET TIME ZONE 'UTC'")
+
+    def adapt_any(self, value: Any) -> Any:
+        if isinstance(value, dict | list):
+            return Jsonb(value)
+        return value
+
+    def acquire(self) -> Any:
+        try:
+            return self._pool.getconn()
+        except psycopg.OperationalError as exc:
+            raise QueryExecutionError(f"cannot connect to PostgreSQL: {exc}", "", ()) from exc
+
+    def release(self, conn: Any, *, broken: bool = False) -> None:
+        if broken:
+            try:
+                conn.close()
+            except Exception:
+                pass
+        self._pool.putconn(conn)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+        cur = conn.execute(sql, params)
+        rows = cur.fetchall() if cur.description is not None else None
+        return rows, cur.rowcount
+
+    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]]) -> int:
+        with conn.cursor() as cur:
+            cur.executemany(sql, params)
+            return int(cur.rowcount)
+
+    def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
+        text = "BEGIN"
+        if isolation:
+            text += " ISOLATION LEVEL " + isolation_sql(isolation)
+        if read_only:
+            text += " READ ONLY"
+        conn.execute(text)
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        return (psycopg.Error,)
+
+    def is_disconnect(self, exc: BaseException) -> bool:
+        return isinstance(exc, psycopg.OperationalError) or (
+            isinstance(exc, psycopg.Error) and getattr(exc, "connection", None) is not None
+            and exc.connection.closed  # type: ignore[union-attr]
+        )
+
+    def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
+        message = str(exc).strip() or type(exc).__name__
+        if isinstance(exc, psycopg.errors.LockNotAvailable):
+            return LockNotAvailable(message, sql, params)
+        if isinstance(exc, psycopg.errors.IntegrityError):
+            diag = exc.diag
+            return IntegrityError(
+                message, sql, params, constraint=diag.constraint_name,
+                kind=_INTEGRITY_KINDS.get(exc.sqlstate or "", "integrity"),
+            )
+        return QueryExecutionError(message, sql, params)

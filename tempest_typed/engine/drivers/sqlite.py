@@ -1,0 +1,143 @@
+"""SQLite through the standard library's sqlite3. The only file importing sqlite3.
+
+Connections run in autocommit mode (`isolation_level=None`); a write transaction starts with
+BEGIN IMMEDIATE, so several threads or processes wait for the write lock (busy timeout)
+instead of failing halfway through a claim.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ...dialects import get_dialect
+from ...errors import ConfigurationError, IntegrityError, LockNotAvailable, QueryExecutionError
+from .. import types as t
+from ..url import DatabaseURL
+from .base import Driver, SimplePool, isolation_sql
+
+__all__ = ["SQLiteDriver"]
+
+_INTEGRITY_KINDS = {
+    "SQLITE_CONSTRAINT_UNIQUE": "unique", "SQLITE_CONSTRAINT_PRIMARYKEY": "unique",
+    "SQLITE_CONSTRAINT_FOREIGNKEY": "foreign_key", "SQLITE_CONSTRAINT_NOTNULL": "not_null",
+    "SQLITE_CONSTRAINT_CHECK": "check",
+}
+
+
+def _auto(value: Any) -> Any:
+    """Bind a value whose column is unknown (sql.expr arguments) the way columns store it."""
+    import datetime as _dt
+    import uuid
+    from decimal import Decimal
+
+    if isinstance(value, _dt.datetime):
+        return t.datetime_to_utc_text(value)
+    if isinstance(value, _dt.date):
+        return t.date_to_text(value)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, Decimal):
+        return t.decimal_to_text(value)
+    if isinstance(value, dict | list):
+        return t.json_dumps(value)
+    return value
+
+
+class SQLiteDriver(Driver):
+    """sqlite3 connections; an in-memory database is one connection shared under a lock."""
+
+    bind = {
+        "uuid": t.uuid_to_str, "datetime": t.datetime_to_utc_text, "date": t.date_to_text,
+        "decimal": t.decimal_to_text, "json": t.json_dumps,
+    }
+    result = {
+        "uuid": t.str_to_uuid, "datetime": t.utc_text_to_datetime, "date": t.text_to_date,
+        "decimal": t.to_decimal, "json": t.json_loads, "bool": t.to_bool, "float": t.to_float,
+        "bytes": t.to_bytes,
+    }
+
+    def __init__(self, url: DatabaseURL, *, pool_size: int = 5, pool_timeout: float = 30.0,
+                 busy_timeout: float = 30.0, connect_args: dict[str, Any] | None = None) -> None:
+        self.dialect = get_dialect("sqlite")
+        self.path = url.database or ":memory:"
+        self.memory = self.path == ":memory:"
+        self.busy_timeout = float(url.options.get("busy_timeout", busy_timeout))
+        self.journal_mode = url.options.get("journal_mode", "wal")
+        self.synchronous = url.options.get("synchronous")
+        self._connect_args = connect_args or {}
+        size = 1 if self.memory else pool_size
+        self._pool = SimplePool(self._open, lambda c: c.close(), size, pool_timeout,
+                                f"sqlite:///{self.path}")
+        self._lock = threading.Lock()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                               timeout=self.busy_timeout, **self._connect_args)
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        # LIKE is case-sensitive on PostgreSQL and on MySQL's binary collation: same here.
+        conn.execute("PRAGMA case_sensitive_like = ON")
+        if not self.memory:
+            with self._lock:
+                conn.execute(f"PRAGMA journal_mode = {self.journal_mode}")
+        if self.synchronous:
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        return conn
+
+    def adapt_any(self, value: Any) -> Any:
+        return _auto(value)
+
+    def acquire(self) -> Any:
+        return self._pool.acquire()
+
+    def release(self, conn: Any, *, broken: bool = False) -> None:
+        if not broken and conn.in_transaction:
+            conn.execute("ROLLBACK")
+        self._pool.release(conn, broken)
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+        cur = conn.execute(sql, params or ())
+        rows = cur.fetchall() if cur.description is not None else None
+        return rows, cur.rowcount
+
+    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]]) -> int:
+        cur = conn.executemany(sql, params)
+        return int(cur.rowcount)
+
+    def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
+        if isolation:
+            isolation_sql(isolation)  # every level is honoured: SQLite is serializable
+        if read_only:
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("BEGIN DEFERRED")
+        else:
+            conn.execute("BEGIN IMMEDIATE")
+
+    def end_transaction(self, conn: Any) -> None:
+        conn.execute("PRAGMA query_only = OFF")
+
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        return (sqlite3.Error,)
+
+    def is_disconnect(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.ProgrammingError) and "closed" in str(exc)
+
+    def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
+        message = str(exc).strip() or type(exc).__name__
+        if isinstance(exc, sqlite3.IntegrityError):
+            name = getattr(exc, "sqlite_errorname", "")
+            constraint = message.split(":", 1)[1].strip() if ":" in message else None
+            return IntegrityError(message, sql, params, constraint=constraint,
+                                  kind=_INTEGRITY_KINDS.get(name, "integrity"))
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
+            return LockNotAvailable(
+                message + " (another connection held the write lock past the busy timeout)",
+                sql, params,
+            )
+        return QueryExecutionError(message, sql, params)

@@ -1,0 +1,387 @@
+"""Engines, sessions and transactions: where compiled statements meet a connection.
+
+The engine owns the driver (and its pool) and, per statement shape, the prepared form of a
+statement for that driver: SQL text, the adapter of each parameter, and the row builder. Both
+are resolved once per shape, so executing a statement again costs a cache lookup, the value
+adaptation and the driver's own work.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from ..dialects import CompiledShape, Dialect
+from ..dialects.ddl import create_statements
+from ..errors import ConfigurationError, QueryExecutionError, TempestError, ValidationError
+from ..statements.base import Statement
+from ..statements.delete import Delete
+from ..statements.update import Update
+from .drivers.base import Driver
+from .result import Result, row_builder
+from .types import Adapter
+from .url import DatabaseURL, parse_url
+
+__all__ = ["Engine", "Session", "create_engine"]
+
+logger = logging.getLogger("tempest_typed.sql")
+
+R = TypeVar("R")
+
+_MAX_LOGGED_PARAM = 80
+
+
+class _Prepared:
+    """A statement shape made ready for one driver."""
+
+    __slots__ = ("binders", "build", "order", "sql")
+
+    def __init__(self, shape: CompiledShape, driver: Driver, dialect: Dialect) -> None:
+        self.sql = shape.sql
+        self.order = shape.order
+        binders = tuple(driver.bind_adapter(k) for k in shape.kinds)
+        self.binders: tuple[Adapter | None, ...] | None = (
+            binders if any(b is not None for b in binders) else None
+        )
+        self.build = row_builder(shape.result, driver.result)
+
+    def params(self, values: Sequence[object]) -> list[object]:
+        if self.binders is None:
+            return [values[i] for i in self.order]
+        out: list[object] = []
+        for i, bind in zip(self.order, self.binders, strict=True):
+            v = values[i]
+            out.append(bind(v) if bind is not None and v is not None else v)
+        return out
+
+
+def _short_params(params: Sequence[object]) -> str:
+    shown = []
+    for p in params[:20]:
+        text = repr(p)
+        shown.append(text if len(text) <= _MAX_LOGGED_PARAM else text[:_MAX_LOGGED_PARAM - 3] + "...")
+    more = f", ... ({len(params)} parameters)" if len(params) > 20 else ""
+    return "(" + ", ".join(shown) + more + ")"
+
+
+class Session:
+    """One connection: each execute() commits on its own unless inside transaction()."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._driver = engine._driver
+        self._conn: Any = None
+        self._broken = False
+        self._depth = 0
+        self._savepoints = 0
+        self._closed = False
+
+    # -- connection -------------------------------------------------------------------------
+
+    def _connection(self) -> Any:
+        if self._conn is None:
+            if self._closed:
+                raise TempestError("this session is closed; open a new one with engine.session()")
+            self._conn = self._driver.acquire()
+        return self._conn
+
+    def close(self) -> None:
+        """Give the connection back to the pool (rolling back an open transaction)."""
+        if self._conn is not None:
+            conn, self._conn = self._conn, None
+            if self._depth and not self._broken:
+                try:
+                    self._driver.rollback(conn)
+                except Exception:
+                    self._broken = True
+            self._driver.release(conn, broken=self._broken)
+        self._closed = True
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- execution --------------------------------------------------------------------------
+
+    def _run(self, sql: str, params: Sequence[object] | None) -> tuple[list[Any] | None, int]:
+        conn = self._connection()
+        driver = self._driver
+        log = logger.isEnabledFor(logging.INFO)
+        started = time.perf_counter() if log else 0.0
+        try:
+            result = driver.run(conn, sql, params)
+        except driver.driver_errors() as exc:
+            if driver.is_disconnect(exc):
+                self._broken = True
+            if log:
+                logger.info("%s %s failed after %.3f ms: %s", sql, _short_params(params or ()),
+                            (time.perf_counter() - started) * 1000, exc)
+            raise driver.translate(exc, sql, params or ()) from exc
+        if log:
+            logger.info("%s %s %.3f ms", sql, _short_params(params or ()),
+                        (time.perf_counter() - started) * 1000)
+        return result
+
+    def execute(self, stmt: Statement[R]) -> Result[R]:
+        """Run a statement and fetch its rows, as model instances or Rows."""
+        if (type(stmt) is Update or type(stmt) is Delete) and not stmt.guarded:  # type: ignore[attr-defined]
+            kind = "update" if type(stmt) is Update else "delete"
+            raise ValidationError(
+                f"{kind}({stmt._meta.name}) has no where(): it would change every row. Add "
+                f"where(...), or call .unguarded() to say that every row is meant"
+            )
+        engine = self._engine
+        prepared = engine._prepared_for(stmt)
+        values = stmt._values
+        params = prepared.params(values)
+        if len(params) > engine._max_params:
+            return self._execute_in_chunks(stmt, len(params))
+        rows, count = self._run(prepared.sql, params)
+        if rows is not None and prepared.build is not None:
+            rows = prepared.build(rows)
+        return Result(rows, count, prepared.sql)
+
+    def _execute_in_chunks(self, stmt: Statement[R], n_params: int) -> Result[R]:
+        from ..statements.insert import Insert
+
+        if not isinstance(stmt, Insert) or not hasattr(stmt, "_chunks"):
+            raise ValidationError(
+                f"this statement binds {n_params} parameters, more than {self._engine.dialect.name} "
+                f"takes ({self._engine._max_params}); split it (e.g. a shorter `in` list)"
+            )
+        rows: list[Any] | None = None
+        count = 0
+        sql = ""
+        with self.transaction():
+            for chunk in stmt._chunks(self._engine._max_params):
+                result = self.execute(chunk)
+                count += result.rows_affected()
+                sql = result._sql
+                if result._rows is not None:
+                    rows = (rows or []) + result._rows
+        return Result(rows, count, sql)
+
+    def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
+        """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
+        rows, count = self._run(sql, tuple(params))
+        return Result(rows, count, sql)
+
+    # -- transactions -----------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self, isolation: str | None = None,
+                    read_only: bool = False) -> Iterator[Session]:
+        """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT."""
+        driver = self._driver
+        conn = self._connection()
+        if self._depth:
+            if isolation or read_only:
+                raise ConfigurationError(
+                    "a nested transaction is a savepoint of the outer one: it cannot set "
+                    "isolation or read_only; set them on the outermost transaction()"
+                )
+            self._savepoints += 1
+            name = f"tempest_sp_{self._savepoints}"
+            self._call(driver.savepoint, conn, name)
+            self._depth += 1
+            try:
+                yield self
+            except BaseException:
+                if not self._broken:
+                    self._call(driver.rollback_to, conn, name)
+                    self._call(driver.release_savepoint, conn, name)
+                raise
+            else:
+                self._call(driver.release_savepoint, conn, name)
+            finally:
+                self._depth -= 1
+            return
+        self._call(driver.begin, conn, isolation, read_only, True)
+        self._depth = 1
+        try:
+            yield self
+        except BaseException:
+            self._depth = 0
+            if not self._broken:
+                try:
+                    self._call(driver.rollback, conn)
+                except TempestError:
+                    self._broken = True
+            raise
+        else:
+            self._depth = 0
+            try:
+                self._call(driver.commit, conn)
+            except TempestError:
+                if not self._broken:
+                    try:
+                        self._call(driver.rollback, conn)
+                    except TempestError:
+                        self._broken = True
+                raise
+        finally:
+            self._depth = 0
+            if not self._broken:
+                try:
+                    driver.end_transaction(conn)
+                except Exception:
+                    self._broken = True
+
+    def _call(self, fn: Callable[..., Any], conn: Any, *args: Any) -> None:
+        driver = self._driver
+        try:
+            fn(conn, *args)
+        except driver.driver_errors() as exc:
+            if driver.is_disconnect(exc):
+                self._broken = True
+            raise driver.translate(exc, getattr(fn, "__name__", "transaction"), ()) from exc
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside transaction()."""
+        return self._depth > 0
+
+
+class _EngineTransaction:
+    """`with engine.transaction() as tx:` — a session that lives for one transaction."""
+
+    def __init__(self, engine: Engine, isolation: str | None, read_only: bool) -> None:
+        self._session = Session(engine)
+        self._cm = self._session.transaction(isolation, read_only)
+
+    def __enter__(self) -> Session:
+        try:
+            return self._cm.__enter__()
+        except BaseException:
+            self._session.close()
+            raise
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        try:
+            return self._cm.__exit__(*exc)
+        finally:
+            self._session.close()
+
+
+class Engine:
+    """A database: its dialect, a pool of connections, and the prepared statement shapes."""
+
+    def __init__(self, url: DatabaseURL, driver: Driver, *, echo: bool = False) -> None:
+        self.url = url
+        self._driver = driver
+        self._prepared: dict[CompiledShape, _Prepared] = {}
+        self._dialect: Dialect | None = None
+        self._max_params = 0
+        if echo:
+            _echo_on()
+
+    @property
+    def dialect(self) -> Dialect:
+        """The dialect statements are compiled for."""
+        if self._dialect is None:
+            self._dialect = self._driver.dialect
+            self._max_params = self._dialect.max_params
+        return self._dialect
+
+    def _prepared_for(self, stmt: Statement[Any]) -> _Prepared:
+        dialect = self._dialect or self.dialect
+        shape = dialect.shape(stmt)
+        prepared = self._prepared.get(shape)
+        if prepared is None:
+            prepared = _Prepared(shape, self._driver, dialect)
+            if len(self._prepared) > 8192:
+                self._prepared.clear()
+            self._prepared[shape] = prepared
+        return prepared
+
+    def session(self) -> Session:
+        """A session: one pooled connection, each execute committing on its own."""
+        return Session(self)
+
+    def transaction(self, isolation: str | None = None,
+                    read_only: bool = False) -> _EngineTransaction:
+        """A transaction on a pooled connection: COMMIT on success, ROLLBACK on exception."""
+        return _EngineTransaction(self, isolation, read_only)
+
+    def execute(self, stmt: Statement[R]) -> Result[R]:
+        """Run one statement in its own session (committed on its own)."""
+        with self.session() as session:
+            return session.execute(stmt)
+
+    def create_all(self, *models: type) -> None:
+        """CREATE TABLE and CREATE INDEX IF NOT EXISTS for each model (idempotent)."""
+        with self.session() as session:
+            for model in models:
+                for sql in create_statements(model, self.dialect):
+                    try:
+                        session._run(sql, None)
+                    except QueryExecutionError as exc:
+                        if not self._driver_ignores_ddl_error(exc):
+                            raise
+
+    def drop_all(self, *models: type) -> None:
+        """DROP TABLE IF EXISTS for each model (tests and demos)."""
+        with self.session() as session:
+            for model in reversed(models):
+                from ..model import meta_of
+
+                session._run(f"DROP TABLE IF EXISTS {self.dialect.quote(meta_of(model).table)}", None)
+
+    def _driver_ignores_ddl_error(self, exc: QueryExecutionError) -> bool:
+        cause = exc.__cause__
+        # MySQL 8 has no CREATE INDEX IF NOT EXISTS: an existing index is what we wanted.
+        return bool(cause is not None and getattr(cause, "args", (None,))[:1] == (1061,))
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self._driver.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Engine {self.url}>"
+
+
+def _echo_on() -> None:
+    if not any(getattr(h, "_tempest_echo", False) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+        handler._tempest_echo = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
+def create_engine(url: str, *, echo: bool = False, pool_size: int | None = None,
+                  pool_timeout: float = 30.0, connect_args: dict[str, Any] | None = None,
+                  **options: Any) -> Engine:
+    """An engine for a database URL: postgresql://, mysql:// or mariadb://, sqlite:///path."""
+    parsed = parse_url(url)
+    kwargs: dict[str, Any] = {"pool_timeout": pool_timeout, "connect_args": connect_args}
+    if pool_size is not None:
+        if pool_size < 1:
+            raise ConfigurationError(f"pool_size must be at least 1, got {pool_size}")
+        kwargs["pool_size"] = pool_size
+    kwargs.update(options)
+    driver: Driver
+    if parsed.backend == "postgresql":
+        from .drivers.psycopg import PsycopgDriver
+
+        driver = PsycopgDriver(parsed, **kwargs)
+    elif parsed.backend == "sqlite":
+        from .drivers.sqlite import SQLiteDriver
+
+        driver = SQLiteDriver(parsed, **kwargs)
+    else:
+        from .drivers.mysql import PyMySQLDriver
+
+        driver = PyMySQLDriver(parsed, **kwargs)
+    return Engine(parsed, driver, echo=echo)

@@ -1,0 +1,120 @@
+"""Value adapters: Python values to what a driver stores, and stored values back.
+
+Each driver module picks the adapters its database needs, by column kind. Values come back as
+the annotated Python types on every dialect: UUID, aware UTC datetime, date, Decimal, bool,
+bytes, dict/list for JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import uuid
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, TypeAlias
+
+__all__ = ["Adapter", "Adapters"]
+
+Adapter: TypeAlias = Callable[[Any], Any]
+Adapters: TypeAlias = dict[str, Adapter]
+
+UTC = _dt.UTC
+#: the text form of a timestamp on SQLite: UTC, fixed width, so text order is time order
+SQLITE_DATETIME = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def uuid_to_str(value: uuid.UUID) -> str:
+    """UUID as its canonical 36-character text."""
+    return str(value)
+
+
+def str_to_uuid(value: Any) -> uuid.UUID:
+    """UUID from text (or bytes) as stored."""
+    if isinstance(value, uuid.UUID):
+        return value
+    if isinstance(value, bytes | bytearray):
+        value = value.decode()
+    return uuid.UUID(value)
+
+
+def datetime_to_utc_text(value: _dt.datetime) -> str:
+    """An aware datetime as fixed-width UTC text."""
+    return value.astimezone(UTC).strftime(SQLITE_DATETIME)
+
+
+def utc_text_to_datetime(value: Any) -> _dt.datetime:
+    """Fixed-width UTC text back to an aware datetime."""
+    if isinstance(value, _dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    parsed = _dt.datetime.fromisoformat(value)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def datetime_to_naive_utc(value: _dt.datetime) -> _dt.datetime:
+    """An aware datetime as naive UTC, for DATETIME columns that hold no zone."""
+    return value.astimezone(UTC).replace(tzinfo=None)
+
+
+def naive_utc_to_datetime(value: Any) -> _dt.datetime:
+    """A naive UTC DATETIME back to an aware datetime."""
+    if isinstance(value, str):
+        value = _dt.datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)  # type: ignore[no-any-return]
+
+
+def date_to_text(value: _dt.date) -> str:
+    """A date as ISO text."""
+    return value.isoformat()
+
+
+def text_to_date(value: Any) -> _dt.date:
+    """ISO text back to a date."""
+    if isinstance(value, _dt.date):
+        return value
+    return _dt.date.fromisoformat(value)
+
+
+def decimal_to_text(value: Decimal | int) -> str:
+    """A Decimal as canonical text, so equal values are equal text."""
+    if isinstance(value, int):
+        return str(value)
+    if value == 0:
+        return "0"
+    return format(value.normalize(), "f")
+
+
+def to_decimal(value: Any) -> Decimal:
+    """Decimal from what the database returned."""
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    return Decimal(value if not isinstance(value, bytes) else value.decode())
+
+
+def json_dumps(value: Any) -> str:
+    """JSON text of a dict or list."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_loads(value: Any) -> Any:
+    """A dict or list from JSON text (or as the driver already decoded it)."""
+    if isinstance(value, str | bytes | bytearray):
+        return json.loads(value)
+    return value
+
+
+def to_bool(value: Any) -> bool:
+    """bool from 0/1 or a bool."""
+    return bool(value)
+
+
+def to_float(value: Any) -> float:
+    """float from what the database returned."""
+    return float(value)
+
+
+def to_bytes(value: Any) -> bytes:
+    """bytes from bytes, bytearray or memoryview."""
+    return bytes(value)

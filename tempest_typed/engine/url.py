@@ -1,0 +1,80 @@
+"""Database URLs: `postgresql://`, `sqlite:///path`, `sqlite://:memory:`, `mysql://`, `mariadb://`."""
+
+from __future__ import annotations
+
+import dataclasses
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from ..errors import ConfigurationError
+
+__all__ = ["DatabaseURL", "parse_url"]
+
+_SCHEMES = {
+    "postgresql": "postgresql", "postgres": "postgresql", "postgresql+psycopg": "postgresql",
+    "sqlite": "sqlite",
+    "mysql": "mysql", "mariadb": "mysql", "mysql+pymysql": "mysql",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class DatabaseURL:
+    """The parts of a database URL that the drivers need."""
+
+    backend: str
+    scheme: str
+    host: str | None = None
+    port: int | None = None
+    user: str | None = None
+    password: str | None = dataclasses.field(default=None, repr=False)
+    database: str | None = None
+    options: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def __str__(self) -> str:
+        if self.backend == "sqlite":
+            return f"sqlite:///{self.database}" if self.database != ":memory:" else "sqlite://:memory:"
+        auth = f"{self.user}@" if self.user else ""
+        port = f":{self.port}" if self.port else ""
+        return f"{self.scheme}://{auth}{self.host or ''}{port}/{self.database or ''}"
+
+
+def parse_url(url: str) -> DatabaseURL:
+    """Split a database URL, or raise ConfigurationError saying what is wrong with it."""
+    if not isinstance(url, str) or "://" not in url:
+        raise ConfigurationError(
+            f"database URL {url!r} has no scheme; write postgresql://user@host/db, "
+            "mysql://user@host/db, sqlite:///path/to/file.db or sqlite://:memory:"
+        )
+    scheme, rest = url.split("://", 1)
+    backend = _SCHEMES.get(scheme.lower())
+    if backend is None:
+        raise ConfigurationError(
+            f"database URL {url!r}: unknown scheme {scheme!r}; use postgresql, mysql, "
+            "mariadb or sqlite"
+        )
+    if backend == "sqlite":
+        path, _, query = rest.partition("?")
+        options = dict(parse_qsl(query))
+        if path in (":memory:", "/:memory:"):
+            return DatabaseURL("sqlite", scheme, database=":memory:", options=options)
+        if not path.startswith("/") or path == "/":
+            raise ConfigurationError(
+                f"database URL {url!r}: a SQLite URL is sqlite:///relative/path.db, "
+                "sqlite:////absolute/path.db or sqlite://:memory:"
+            )
+        return DatabaseURL("sqlite", scheme, database=unquote(path[1:]), options=options)
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ConfigurationError(f"database URL {url!r}: {exc}") from exc
+    if not parts.hostname and not dict(parse_qsl(parts.query)).get("host"):
+        raise ConfigurationError(f"database URL {url!r} names no host; write {scheme}://user@host/db")
+    database = unquote(parts.path.lstrip("/")) or None
+    if backend == "mysql" and not database:
+        raise ConfigurationError(f"database URL {url!r} names no database; write {scheme}://user@host/db")
+    return DatabaseURL(
+        backend, scheme.lower(), host=parts.hostname, port=port,
+        user=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password else None,
+        database=database, options=dict(parse_qsl(parts.query)),
+    )
