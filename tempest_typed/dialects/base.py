@@ -373,7 +373,7 @@ class Dialect:
         cols: tuple[ColumnMeta, ...] = key[2]  # type: ignore[assignment]
         rows = key[3]
         out.parts.append(
-            f"INSERT INTO {self.quote(meta.table)} ({self.column_list(cols)}) VALUES "
+            f"{self.insert_verb(key[4])} {self.quote(meta.table)} ({self.column_list(cols)}) VALUES "
         )
         if rows[0] == "params":  # type: ignore[index]
             n_rows: int = rows[1]  # type: ignore[index]
@@ -396,6 +396,10 @@ class Dialect:
         if key[4] is not None:
             self.visit_conflict(meta, cols, key[4], out)  # type: ignore[arg-type]
         self.visit_returning("insert", meta, key[5], out)
+
+    def insert_verb(self, conflict: Node | None) -> str:
+        """How the INSERT starts (MySQL skips duplicates with INSERT IGNORE)."""
+        return "INSERT INTO"
 
     def visit_conflict(self, meta: ModelMeta, cols: tuple[ColumnMeta, ...], conflict: Node,
                        out: _Out) -> None:

@@ -6,8 +6,9 @@ What they do differently from the shared compiler:
   or deleted: both raise DialectError pointing to the two-step claim (select ... for_update
   in a transaction, then update where id in the fetched ids).
 - `ON DUPLICATE KEY UPDATE` has no conflict target and no predicate: a target, `where=`,
-  `index_where=` or `update_where=` raises DialectError; call `on_conflict_do_nothing()` or
-  `on_conflict_do_update(None, set)` without them, which fire on any unique key.
+  `index_where=` or `update_where=` raises DialectError; call `on_conflict_do_nothing()`
+  (spelled INSERT IGNORE) or `on_conflict_do_update(None, set)` without them, which fire on
+  any unique key.
 - RETURNING: MySQL has none; MariaDB has INSERT/DELETE ... RETURNING but no UPDATE ...
   RETURNING.
 - Locks: MySQL 8 spells `FOR SHARE` and takes `OF`; MariaDB spells `LOCK IN SHARE MODE` and
@@ -144,13 +145,20 @@ class MySQLDialect(Dialect):
                 + (", i.e. on_conflict_do_nothing()" if action == "nothing" else
                    ", i.e. on_conflict_do_update(None, set)")
             )
-        out.parts.append(" ON DUPLICATE KEY UPDATE ")
         if action == "nothing":
-            keep = (meta.primary_key or cols)[0]
-            name = self.quote(keep.name)
-            out.parts.append(f"{name} = {name}")
-            return
+            return  # spelled INSERT IGNORE, see insert_verb
+        out.parts.append(" ON DUPLICATE KEY UPDATE ")
         self.visit_assignments(conflict[2], out)  # type: ignore[arg-type]
+
+    def insert_verb(self, conflict: Node | None) -> str:
+        # INSERT IGNORE skips rows that hit any unique key, and RETURNING (MariaDB) then
+        # yields only the rows inserted, as ON CONFLICT DO NOTHING does. ON DUPLICATE KEY
+        # UPDATE pk = pk would count and return the existing row instead. IGNORE also turns
+        # some other errors into warnings (a foreign key that does not match skips the row):
+        # the README lists it among MySQL's differences.
+        if conflict is not None and conflict[0] == "nothing":
+            return "INSERT IGNORE INTO"
+        return "INSERT INTO"
 
     def visit_insert(self, key: Node, out: _Out) -> None:
         meta: ModelMeta = key[1]  # type: ignore[assignment]
