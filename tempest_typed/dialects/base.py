@@ -111,7 +111,10 @@ class Dialect:
 
     def shape(self, stmt: Statement[object]) -> CompiledShape:
         """The compiled shape of a statement, from the cache when it was seen before."""
-        key = stmt._key()
+        return self.shape_of_key(stmt._key())
+
+    def shape_of_key(self, key: Node) -> CompiledShape:
+        """The compiled shape of a statement key, compiled on first sight."""
         shape = self._shapes.get(key)
         if shape is None:
             shape = self._compile_key(key)

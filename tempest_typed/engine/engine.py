@@ -48,11 +48,14 @@ class _Prepared:
         )
         self.build = row_builder(shape.result, driver.result)
 
-    def params(self, values: Sequence[object]) -> list[object]:
+    def params(self, values: Sequence[object],
+               order: Sequence[int] | None = None) -> list[object]:
+        if order is None:
+            order = self.order
         if self.binders is None:
-            return [values[i] for i in self.order]
+            return [values[i] for i in order]
         out: list[object] = []
-        for i, bind in zip(self.order, self.binders, strict=True):
+        for i, bind in zip(order, self.binders, strict=True):
             v = values[i]
             out.append(bind(v) if bind is not None and v is not None else v)
         return out
@@ -147,24 +150,37 @@ class Session:
         return Result(rows, count, prepared.sql)
 
     def _execute_in_chunks(self, stmt: Statement[R], n_params: int) -> Result[R]:
-        from ..statements.insert import Insert
-
-        if not isinstance(stmt, Insert) or not hasattr(stmt, "_chunks"):
+        """A multi-row insert too large for one statement, as several in one transaction."""
+        engine = self._engine
+        key = stmt._key()
+        rows = key[3] if key[0] == "insert" else None
+        if not (isinstance(rows, tuple) and rows[:1] == ("params",)):
             raise ValidationError(
-                f"this statement binds {n_params} parameters, more than {self._engine.dialect.name} "
-                f"takes ({self._engine._max_params}); split it (e.g. a shorter `in` list)"
+                f"this statement binds {n_params} parameters, more than {engine.dialect.name} "
+                f"takes ({engine._max_params}); split it (e.g. a shorter `in` list)"
             )
-        rows: list[Any] | None = None
+        n_rows, start = rows[1], rows[2]
+        width = len(key[2])  # type: ignore[arg-type]
+        per_chunk = max(1, (engine._max_params - (n_params - n_rows * width)) // width)
+        values = stmt._values
+        out_rows: list[Any] | None = None
         count = 0
         sql = ""
         with self.transaction():
-            for chunk in stmt._chunks(self._engine._max_params):
-                result = self.execute(chunk)
-                count += result.rows_affected()
-                sql = result._sql
-                if result._rows is not None:
-                    rows = (rows or []) + result._rows
-        return Result(rows, count, sql)
+            for first in range(0, n_rows, per_chunk):
+                size = min(per_chunk, n_rows - first)
+                chunk_key = (*key[:3], ("params", size, start), *key[4:])
+                prepared = engine._prepared_for_key(chunk_key)
+                shift = first * width
+                end = start + size * width
+                order = [i + shift if start <= i < end else i for i in prepared.order]
+                params = prepared.params(values, order)
+                fetched, affected = self._run(prepared.sql, params)
+                count += max(affected, 0)
+                sql = prepared.sql
+                if fetched is not None and prepared.build is not None:
+                    out_rows = (out_rows or []) + prepared.build(fetched)
+        return Result(out_rows, count, sql)
 
     def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
@@ -290,7 +306,13 @@ class Engine:
 
     def _prepared_for(self, stmt: Statement[Any]) -> _Prepared:
         dialect = self._dialect or self.dialect
-        shape = dialect.shape(stmt)
+        return self._prepared_shape(dialect.shape(stmt), dialect)
+
+    def _prepared_for_key(self, key: Any) -> _Prepared:
+        dialect = self.dialect
+        return self._prepared_shape(dialect.shape_of_key(key), dialect)
+
+    def _prepared_shape(self, shape: CompiledShape, dialect: Dialect) -> _Prepared:
         prepared = self._prepared.get(shape)
         if prepared is None:
             prepared = _Prepared(shape, self._driver, dialect)
@@ -312,6 +334,11 @@ class Engine:
         """Run one statement in its own session (committed on its own)."""
         with self.session() as session:
             return session.execute(stmt)
+
+    def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
+        """Run hand-written SQL with bound parameters in its own session."""
+        with self.session() as session:
+            return session.execute_sql(sql, params)
 
     def create_all(self, *models: type) -> None:
         """CREATE TABLE and CREATE INDEX IF NOT EXISTS for each model (idempotent)."""

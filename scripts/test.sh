@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, strict typing, then pytest (compiler, engines on the three
+# databases, mypy plugin cases, property tests, queue concurrency).
+EXTRAS="dev"
+source "$(dirname "${BASH_SOURCE[0]}")/_env.sh"
+echo "== ruff"
+.venv/bin/ruff check .
+echo "== mypy --strict"
+.venv/bin/mypy
+echo "== pytest"
+exec .venv/bin/pytest -q -p no:cacheprovider "$@"
