@@ -1,0 +1,348 @@
+"""Every mistake a builder can see is a ValidationError raised while the statement is built,
+with a message that names the model, the column and the fix."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from tempest_typed import ValidationError, and_, delete, insert, not_, or_, select, sql, update
+
+from .models import Account, Everything, Keyed, Outbound, Snake
+
+NOW = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def test_validation_error_is_a_value_error() -> None:
+    assert issubclass(ValidationError, ValueError)
+
+
+# -- unknown columns, wherever a name is written ---------------------------------------------
+
+UNKNOWN_COLUMN_PLACES = [
+    ("select()", lambda: select(Account, ["nope"])),
+    ("where()", lambda: select(Account).where({"nope": 1})),
+    ("where()", lambda: update(Account).set({"owner": "a"}).where({"nope": 1})),
+    ("where()", lambda: delete(Account).where(or_({"id": 1}, {"nope": 1}))),
+    ("order_by()", lambda: select(Account).order_by("nope")),
+    ("set()", lambda: update(Account).set({"nope": 1})),
+    ("values()", lambda: insert(Account).values({"owner": "a", "nope": 1})),
+    ("on_conflict_do_nothing()",
+     lambda: insert(Account).values({"owner": "a"}).on_conflict_do_nothing(["nope"])),
+    ("on_conflict_do_update()",
+     lambda: insert(Account).values({"owner": "a"}).on_conflict_do_update(["nope"], {"owner": "b"})),
+    ("on_conflict_do_update() set",
+     lambda: insert(Account).values({"owner": "a"}).on_conflict_do_update(["id"], {"nope": 1})),
+    ("index_where=", lambda: insert(Account).values({"owner": "a"}).on_conflict_do_update(
+        ["id"], {"owner": "b"}, index_where={"nope": 1})),
+    ("update_where=", lambda: insert(Account).values({"owner": "a"}).on_conflict_do_update(
+        ["id"], {"owner": "b"}, update_where={"nope": 1})),
+    ("returning()", lambda: update(Account).set({"owner": "a"}).returning("nope")),
+    ("returning()", lambda: delete(Account).unguarded().returning("id", "nope")),
+    ("as_subquery()", lambda: select(Account).as_subquery("nope")),
+    ("sql.excluded()", lambda: insert(Account).values({"owner": "a"}).on_conflict_do_update(
+        ["id"], {"owner": sql.excluded("nope")})),
+]
+
+
+@pytest.mark.parametrize(("place", "build"), UNKNOWN_COLUMN_PLACES)
+def test_unknown_column(place: str, build: Any) -> None:
+    with pytest.raises(ValidationError) as err:
+        build()
+    text = str(err.value)
+    assert "Account has no column 'nope'" in text
+    assert place in text
+    assert "(columns: id, owner, balance, closed)" in text
+
+
+def test_unknown_column_suggests_the_near_miss() -> None:
+    with pytest.raises(ValidationError, match="did you mean 'balance'"):
+        select(Account).where({"balanse": 1})
+
+
+def test_unknown_column_recognizes_the_sql_name() -> None:
+
+
+    with pytest.raises(ValidationError,
+                       match="'next_attempt_at' is the SQL name, write the attribute 'nextAttemptAt'"):
+        select(Snake).order_by("next_attempt_at")
+
+
+# -- operators --------------------------------------------------------------------------------
+
+
+def test_unknown_operator_names_the_operators() -> None:
+    with pytest.raises(ValidationError) as err:
+        select(Account).where({"balance": {"greater": 1}})
+    assert "Account.balance: unknown operator 'greater' in where()" in str(err.value)
+    assert "eq, ne, lt, lte, gt, gte, between, in, not_in, is_null, like, ilike" in str(err.value)
+
+
+def test_unknown_operator_suggests_the_near_miss() -> None:
+    with pytest.raises(ValidationError, match="did you mean 'is_null'"):
+        select(Account).where({"owner": {"isnull": True}})
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    ({"balance": {"like": "1%"}}, "Account.balance is int: `like` applies to strings only"),
+    ({"balance": {"ilike": "1%"}}, "Account.balance is int: `ilike` applies to strings only"),
+    ({"closed": {"gt": True}}, "Account.closed is bool: `gt` applies to numbers, dates and times"),
+    ({"owner": {"lt": "m"}}, "Account.owner is str: `lt` applies to numbers, dates and times"),
+    ({"closed": {"between": [False, True]}}, "Account.closed is bool: `between` applies to"),
+])
+def test_operator_that_does_not_fit_the_column_type(where: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message.replace("(", r"\(")):
+        select(Account).where(where)
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    ({"balance": {"between": [1]}}, "`between` takes a pair [low, high]"),
+    ({"balance": {"between": [1, None]}}, "`between`: bounds cannot be None"),
+    ({"owner": {"is_null": "yes"}}, "`is_null` takes True or False"),
+    ({"balance": {"lt": None}}, "`lt` None: None has no order"),
+    ({"owner": {"like": 5}}, "`like` takes a pattern string"),
+    ({"owner": {}}, "Account.owner: empty operator dict in where()"),
+    ({}, "an empty where dict in where() matches every row"),
+    ({"owner": ["a", "b"]}, 'write {"in": [...]} to match any of them'),
+    ({"doc": {"gt": 1}}, "is a JSON column"),
+])
+def test_malformed_operands(where: dict[str, Any], message: str) -> None:
+    model = Everything if "doc" in where else Account
+    with pytest.raises(ValidationError) as err:
+        select(model).where(where)
+    assert message in str(err.value)
+
+
+# -- values of the wrong type -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: select(Account).where({"owner": 1}),
+     "Account.owner expects str, got int 1 in where()"),
+    (lambda: select(Account).where({"id": True}), "Account.id expects int, got bool True"),
+    (lambda: select(Account).where({"owner": None}),
+     "Account.owner is not nullable: None is not a value of str in where()"),
+    (lambda: select(Outbound).where({"status": "bogus"}),
+     "Outbound.status expects Literal['queued', 'sending', 'sent', 'failed'], got str 'bogus'"),
+    (lambda: select(Outbound).where({"next_attempt_at": datetime(2024, 1, 1)}),
+     "got naive datetime"),
+    (lambda: update(Outbound).set({"id": "not-a-uuid"}).unguarded(),
+     "Outbound.id expects UUID, got str"),
+    (lambda: insert(Everything).values({"id": 1, "name": "a", "code": "x" * 13}),
+     "Everything.code holds at most 12 characters, got 13; raise column(max_length=...)"),
+])
+def test_value_of_the_wrong_type(build: Any, message: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        build()
+    assert message in str(err.value)
+
+
+# -- the seed's v0.5.0 lesson: a stray object is never bound ----------------------------------
+
+
+def test_a_dict_in_set_is_never_bound_as_a_parameter() -> None:
+    with pytest.raises(ValidationError) as err:
+        update(Outbound).set({"attempts": {"raw": "attempts + 1"}})
+    text = str(err.value)
+    assert "Outbound.attempts in set()" in text
+    assert "never bound as a parameter" in text
+    assert 'sql.raw("...")' in text
+
+
+def test_a_dict_in_values_is_never_bound_as_a_parameter() -> None:
+    with pytest.raises(ValidationError) as err:
+        insert(Outbound).values({"consumer": "c", "next_attempt_at": NOW,
+                                 "attempts": {"raw": "attempts + 1"}})
+    assert "Outbound.attempts expects int, got dict" in str(err.value)
+    assert "never bound as a parameter" in str(err.value)
+
+
+def test_a_dict_in_an_upsert_set_is_never_bound() -> None:
+    with pytest.raises(ValidationError, match="never bound as a parameter"):
+        insert(Account).values({"owner": "a"}).on_conflict_do_update(
+            ["id"], {"balance": {"raw": "balance + 1"}})
+
+
+@pytest.mark.parametrize("stray", [object(), {1, 2}, [1], (1,)])
+def test_other_objects_in_set_are_rejected(stray: object) -> None:
+    with pytest.raises(ValidationError, match=re.escape("Account.balance expects int")):
+        update(Account).set({"balance": stray})
+
+
+def test_a_json_column_takes_a_dict() -> None:
+    stmt = update(Everything).set({"doc": {"a": 1}}).where({"id": 1})
+    assert stmt.compile("postgresql").params == ({"a": 1}, 1)
+
+
+def test_excluded_outside_an_upsert() -> None:
+    with pytest.raises(ValidationError, match="belongs in on_conflict_do_update"):
+        update(Account).set({"owner": sql.excluded("owner")})
+
+
+# -- locks ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lock", ["for_update", "for_share"])
+def test_skip_locked_with_no_wait(lock: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        getattr(select(Account), lock)(skip_locked=True, no_wait=True)
+    assert f"Account: {lock}() takes skip_locked=True or no_wait=True, not both" in str(err.value)
+
+
+def test_lock_of_another_table() -> None:
+    with pytest.raises(ValidationError, match=r"for_update\(of=\[Outbound\]\) names a table"):
+        select(Account).for_update(of=[Outbound])
+
+
+# -- in operands ------------------------------------------------------------------------------
+
+
+def test_in_takes_a_one_column_subquery_not_a_select() -> None:
+    with pytest.raises(ValidationError) as err:
+        select(Account).where({"id": {"in": select(Account)}})
+    assert 'Account.id `in` takes a one-column subquery: add .as_subquery("id")' in str(err.value)
+
+
+@pytest.mark.parametrize("operand", [5, "abc", {"a": 1}, None])
+def test_in_takes_a_sequence(operand: object) -> None:
+    with pytest.raises(ValidationError) as err:
+        select(Account).where({"id": {"in": operand}})
+    assert "Account.id `in` takes a list of int values or select(...).as_subquery(column)" in str(
+        err.value)
+
+
+def test_in_subquery_of_another_type() -> None:
+    with pytest.raises(ValidationError) as err:
+        select(Account).where({"id": {"not_in": select(Outbound).as_subquery("id")}})
+    assert ("Account.id `not_in`: the subquery yields Outbound.id of type UUID, not int"
+            in str(err.value))
+
+
+def test_in_items_are_checked() -> None:
+    with pytest.raises(ValidationError, match=re.escape("Outbound.id expects UUID, got str")):
+        select(Outbound).where({"id": {"in": [UUID(int=1), "2"]}})
+    with pytest.raises(ValidationError, match=re.escape('None never matches in a list; use {"is_null": True}')):
+        select(Account).where({"owner": {"in": ["a", None]}})
+
+
+# -- combinators, sql.*, counts ---------------------------------------------------------------
+
+
+def test_combinators_take_where_inputs() -> None:
+    with pytest.raises(ValidationError, match="and_\\(\\) takes where dicts"):
+        and_("owner = 'a'")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="or_\\(\\) needs at least one condition"):
+        or_()
+    with pytest.raises(ValidationError, match="not_\\(\\) takes where dicts"):
+        not_(None)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="Account: where\\(\\) needs a condition"):
+        select(Account).where()
+
+
+def test_sql_expr_checks_its_placeholders() -> None:
+    with pytest.raises(ValidationError, match=re.escape("1 placeholder(s) {} but 2 value(s)")):
+        sql.expr("a + {}", 1, 2)
+    with pytest.raises(ValidationError, match=re.escape("write {{ for a literal brace")):
+        sql.expr("a + {x}", 1)
+    with pytest.raises(ValidationError, match="a lone } must be written }}"):
+        sql.expr("a }")
+    with pytest.raises(ValidationError, match="a list cannot be bound as one parameter"):
+        sql.expr("a = any({})", [1, 2])
+
+
+def test_sql_raw_and_now_check_their_argument() -> None:
+    with pytest.raises(ValidationError, match="non-empty literal string"):
+        sql.raw("  ")
+    with pytest.raises(ValidationError, match="takes seconds as a number"):
+        sql.now(plus="30")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="naive datetime"):
+        update(Outbound).set({"updated_at": sql.expr("{}", datetime(2024, 1, 1))}).unguarded()
+
+
+@pytest.mark.parametrize("n", [-1, 1.5, True, "3"])
+def test_limit_and_offset_take_non_negative_ints(n: object) -> None:
+    with pytest.raises(ValidationError, match="limit\\(\\) takes an int >= 0"):
+        select(Account).limit(n)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="offset\\(\\) takes an int >= 0"):
+        select(Account).offset(n)  # type: ignore[arg-type]
+
+
+def test_order_by_direction() -> None:
+    with pytest.raises(ValidationError, match="direction is 'asc' or 'desc'"):
+        select(Account).order_by("id", "down")  # type: ignore[arg-type]
+
+
+def test_set_twice() -> None:
+    with pytest.raises(ValidationError, match=re.escape("Account.owner is set twice")):
+        update(Account).set({"owner": "a"}).set({"owner": "b"})
+
+
+def test_an_empty_set() -> None:
+    with pytest.raises(ValidationError, match="set\\(\\) needs at least one column to set"):
+        update(Account).set({})
+
+
+def test_select_columns_is_a_list() -> None:
+    with pytest.raises(ValidationError, match="write \\['id'\\]"):
+        select(Account, "id")  # type: ignore[call-overload]
+
+
+def test_select_of_something_that_is_not_a_model() -> None:
+    with pytest.raises(ValidationError, match="expected a Model subclass"):
+        select(dict)  # type: ignore[type-var]
+
+
+# -- inserts ----------------------------------------------------------------------------------
+
+
+def test_insert_missing_a_required_column() -> None:
+    with pytest.raises(ValidationError) as err:
+        insert(Outbound).values({"consumer": "c"})
+    assert ("insert(Outbound).values() is missing required column(s) 'next_attempt_at': "
+            "they are not nullable and have no default") in str(err.value)
+
+
+def test_insert_of_an_instance_whose_key_was_left_out() -> None:
+
+
+    with pytest.raises(ValidationError) as err:
+        insert(Keyed).values(Keyed(name="a"))
+    assert "Keyed.code was left out of the constructor" in str(err.value)
+
+
+def test_insert_rows_with_different_columns() -> None:
+    with pytest.raises(ValidationError, match="give every row the same columns"):
+        insert(Account).values([{"owner": "a"}, {"owner": "b", "id": 3}])
+
+
+def test_a_second_values_call_with_other_columns() -> None:
+    first = insert(Account).values({"owner": "a"})
+    with pytest.raises(ValidationError) as err:
+        first.values({"owner": "b", "id": 3})
+    assert "the rows already given set" in str(err.value)
+
+
+def test_insert_of_another_model_or_nothing() -> None:
+    with pytest.raises(ValidationError, match="got a Account instance; pass Outbound"):
+        insert(Outbound).values(Account(owner="a"))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="has no row to insert"):
+        insert(Account).values([])
+    with pytest.raises(ValidationError, match="has no values\\(\\): give it a row"):
+        insert(Account).compile("postgresql")
+
+
+def test_conflict_predicates_need_a_target() -> None:
+    with pytest.raises(ValidationError, match="where= repeats the predicate"):
+        insert(Account).values({"owner": "a"}).on_conflict_do_nothing(where={"closed": False})
+    with pytest.raises(ValidationError, match="index_where= repeats the predicate"):
+        insert(Account).values({"owner": "a"}).on_conflict_do_update(
+            None, {"owner": "b"}, index_where={"closed": False})
+
+
+def test_conflict_target_is_a_list() -> None:
+    with pytest.raises(ValidationError, match="write \\['id'\\]"):
+        insert(Account).values({"owner": "a"}).on_conflict_do_nothing("id")  # type: ignore[arg-type]
