@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import operator
 from functools import lru_cache
-from typing import Any, ClassVar, SupportsIndex, overload
+from typing import Any, ClassVar, Generic, SupportsIndex, overload
+
+from typing_extensions import TypeVar
 
 __all__ = ["Row", "row_class"]
 
+#: The fetched columns as a TypedDict, filled in by the mypy plugin (`Row[TypedDict({...})]`)
+#: so that `row.id` has the column's type; without the plugin it stays Any.
+F_co = TypeVar("F_co", covariant=True, default=Any)
 
-class Row(tuple[Any, ...]):
+
+class Row(tuple[Any, ...], Generic[F_co]):
     """One fetched row: `row.id`, `row["id"]` and `row[0]` all read the same column."""
 
     __slots__ = ()

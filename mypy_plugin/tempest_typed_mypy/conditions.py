@@ -1,0 +1,192 @@
+"""The where language: `{"col": value}`, `{"col": {op: operand}}` and and_/or_/not_.
+
+Checked wherever a condition is written: `where()`, `index_where=`, `update_where=`,
+`on_conflict_do_nothing(where=)` and `Index(where=)`. Conditions nested in and_/or_/not_
+written in place are checked too; one held in a variable was built without its model and is
+left to the run-time check.
+"""
+
+from __future__ import annotations
+
+from mypy.nodes import DictExpr, Expression, ListExpr, NameExpr, SetExpr, TupleExpr
+from mypy.types import Instance, NoneType, Type, get_proper_type
+
+from .messages import OPERATOR, VALUE, column_name, describe, near
+from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind
+from .values import Scope, callee_name, literal_str
+
+__all__ = ["check_condition"]
+
+COMBINATORS = frozenset({
+    "tempest_typed.statements.where.and_",
+    "tempest_typed.statements.where.or_",
+    "tempest_typed.statements.where.not_",
+})
+OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "between", "in", "not_in", "is_null",
+             "like", "ilike")
+SELECT = "tempest_typed.statements.select.Select"
+SUBQUERY = "tempest_typed.statements.where.Subquery"
+
+
+def check_condition(scope: Scope, expr: Expression) -> None:
+    """Check one where input: a dict written in place, or and_/or_/not_ of them."""
+    if isinstance(expr, DictExpr):
+        for key, spec in expr.items:
+            if key is None:
+                continue
+            col = scope.column(key)
+            if col is not None:
+                _check_spec(scope, col, spec)
+    elif callee_name(expr) in COMBINATORS:
+        from mypy.nodes import CallExpr
+
+        assert isinstance(expr, CallExpr)
+        for arg in expr.args:
+            check_condition(scope, arg)
+
+
+def _is_none(expr: Expression) -> bool:
+    return isinstance(expr, NameExpr) and expr.fullname == "builtins.None"
+
+
+def _check_spec(scope: Scope, col: Column, spec: Expression) -> None:
+    if isinstance(spec, DictExpr):
+        for op_expr, operand in spec.items:
+            if op_expr is None:
+                continue
+            op = literal_str(scope.api, op_expr)
+            if op is not None:
+                _check_operator(scope, col, op, op_expr, operand)
+        return
+    if col.kind == "json":
+        scope.fail(f"{column_name(col)} is a JSON column: it cannot be compared in "
+                   f"{scope.where}", spec, OPERATOR)
+        return
+    if isinstance(spec, ListExpr | TupleExpr | SetExpr):
+        scope.fail(f"{column_name(col)}: a list is not a value of "
+                   f"{describe(col.type, scope.api.options)} in {scope.where}; "
+                   'write {"in": [...]} to match any of them', spec, VALUE)
+        return
+    scope.value(col, spec)
+
+
+def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
+                    operand: Expression) -> None:
+    options = scope.api.options
+    col_type = describe(col.type, options)
+    if op not in OPERATORS:
+        guess = near(op, OPERATORS)
+        hint = f'; did you mean "{guess}"?' if guess else ""
+        scope.fail(f'{column_name(col)}: unknown operator "{op}" in {scope.where}{hint}',
+                   op_expr, OPERATOR)
+        return
+    if col.kind == "json" and op != "is_null":
+        scope.fail(f'{column_name(col)} is a JSON column: "{op}" does not apply', op_expr,
+                   OPERATOR)
+        return
+    ordered = op in ("lt", "lte", "gt", "gte", "between")
+    if ordered and col.kind not in ORDERED_KINDS and col.kind != "any":
+        scope.fail(f'{column_name(col)} is {col_type}: "{op}" applies to numbers, dates and '
+                   "times only", op_expr, OPERATOR)
+        return
+    if op in ("like", "ilike") and col.kind not in TEXT_KINDS and col.kind != "any":
+        scope.fail(f'{column_name(col)} is {col_type}: "{op}" applies to strings only',
+                   op_expr, OPERATOR)
+        return
+    if op in ("eq", "ne"):
+        scope.value(col, operand)
+    elif op in ("lt", "lte", "gt", "gte"):
+        if _is_none(operand):
+            scope.fail(f'{column_name(col)} "{op}" None: None has no order', operand, VALUE)
+        else:
+            scope.value(col, operand)
+    elif op == "between":
+        _check_between(scope, col, operand)
+    elif op in ("in", "not_in"):
+        _check_in(scope, col, op, operand)
+    elif op == "is_null":
+        ok, typ = scope.fits(operand, scope.named("builtins.bool"))
+        if not ok:
+            scope.fail(f'{column_name(col)} "is_null" takes True or False, got '
+                       f"{describe(typ, options)}", operand, VALUE)
+    else:  # like, ilike
+        accepted = scope.accepted(col, scope.named("builtins.str"))
+        ok, typ = scope.fits(operand, accepted)
+        if not ok:
+            scope.fail(f'{column_name(col)} "{op}" takes a pattern string, got '
+                       f"{describe(typ, options)}", operand, VALUE)
+
+
+def _non_null(col: Column) -> Type:
+    from mypy.types import UnionType
+
+    proper = get_proper_type(col.type)
+    if isinstance(proper, UnionType):
+        return UnionType.make_union(
+            [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)])
+    return col.type
+
+
+def _check_between(scope: Scope, col: Column, operand: Expression) -> None:
+    if isinstance(operand, ListExpr | TupleExpr):
+        if len(operand.items) != 2:
+            scope.fail(f'{column_name(col)} "between" takes a pair [low, high], got '
+                       f"{len(operand.items)} item(s)", operand, VALUE)
+            return
+        for item in operand.items:
+            if _is_none(item):
+                scope.fail(f'{column_name(col)} "between": bounds cannot be None', item, VALUE)
+            else:
+                scope.value(col, item, f'{scope.where} "between"')
+        return
+    element = scope.accepted(col, _non_null(col))
+    target = scope.api.named_generic_type("typing.Sequence", [element])
+    ok, typ = scope.fits(operand, target)
+    if not ok:
+        scope.fail(f'{column_name(col)} "between" takes a pair [low, high] of '
+                   f"{describe(_non_null(col), scope.api.options)}, got "
+                   f"{describe(typ, scope.api.options)}", operand, VALUE)
+
+
+def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
+    options = scope.api.options
+    element_type = _non_null(col)
+    first = get_proper_type(scope.api.lookup_type_or_none(operand))
+    if isinstance(first, Instance) and first.type.fullname == SUBQUERY and len(first.args) == 2:
+        yields = first.args[1]
+        kind, _, _ = column_kind(yields)
+        same = (kind == col.kind or {kind, col.kind} <= TEXT_KINDS
+                or "any" in (kind, col.kind))
+        if not same:
+            model = describe(first.args[0], options)
+            scope.fail(f'{column_name(col)} "{op}": the subquery yields {describe(yields, options)}'
+                       f" (a column of {model}), not {describe(element_type, options)}",
+                       operand, VALUE)
+        return
+    if isinstance(first, Instance) and first.type.has_base(SELECT):
+        scope.fail(f'{column_name(col)} "{op}" takes a one-column subquery, not a whole select: '
+                   f'add .as_subquery("{col.attr}") (or the column to compare)', operand, VALUE)
+        return
+    if isinstance(operand, ListExpr | TupleExpr | SetExpr):
+        for item in operand.items:
+            if _is_none(item):
+                scope.fail(f'{column_name(col)} "{op}": None never matches in a list; use '
+                           '{"is_null": True} (combined with or_)', item, VALUE)
+            else:
+                scope.value(col, item, f'{scope.where} "{op}"')
+        return
+    element = scope.accepted(col, element_type)
+    sequence = scope.api.named_generic_type("typing.Sequence", [element])
+    target = sequence
+    ok, typ = scope.fits(operand, target)
+    if not ok:
+        ok, typ = scope.fits(operand, scope.api.named_generic_type("typing.AbstractSet",
+                                                                   [element]))
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.type.fullname in ("builtins.str",
+                                                                 "builtins.bytes"):
+        ok = False
+    if not ok:
+        scope.fail(f'{column_name(col)} "{op}" takes a sequence of '
+                   f"{describe(element_type, options)} or select(...).as_subquery(column), got "
+                   f"{describe(typ, options)}", operand, VALUE)

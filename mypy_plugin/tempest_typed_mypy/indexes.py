@@ -1,0 +1,34 @@
+"""`Index(name, [columns], where={...})` in a model's `__indexes__`: checked against the model
+whose class body holds it."""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.nodes import StrExpr
+from mypy.plugin import FunctionContext
+from mypy.types import Type
+
+from .conditions import check_condition
+from .metadata import model_facts
+from .values import Scope
+
+__all__ = ["check_index"]
+
+
+def check_index(ctx: FunctionContext) -> Type:
+    """Check an Index's columns and where= against the enclosing model."""
+    assert isinstance(ctx.api, TypeChecker)
+    info = ctx.api.scope.active_class()
+    facts = model_facts(info) if info is not None else None
+    if facts is None:
+        return ctx.default_return_type
+    by_name = dict(zip(ctx.callee_arg_names, ctx.args, strict=False))
+    names = by_name.get("name") or []
+    label = f'Index "{names[0].value}"' if names and isinstance(names[0], StrExpr) else "Index"
+    scope = Scope(ctx.api, facts, label)
+    for columns in by_name.get("columns") or []:
+        scope.columns(columns)
+    inner = Scope(ctx.api, facts, f"{label} where=")
+    for condition in by_name.get("where") or []:
+        check_condition(inner, condition)
+    return ctx.default_return_type

@@ -1,0 +1,87 @@
+"""The plugin's entry point. It only routes: each hook names the module that decides.
+
+Enable it with `plugins = tempest_typed.mypy` in the mypy configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mypy.nodes import TypeInfo
+from mypy.plugin import (
+    AttributeContext,
+    ClassDefContext,
+    FunctionContext,
+    MethodContext,
+    Plugin,
+    ReportConfigContext,
+)
+from mypy.types import Type
+
+from . import indexes, raw, rows, statements
+from .metadata import MODEL, collect_model
+
+__all__ = ["TempestTypedPlugin", "plugin"]
+
+#: Reported to mypy, which drops its cache when the plugin changes version.
+__version__ = "0.1.0"
+
+_S = "tempest_typed.statements"
+
+FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
+    f"{_S}.select.select": statements.select_columns,
+    "tempest_typed.sql.raw": raw.check_raw,
+    "tempest_typed.model.Index": indexes.check_index,
+}
+
+METHODS: dict[str, Callable[[MethodContext], Type]] = {
+    f"{_S}.select.Select.where": statements.where,
+    f"{_S}.update.Update.where": statements.where,
+    f"{_S}.delete.Delete.where": statements.where,
+    f"{_S}.select.Select.order_by": statements.order_by,
+    f"{_S}.select.Select.as_subquery": statements.as_subquery,
+    f"{_S}.update.Update.set": statements.update_set,
+    f"{_S}.insert.Insert.values": statements.insert_values,
+    f"{_S}.insert.Insert.on_conflict_do_nothing": statements.conflict_nothing,
+    f"{_S}.insert.Insert.on_conflict_do_update": statements.conflict_update,
+    f"{_S}.insert.Insert.returning": statements.returning,
+    f"{_S}.update.Update.returning": statements.returning,
+    f"{_S}.delete.Delete.returning": statements.returning,
+    f"{rows.ROW}.__getitem__": rows.row_item,
+}
+
+
+class TempestTypedPlugin(Plugin):
+    """Routes mypy's hooks to the checks of tempest_typed statements."""
+
+    def get_base_class_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
+        """Collect a model's facts when a class derives from Model, directly or not."""
+        if fullname == MODEL:
+            return collect_model
+        sym = self.lookup_fully_qualified(fullname)
+        if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
+            return collect_model
+        return None
+
+    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        """select(), sql.raw() and Index()."""
+        return FUNCTIONS.get(fullname)
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        """The statement builders' methods and Row item access."""
+        return METHODS.get(fullname)
+
+    def get_attribute_hook(self, fullname: str) -> Callable[[AttributeContext], Type] | None:
+        """`row.column` on a partial row."""
+        if fullname.startswith(rows.ROW + "."):
+            return rows.row_attribute
+        return None
+
+    def report_config_data(self, ctx: ReportConfigContext) -> str:
+        """The plugin version: a new version invalidates mypy's cache."""
+        return __version__
+
+
+def plugin(version: str) -> type[Plugin]:
+    """mypy's entry point: the plugin class for this mypy version."""
+    return TempestTypedPlugin

@@ -1,0 +1,62 @@
+"""Error codes and the wording of every message the plugin reports.
+
+Each message names the model and the column, the way the run-time ValidationError does, so
+a mistake reads the same whether mypy or the builder finds it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from mypy.errorcodes import ErrorCode
+from mypy.options import Options
+from mypy.types import Instance, Type, get_proper_type
+
+from .metadata import Column, ModelFacts
+
+__all__ = [
+    "COLUMN", "INSERT", "OPERATOR", "RAW", "VALUE", "describe", "near", "unknown_column",
+]
+
+COLUMN = ErrorCode("tempest-column", "A column name the model does not have", "tempest")
+VALUE = ErrorCode("tempest-value", "A value that the column cannot hold", "tempest")
+OPERATOR = ErrorCode("tempest-operator", "An unknown operator, or one the column's type "
+                     "does not support", "tempest")
+INSERT = ErrorCode("tempest-insert", "An insert that leaves out a required column", "tempest")
+RAW = ErrorCode("tempest-raw", "sql.raw() given something other than a literal string",
+                "tempest")
+
+
+def near(word: str, choices: Iterable[str]) -> str | None:
+    """The choice that `word` was probably meant to be, if one is close enough."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def unknown_column(facts: ModelFacts, name: str, where: str) -> str:
+    """`Outbound has no column "sttaus" in where(); did you mean "status"?`"""
+    by_sql = [c.attr for c in facts.columns.values() if c.sql_name == name]
+    hint = ""
+    if by_sql:
+        hint = f'; "{name}" is the SQL name, write the attribute "{by_sql[0]}"'
+    else:
+        guess = near(name, facts.columns)
+        if guess is not None:
+            hint = f'; did you mean "{guess}"?'
+    return f'{facts.name} has no column "{name}" in {where}{hint}'
+
+
+def describe(typ: Type, options: Options) -> str:
+    """A type as mypy would quote it, showing the literal a plain `str` value came from."""
+    from mypy.messages import format_type
+
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.last_known_value is not None:
+        return format_type(proper.last_known_value, options)
+    return format_type(typ, options)
+
+
+def column_name(col: Column) -> str:
+    """`Outbound.status`."""
+    return f"{col.model}.{col.attr}"

@@ -1,0 +1,185 @@
+"""Model facts: collected once per model class, read by every check.
+
+Two halves, for the sake of the incremental cache. What only the class body says (which
+attributes are columns, `column(primary_key=..., server_default=..., name=...)`, a default)
+is collected while mypy analyses the model's module and stored in `TypeInfo.metadata`, which
+mypy serialises with the class: a warm run never sees the class body again. What the types
+say (a column's type, its kind, nullability) is derived from the class's attributes when a
+check runs, because those types are complete only then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mypy.nodes import (
+    AssignmentStmt,
+    CallExpr,
+    MypyFile,
+    NameExpr,
+    RefExpr,
+    StrExpr,
+    TempNode,
+    TypeInfo,
+    Var,
+)
+from mypy.plugin import ClassDefContext
+from mypy.types import (
+    AnyType,
+    Instance,
+    LiteralType,
+    NoneType,
+    ProperType,
+    Type,
+    TypeOfAny,
+    UnionType,
+    get_proper_type,
+)
+
+__all__ = [
+    "KEY", "MODEL", "Column", "ModelFacts", "collect_model", "column_kind", "instance",
+    "model_facts",
+]
+
+#: The key of our entry in `TypeInfo.metadata`.
+KEY = "tempest_typed"
+MODEL = "tempest_typed.model.Model"
+COLUMN = "tempest_typed.model.column"
+FIELD = "dataclasses.field"
+
+_KINDS = {
+    "builtins.str": "str", "builtins.int": "int", "builtins.float": "float",
+    "builtins.bool": "bool", "decimal.Decimal": "decimal", "builtins.bytes": "bytes",
+    "datetime.datetime": "datetime", "datetime.date": "date", "uuid.UUID": "uuid",
+    "builtins.dict": "json", "builtins.list": "json",
+}
+ORDERED_KINDS = frozenset({"int", "float", "decimal", "datetime", "date"})
+TEXT_KINDS = frozenset({"str", "literal"})
+
+
+def _is_true(expr: object) -> bool:
+    return isinstance(expr, NameExpr) and expr.fullname == "builtins.True"
+
+
+def _is_none(expr: object) -> bool:
+    return isinstance(expr, NameExpr) and expr.fullname == "builtins.None"
+
+
+def collect_model(ctx: ClassDefContext) -> None:
+    """Record, from the class body, what each column declares beyond its type."""
+    info = ctx.cls.info
+    columns: list[dict[str, object]] = []
+    for stmt in ctx.cls.defs.body:
+        if not (isinstance(stmt, AssignmentStmt) and stmt.type is not None
+                and len(stmt.lvalues) == 1 and isinstance(stmt.lvalues[0], NameExpr)):
+            continue
+        name = stmt.lvalues[0].name
+        sym = info.names.get(name)
+        if sym is None or not isinstance(sym.node, Var) or sym.node.is_classvar:
+            continue
+        rvalue = stmt.rvalue
+        has_default = not isinstance(rvalue, TempNode)
+        primary_key = server_default = False
+        sql_name: str | None = None
+        if (isinstance(rvalue, CallExpr) and isinstance(rvalue.callee, RefExpr)
+                and rvalue.callee.fullname in (COLUMN, FIELD)):
+            kwargs = {n: a for n, a in zip(rvalue.arg_names, rvalue.args, strict=True) if n}
+            has_default = "default" in kwargs or "default_factory" in kwargs
+            primary_key = _is_true(kwargs.get("primary_key"))
+            server_default = "server_default" in kwargs and not _is_none(kwargs["server_default"])
+            name_arg = kwargs.get("name")
+            sql_name = name_arg.value if isinstance(name_arg, StrExpr) else None
+        columns.append({"attr": name, "has_default": has_default, "primary_key": primary_key,
+                        "server_default": server_default, "sql_name": sql_name})
+    info.metadata[KEY] = {"columns": columns}
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column as the checks see it."""
+
+    model: str
+    attr: str
+    type: Type
+    kind: str
+    nullable: bool
+    required: bool
+    sql_name: str | None
+    literal_values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFacts:
+    """A model's columns, in declaration order, by attribute name."""
+
+    info: TypeInfo
+    name: str
+    columns: dict[str, Column]
+
+
+def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:
+    """(kind, nullable, literal values) of a column type; kind "any" when unknown."""
+    proper = get_proper_type(typ)
+    nullable = False
+    items: list[ProperType] = [proper]
+    if isinstance(proper, UnionType):
+        items = [get_proper_type(t) for t in proper.items]
+        nullable = any(isinstance(t, NoneType) for t in items)
+        items = [t for t in items if not isinstance(t, NoneType)]
+    if items and all(isinstance(t, LiteralType) and isinstance(t.value, str) for t in items):
+        values = tuple(str(t.value) for t in items if isinstance(t, LiteralType))
+        return "literal", nullable, values
+    if len(items) == 1 and isinstance(items[0], Instance):
+        return _KINDS.get(items[0].type.fullname, "any"), nullable, ()
+    return "any", nullable, ()
+
+
+_cache: dict[int, tuple[TypeInfo, ModelFacts]] = {}
+
+
+def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
+    """The facts of a model type (an instance of a Model subclass), or None for anything else."""
+    if isinstance(typ, TypeInfo):
+        info = typ
+    else:
+        proper = get_proper_type(typ)
+        if not isinstance(proper, Instance):
+            return None
+        info = proper.type
+    cached = _cache.get(id(info))
+    if cached is not None and cached[0] is info:
+        return cached[1]
+    if KEY not in info.metadata:
+        return None
+    columns: dict[str, Column] = {}
+    for base in reversed(info.mro):
+        for entry in base.metadata.get(KEY, {}).get("columns", ()):
+            attr = entry["attr"]
+            sym = base.names.get(attr)
+            node = sym.node if sym is not None else None
+            col_type: Type = AnyType(TypeOfAny.from_error)
+            if isinstance(node, Var) and node.type is not None:
+                col_type = node.type
+            kind, nullable, literals = column_kind(col_type)
+            autoincrement = (entry["primary_key"] and kind == "int" and not entry["has_default"]
+                             and not entry["server_default"])
+            required = not (nullable or entry["has_default"] or entry["server_default"]
+                            or autoincrement)
+            columns.pop(attr, None)
+            columns[attr] = Column(info.name, attr, col_type, kind, nullable, required,
+                                   entry["sql_name"], literals)
+    facts = ModelFacts(info, info.name, columns)
+    _cache[id(info)] = (info, facts)
+    return facts
+
+
+def instance(modules: dict[str, MypyFile], fullname: str, args: list[Type] | None = None
+             ) -> Instance:
+    """An instance of a class named by its full name (its module need not be imported by name
+    in the package's `__init__`, unlike mypy's `named_type`)."""
+    module, _, name = fullname.rpartition(".")
+    node = modules[module].names[name].node
+    assert isinstance(node, TypeInfo), fullname
+    if args is None:
+        args = [AnyType(TypeOfAny.special_form)] * len(node.defn.type_vars)
+    return Instance(node, args)

@@ -1,0 +1,89 @@
+"""Row types: what a partial select or `returning(...)` yields.
+
+`Row` is generic over an anonymous TypedDict of the fetched columns (`Row[TypedDict({'id':
+UUID})]`), a type mypy already knows how to cache, so no class is invented per query.
+Attribute access (`row.id`) and item access (`row["id"]`, `row[0]`) read it; a column that
+was not fetched is an error.
+"""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.nodes import IntExpr
+from mypy.plugin import AttributeContext, MethodContext
+from mypy.types import (
+    AnyType,
+    Instance,
+    Type,
+    TypedDictType,
+    TypeOfAny,
+    get_proper_type,
+)
+
+from .messages import COLUMN
+from .metadata import ModelFacts, instance
+from .values import literal_str
+
+__all__ = ["ROW", "row_attribute", "row_item", "row_type"]
+
+ROW = "tempest_typed.row.Row"
+
+
+def row_type(api: TypeChecker, facts: ModelFacts, names: list[str]) -> Instance:
+    """`Row[TypedDict({...})]` holding the named columns with their declared types."""
+    items = {name: facts.columns[name].type for name in names}
+    fields = TypedDictType(items, set(items), set(), api.named_type("typing._TypedDict"))
+    return instance(api.modules, ROW, [fields])
+
+
+def _fields(typ: Type) -> TypedDictType | None:
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.type.fullname == ROW and proper.args:
+        fields = get_proper_type(proper.args[0])
+        if isinstance(fields, TypedDictType):
+            return fields
+    return None
+
+
+def _missing(name: str, fields: TypedDictType) -> str:
+    fetched = ", ".join(f'"{n}"' for n in fields.items)
+    return (f'This row has no column "{name}"; it fetched {fetched} '
+            "(add the column to select(...) or returning(...))")
+
+
+def row_attribute(ctx: AttributeContext) -> Type:
+    """`row.name`: the column's type, or an error for a column that was not fetched."""
+    fields = _fields(ctx.type)
+    if fields is None:
+        return ctx.default_attr_type
+    assert isinstance(ctx.context, object)
+    from mypy.nodes import MemberExpr
+
+    name = ctx.context.name if isinstance(ctx.context, MemberExpr) else None
+    if name is None:
+        return ctx.default_attr_type
+    if name in fields.items:
+        return fields.items[name]
+    ctx.api.fail(_missing(name, fields), ctx.context, code=COLUMN)
+    return AnyType(TypeOfAny.from_error)
+
+
+def row_item(ctx: MethodContext) -> Type:
+    """`row["name"]` and `row[0]`: the column's type, or an error."""
+    fields = _fields(ctx.type)
+    if fields is None or not ctx.args or not ctx.args[0]:
+        return ctx.default_return_type
+    key = ctx.args[0][0]
+    assert isinstance(ctx.api, TypeChecker)
+    names = list(fields.items)
+    if isinstance(key, IntExpr):
+        if -len(names) <= key.value < len(names):
+            return fields.items[names[key.value]]
+        return ctx.default_return_type
+    name = literal_str(ctx.api, key)
+    if name is None:
+        return ctx.default_return_type
+    if name in fields.items:
+        return fields.items[name]
+    ctx.api.fail(_missing(name, fields), key, code=COLUMN)
+    return AnyType(TypeOfAny.from_error)

@@ -1,0 +1,188 @@
+"""Hooks of the statement builders: the model is read from the statement's type, each argument
+is checked where it was written, and partial rows get their precise type."""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.nodes import DictExpr, Expression, ListExpr, TupleExpr
+from mypy.plugin import FunctionContext, MethodContext
+from mypy.types import Instance, Type, get_proper_type
+
+from .conditions import check_condition
+from .messages import INSERT
+from .metadata import ModelFacts, model_facts
+from .rows import row_type
+from .values import Scope
+
+__all__ = [
+    "as_subquery", "conflict_nothing", "conflict_update", "insert_values", "order_by",
+    "returning", "select_columns", "update_set", "where",
+]
+
+
+def _model(typ: Type) -> ModelFacts | None:
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.args:
+        return model_facts(proper.args[0])
+    return None
+
+
+def _arg(ctx: MethodContext | FunctionContext, name: str) -> list[Expression]:
+    for names, args in zip(ctx.callee_arg_names, ctx.args, strict=False):
+        if names == name:
+            return args
+    return []
+
+
+def _scope(ctx: MethodContext, where: str, allow_excluded: bool = False) -> Scope | None:
+    facts = _model(ctx.type)
+    if facts is None:
+        return None
+    assert isinstance(ctx.api, TypeChecker)
+    return Scope(ctx.api, facts, where, allow_excluded)
+
+
+def _with_rows(default: Type, row: Type) -> Type:
+    proper = get_proper_type(default)
+    if isinstance(proper, Instance) and len(proper.args) == 2:
+        return proper.copy_modified(args=[proper.args[0], row])
+    return default
+
+
+def select_columns(ctx: FunctionContext) -> Type:
+    """`select(M, ["a", "b"])`: each column checked; rows are `Row` of exactly those columns."""
+    facts = _model(ctx.default_return_type)
+    columns = ctx.args[1] if len(ctx.args) > 1 else []  # positional-only: no name to match
+    if facts is None or not columns:
+        return ctx.default_return_type
+    assert isinstance(ctx.api, TypeChecker)
+    names = Scope(ctx.api, facts, "select()").columns(columns[0])
+    if names is None:
+        return ctx.default_return_type
+    return _with_rows(ctx.default_return_type, row_type(ctx.api, facts, names))
+
+
+def where(ctx: MethodContext) -> Type:
+    """`.where(...)` on a select, update or delete."""
+    scope = _scope(ctx, "where()")
+    if scope is not None:
+        for condition in _arg(ctx, "conditions"):
+            check_condition(scope, condition)
+    return ctx.default_return_type
+
+
+def order_by(ctx: MethodContext) -> Type:
+    """`.order_by("column")`."""
+    scope = _scope(ctx, "order_by()")
+    if scope is not None:
+        for column in _arg(ctx, "column"):
+            scope.column(column)
+    return ctx.default_return_type
+
+
+def as_subquery(ctx: MethodContext) -> Type:
+    """`.as_subquery("column")`: a `Subquery` typed by that column."""
+    scope = _scope(ctx, "as_subquery()")
+    column = _arg(ctx, "column")
+    if scope is None or not column:
+        return ctx.default_return_type
+    col = scope.column(column[0])
+    proper = get_proper_type(ctx.default_return_type)
+    if col is None or not isinstance(proper, Instance) or len(proper.args) != 2:
+        return ctx.default_return_type
+    return proper.copy_modified(args=[proper.args[0], col.type])
+
+
+def returning(ctx: MethodContext) -> Type:
+    """`.returning("a", "b")`: each column checked; rows are `Row` of exactly those columns."""
+    scope = _scope(ctx, "returning()")
+    exprs = [e for args in ctx.args for e in args]
+    if scope is None or not exprs:
+        return ctx.default_return_type
+    names: list[str] = []
+    for expr in exprs:
+        col = scope.column(expr)
+        if col is None:
+            return ctx.default_return_type
+        names.append(col.attr)
+    return _with_rows(ctx.default_return_type, row_type(scope.api, scope.facts, names))
+
+
+def _assignments(scope: Scope, mapping: Expression) -> list[str] | None:
+    """Check `{column: value}`; the names it sets, or None when they are not all known."""
+    if not isinstance(mapping, DictExpr):
+        return None
+    names: list[str] | None = []
+    for key, value in mapping.items:
+        if key is None:
+            names = None
+            continue
+        col = scope.column(key)
+        if col is None:
+            names = None
+            continue
+        if names is not None:
+            names.append(col.attr)
+        scope.value(col, value)
+    return names
+
+
+def update_set(ctx: MethodContext) -> Type:
+    """`update(M).set({...})`."""
+    scope = _scope(ctx, "set()")
+    if scope is not None:
+        for mapping in _arg(ctx, "values"):
+            _assignments(scope, mapping)
+    return ctx.default_return_type
+
+
+def insert_values(ctx: MethodContext) -> Type:
+    """`insert(M).values({...})`, or a list of dicts: keys, values and required columns."""
+    scope = _scope(ctx, "values()")
+    if scope is None:
+        return ctx.default_return_type
+    for rows in _arg(ctx, "rows"):
+        items = rows.items if isinstance(rows, ListExpr | TupleExpr) else [rows]
+        for row in items:
+            names = _assignments(scope, row)
+            if names is None:
+                continue
+            missing = [c.attr for c in scope.facts.columns.values()
+                       if c.required and c.attr not in names]
+            if missing:
+                listed = ", ".join(f'"{m}"' for m in missing)
+                scope.fail(f"insert({scope.facts.name}).values() is missing required column(s) "
+                           f"{listed}: they are not nullable and have no default", row, INSERT)
+    return ctx.default_return_type
+
+
+def conflict_nothing(ctx: MethodContext) -> Type:
+    """`.on_conflict_do_nothing(target, where=...)`."""
+    label = "on_conflict_do_nothing()"
+    scope = _scope(ctx, label)
+    if scope is None:
+        return ctx.default_return_type
+    for target in _arg(ctx, "target"):
+        scope.columns(target)
+    inner = Scope(scope.api, scope.facts, f"{label} where=")
+    for condition in _arg(ctx, "where"):
+        check_condition(inner, condition)
+    return ctx.default_return_type
+
+
+def conflict_update(ctx: MethodContext) -> Type:
+    """`.on_conflict_do_update(target, set, index_where=..., update_where=...)`."""
+    label = "on_conflict_do_update()"
+    scope = _scope(ctx, label)
+    if scope is None:
+        return ctx.default_return_type
+    for target in _arg(ctx, "target"):
+        scope.columns(target)
+    assign = Scope(scope.api, scope.facts, f"{label} set", allow_excluded=True)
+    for mapping in _arg(ctx, "set"):
+        _assignments(assign, mapping)
+    for name in ("index_where", "update_where"):
+        inner = Scope(scope.api, scope.facts, f"{label} {name}=")
+        for condition in _arg(ctx, name):
+            check_condition(inner, condition)
+    return ctx.default_return_type

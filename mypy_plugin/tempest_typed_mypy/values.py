@@ -1,0 +1,163 @@
+"""Value checks: is this expression a value the column can hold, or an sql.* expression?
+
+mypy infers a value inside `where({...})` or `set({...})` against the loose runtime
+signature (`Mapping[str, Any]`), so a literal such as `"queued"` or `["queued", "sent"]` first
+comes out as `str` / `list[str]`. When that first type does not fit the column, the value is
+inferred once more with the column's type as context (errors silenced: mypy reported them the
+first time), which gives a literal its precise type before we judge it.
+"""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.nodes import CallExpr, Context, Expression, NameExpr, RefExpr, StrExpr
+from mypy.subtypes import is_subtype
+from mypy.types import (
+    AnyType,
+    Instance,
+    LiteralType,
+    NoneType,
+    Type,
+    UnionType,
+    get_proper_type,
+)
+
+from .messages import COLUMN, VALUE, column_name, describe, near, unknown_column
+from .metadata import Column, ModelFacts, instance
+
+__all__ = ["EXCLUDED", "EXPRESSION", "Scope"]
+
+EXPRESSION = "tempest_typed.expressions.Expression"
+EXCLUDED = "tempest_typed.sql.excluded"
+
+
+def callee_name(expr: Expression) -> str | None:
+    """The full name of the function an expression calls, if it is a call."""
+    if isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr):
+        return expr.callee.fullname
+    return None
+
+
+class Scope:
+    """One model seen from one place in a statement (`where()`, `set()`, ...)."""
+
+    def __init__(self, api: TypeChecker, facts: ModelFacts, where: str,
+                 allow_excluded: bool = False) -> None:
+        self.api = api
+        self.facts = facts
+        self.where = where
+        self.allow_excluded = allow_excluded
+
+    def fail(self, message: str, context: Context, code: object) -> None:
+        """Report an error at `context`."""
+        from mypy.errorcodes import ErrorCode
+
+        assert isinstance(code, ErrorCode)
+        self.api.fail(message, context, code=code)
+
+    def column(self, key: Expression) -> Column | None:
+        """The column a key expression names, reporting an unknown one; None if not literal."""
+        name = literal_str(self.api, key)
+        if name is None:
+            return None
+        col = self.facts.columns.get(name)
+        if col is None:
+            self.fail(unknown_column(self.facts, name, self.where), key, COLUMN)
+        return col
+
+    def columns(self, expr: Expression) -> list[str] | None:
+        """The names in a literal list of columns, each checked; None when not a literal list."""
+        from mypy.nodes import ListExpr, TupleExpr
+
+        if not isinstance(expr, ListExpr | TupleExpr):
+            return None
+        names: list[str] | None = []
+        for item in expr.items:
+            col = self.column(item)
+            if col is None:
+                names = None
+            elif names is not None:
+                names.append(col.attr)
+        return names
+
+    def named(self, name: str) -> Instance:
+        """An instance of a class by its full name."""
+        return instance(self.api.modules, name)
+
+    def accepted(self, col: Column, element: Type | None = None) -> Type:
+        """What a value of `col` may be: its type or an sql.* expression."""
+        base = element if element is not None else col.type
+        items: list[Type] = [base, self.named(EXPRESSION)]
+        if col.kind == "decimal":
+            items.append(self.named("builtins.int"))
+        return UnionType.make_union(items)
+
+    def infer(self, expr: Expression, context: Type | None) -> Type:
+        """The expression's type, inferred again with `context` (its errors silenced)."""
+        with self.api.msg.filter_errors():
+            return self.api.expr_checker.accept(expr, type_context=context)
+
+    def fits(self, expr: Expression, target: Type) -> tuple[bool, Type]:
+        """Whether `expr` is a `target`, and the type it was judged by."""
+        first = self.api.lookup_type_or_none(expr)
+        if first is not None and fits(first, target):
+            return True, first
+        again = self.infer(expr, target)
+        return fits(again, target), again
+
+    def value(self, col: Column, expr: Expression, label: str | None = None) -> None:
+        """Check a value (or sql.* expression) given for `col`."""
+        where = label or self.where
+        if callee_name(expr) == EXCLUDED:
+            self.excluded(expr)
+            return
+        ok, typ = self.fits(expr, self.accepted(col))
+        if ok:
+            return
+        if isinstance(get_proper_type(typ), NoneType):
+            self.fail(f'{column_name(col)} is not nullable: None is not a value of '
+                      f'{describe(col.type, self.api.options)} in {where}', expr, VALUE)
+            return
+        hint = ""
+        value = literal_str(self.api, expr)
+        if col.kind == "literal" and value is not None:
+            guess = near(value, col.literal_values)
+            if guess is not None:
+                hint = f'; did you mean "{guess}"?'
+        self.fail(f"{column_name(col)} expects {describe(col.type, self.api.options)}, got "
+                  f"{describe(typ, self.api.options)} in {where}{hint}", expr, VALUE)
+
+    def excluded(self, call: Expression) -> None:
+        """sql.excluded("col"): only in an upsert's set, and of a column of the model."""
+        assert isinstance(call, CallExpr)
+        if not self.allow_excluded:
+            self.fail(f"sql.excluded() in {self.where}: it names the row an upsert tried to "
+                      "insert, so it belongs in on_conflict_do_update(..., set)", call, VALUE)
+            return
+        if call.args:
+            inner = Scope(self.api, self.facts, f"sql.excluded() in {self.where}")
+            inner.column(call.args[0])
+
+
+def fits(typ: Type, target: Type) -> bool:
+    """Whether a value of `typ` may be given where `target` is expected."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, AnyType):
+        return True
+    if (isinstance(proper, Instance) and proper.last_known_value is not None
+            and is_subtype(proper.last_known_value, target)):
+        return True
+    return is_subtype(typ, target)
+
+
+def literal_str(api: TypeChecker, expr: Expression) -> str | None:
+    """The string an expression is known to hold: a literal, or a name typed as one."""
+    if isinstance(expr, StrExpr):
+        return expr.value
+    if isinstance(expr, NameExpr | RefExpr):
+        typ = get_proper_type(api.lookup_type_or_none(expr))
+        if isinstance(typ, Instance) and typ.last_known_value is not None:
+            typ = typ.last_known_value
+        if isinstance(typ, LiteralType) and isinstance(typ.value, str):
+            return typ.value
+    return None
