@@ -1,0 +1,253 @@
+"""Models: annotated dataclasses and the metadata every later layer reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Literal
+from uuid import UUID
+
+import pytest
+
+from tempest_typed import UNSET, Index, Model, ValidationError, column, sql
+from tempest_typed.model import meta_of
+
+from .models import Account, Everything, Keyed, Outbound, Snake
+
+NOW = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def describe(model: type[Model]) -> list[tuple[str, str, str, bool, bool, bool]]:
+    """(attr, sql name, kind, nullable, primary key, required on insert) per column."""
+    return [(c.attr, c.name, c.kind, c.nullable, c.primary_key, c.required)
+            for c in meta_of(model).columns]
+
+
+def test_outbound_metadata_in_declaration_order() -> None:
+    meta = meta_of(Outbound)
+    assert meta.table == "outbound_messages"
+    assert describe(Outbound) == [
+        ("id", "id", "uuid", False, True, False),
+        ("consumer", "consumer", "str", False, False, True),
+        ("idempotency_key", "idempotency_key", "str", True, False, False),
+        ("status", "status", "literal", False, False, False),
+        ("attempts", "attempts", "int", False, False, False),
+        ("next_attempt_at", "next_attempt_at", "datetime", False, False, True),
+        ("updated_at", "updated_at", "datetime", True, False, False),
+    ]
+    assert [c.attr for c in meta.primary_key] == ["id"]
+    assert meta.by_attr["status"].literal_values == ("queued", "sending", "sent", "failed")
+    assert [c.position for c in meta.columns] == list(range(7))
+
+
+def test_every_column_kind() -> None:
+    kinds = {c.attr: (c.kind, c.nullable) for c in meta_of(Everything).columns}
+    assert kinds == {
+        "id": ("int", False), "name": ("str", False), "label": ("str", True),
+        "code": ("str", False), "state": ("literal", False), "count": ("int", False),
+        "ratio": ("float", False), "price": ("decimal", False), "active": ("bool", False),
+        "payload": ("bytes", False), "at": ("datetime", True), "day": ("date", True),
+        "ref": ("uuid", True), "doc": ("json", True), "created_at": ("datetime", False),
+    }
+    assert meta_of(Everything).by_attr["code"].max_length == 12
+
+
+def test_required_on_insert() -> None:
+    # Required: not nullable and no default of any kind (Python, factory, server, identity).
+    assert [c.attr for c in meta_of(Everything).columns if c.required] == ["name"]
+    assert [c.attr for c in meta_of(Keyed).columns if c.required] == ["code", "name"]
+    everything = meta_of(Everything).by_attr
+    assert everything["id"].autoincrement
+    assert everything["created_at"].server_default is not None
+    assert not meta_of(Keyed).by_attr["code"].autoincrement
+
+
+def test_indexes_with_their_where() -> None:
+    unique, claim = meta_of(Outbound).indexes
+    assert (unique.name, unique.columns, unique.unique) == (
+        "outbound_idempotency_unique", ("consumer", "idempotency_key"), True)
+    assert unique.where == {"idempotency_key": {"is_null": False}}
+    assert (claim.name, claim.columns, claim.unique, claim.where) == (
+        "outbound_claim", ("status", "next_attempt_at"), False, None)
+    indexed = {c.attr for c in meta_of(Outbound).columns if c.indexed}
+    assert indexed == {"id", "consumer", "idempotency_key", "status", "next_attempt_at"}
+
+
+def test_default_table_name_is_the_class_name_in_snake_case() -> None:
+    class HTTPRequestLog(Model):
+        id: int = column(primary_key=True)
+
+    assert meta_of(HTTPRequestLog).table == "http_request_log"
+    assert meta_of(Snake).table == "snake"
+
+
+@pytest.mark.parametrize(("naming", "names"), [
+    ("preserve", ["nextAttemptAt", "updated_at", "Kind"]),
+    ("snake_case", ["next_attempt_at", "updated_at", "kind"]),
+    ("camelCase", ["nextAttemptAt", "updatedAt", "Kind"]),
+    (lambda name: "c_" + name.lower(), ["c_nextattemptat", "c_updated_at", "c_kind"]),
+])
+def test_naming(naming: Any, names: list[str]) -> None:
+    class Named(Model, naming=naming):
+        nextAttemptAt: int
+        updated_at: int = 0
+        Kind: str = column(default="k")
+
+    assert [c.name for c in meta_of(Named).columns] == names
+    assert [c.attr for c in meta_of(Named).columns] == ["nextAttemptAt", "updated_at", "Kind"]
+
+
+def test_column_name_overrides_naming() -> None:
+    class Renamed(Model, naming="snake_case"):
+        firstName: str = column(name="given_name")
+        lastName: str
+
+    assert [c.name for c in meta_of(Renamed).columns] == ["given_name", "last_name"]
+
+
+def test_snake_case_model_of_the_seed() -> None:
+    assert describe(Snake) == [
+        ("id", "id", "int", False, True, False),
+        ("nextAttemptAt", "next_attempt_at", "datetime", False, False, True),
+        ("updatedAt", "updated_at", "datetime", True, False, False),
+    ]
+
+
+def test_class_vars_and_unannotated_attributes_are_not_columns() -> None:
+    class Plain(Model):
+        x: int
+        limit: ClassVar[int] = 3
+        helper = "not a column"
+
+    assert [c.attr for c in meta_of(Plain).columns] == ["x"]
+
+
+# -- constructor ------------------------------------------------------------------------------
+
+
+def test_constructor_is_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        Outbound("billing", NOW)  # type: ignore[misc]
+
+
+def test_defaults_and_factories() -> None:
+    one = Outbound(consumer="c", next_attempt_at=NOW)
+    two = Outbound(consumer="c", next_attempt_at=NOW)
+    assert (one.status, one.attempts, one.idempotency_key, one.updated_at) == (
+        "queued", 0, None, None)
+    assert isinstance(one.id, UUID)
+    assert one.id != two.id  # a factory runs per instance
+
+
+def test_database_filled_columns_default_to_unset() -> None:
+    account = Account(owner="a")
+    assert account.id is UNSET
+    assert not UNSET
+    assert repr(UNSET) == "UNSET"
+    everything = Everything(name="n")
+    assert everything.created_at is UNSET
+
+
+def test_a_key_the_database_cannot_fill_can_be_left_out_but_not_inserted() -> None:
+    assert Keyed(name="a").code is UNSET  # checked when inserted (see test_validation)
+
+
+def test_a_model_is_a_dataclass() -> None:
+    assert dataclasses.is_dataclass(Outbound)
+    a = Account(id=1, owner="a")
+    assert a == Account(id=1, owner="a")
+    assert "owner='a'" in repr(a)
+
+
+def test_mutable_default_needs_a_factory() -> None:
+    with pytest.raises(ValidationError, match="use default_factory"):
+        class Bad(Model):
+            tags: list[str] = []  # noqa: RUF012
+
+    class Good(Model):
+        tags: list[str] = column(default_factory=list)
+
+    assert Good().tags == []
+    assert meta_of(Good).by_attr["tags"].kind == "json"
+
+
+# -- mistakes in a model are reported where it is defined -------------------------------------
+
+
+@pytest.mark.parametrize(("annotation", "message"), [
+    ("set[int]", "unsupported column type set[int]; use one of str, int, float, bool, Decimal"),
+    ("object", "(or mark the attribute ClassVar to keep it out of the table)"),
+    ("int | str", "a column has one type (optionally `| None`)"),
+    ("Literal[1, 2]", "a Literal column is an enum of strings"),
+])
+def test_unsupported_annotation(annotation: str, message: str) -> None:
+    namespace: dict[str, Any] = {"Model": Model, "Literal": Literal}
+    source = f"class Bad(Model):\n    x: {annotation}\n"
+    code = compile(source, "<model>", "exec", dont_inherit=True)  # annotations evaluated
+    with pytest.raises(ValidationError) as err:
+        exec(code, namespace)
+    assert str(err.value).startswith("Bad.x: ")
+    assert message in str(err.value)
+
+
+def test_unknown_naming() -> None:
+    with pytest.raises(ValidationError, match="naming='kebab' is not one of 'preserve'"):
+        class Bad(Model, naming="kebab"):  # type: ignore[arg-type]
+            x: int
+
+
+def test_two_columns_with_one_sql_name() -> None:
+    with pytest.raises(ValidationError, match=re.escape("give one of them column(name=...)")):
+        class Bad(Model, naming="snake_case"):
+            fooBar: int
+            foo_bar: int
+
+
+def test_index_on_an_unknown_column() -> None:
+    with pytest.raises(ValidationError, match="Bad has no column 'y' in Index 'i'"):
+        class Bad(Model):
+            x: int
+            __indexes__ = (Index("i", ["y"]),)
+
+
+def test_index_where_on_an_unknown_column() -> None:
+    with pytest.raises(ValidationError, match="Bad has no column 'z' in Index 'i' where="):
+        class Bad(Model):
+            x: int
+            __indexes__ = (Index("i", ["x"], where={"z": 1}),)
+
+
+def test_index_columns_is_a_list() -> None:
+    with pytest.raises(ValidationError, match="write \\['x'\\]"):
+        Index("i", "x")
+    with pytest.raises(ValidationError, match="needs at least one column"):
+        Index("i", [])
+
+
+def test_column_options() -> None:
+    with pytest.raises(ValidationError, match="default or default_factory, not both"):
+        column(default=1, default_factory=int)
+    with pytest.raises(ValidationError, match="must be a positive int"):
+        column(max_length=0)
+    with pytest.raises(ValidationError, match="max_length applies to str and bytes columns"):
+        class Bad(Model):
+            x: int = column(max_length=3)
+
+
+def test_a_model_without_columns() -> None:
+    with pytest.raises(ValidationError, match="Empty declares no column"):
+        class Empty(Model):
+            pass
+
+
+def test_server_default_keeps_the_expression() -> None:
+    assert meta_of(Everything).by_attr["created_at"].server_default is sql.now()
+
+
+def test_a_forward_reference_is_checked_at_first_use() -> None:
+    class Later(Model):
+        x: NotYetDefined  # type: ignore[name-defined]  # noqa: F821
+
+    with pytest.raises(ValidationError, match="Later: cannot resolve an annotation"):
+        meta_of(Later)
