@@ -82,10 +82,12 @@ class _Out:
         self.literals = literals
 
 
-# Compiling the seed's single-statement claim takes about 60 us; looking its shape up in this
-# cache takes about 1 us (bench/bench_build.py), so a statement built again in a loop pays
-# only for building and binding. Shapes are few in real code; the bound keeps a program that
-# generates unbounded shapes (multi-row inserts of every size) from growing without end.
+# Measured with `python bench/bench_build.py` (CPython 3.11, PostgreSQL dialect, medians):
+# building the seed's single-statement claim costs 10 us; compiling it costs 8.4 us with this
+# cache cleared and 2.0 us with it warm (the key lookup plus binding the parameters), so
+# build + compile drops from 19.5 us to 12.5 us, and a statement built again in a loop pays
+# mostly for building. Shapes are few in real code; the bound keeps a program that generates
+# unbounded shapes (multi-row inserts of every size) from growing without end.
 _SHAPE_CACHE_SIZE: Final = 4096
 
 
