@@ -377,8 +377,10 @@ class Dialect:
         meta: ModelMeta = key[1]  # type: ignore[assignment]
         cols: tuple[ColumnMeta, ...] = key[2]  # type: ignore[assignment]
         rows = key[3]
+        conflict: Node | None = key[4]  # type: ignore[assignment]
         out.parts.append(
-            f"{self.insert_verb(key[4])} {self.quote(meta.table)} ({self.column_list(cols)}) VALUES "
+            f"{self.insert_verb(conflict)} {self.quote(meta.table)} ({self.column_list(cols)}) "
+            "VALUES "
         )
         if rows[0] == "params":  # type: ignore[index]
             n_rows: int = rows[1]  # type: ignore[index]
