@@ -132,7 +132,7 @@ class Session:
 
     def execute(self, stmt: Statement[R]) -> Result[R]:
         """Run a statement and fetch its rows, as model instances or Rows."""
-        if (type(stmt) is Update or type(stmt) is Delete) and not stmt.guarded:  # type: ignore[attr-defined]
+        if (type(stmt) is Update or type(stmt) is Delete) and not stmt.guarded:
             kind = "update" if type(stmt) is Update else "delete"
             raise ValidationError(
                 f"{kind}({stmt._meta.name}) has no where(): it would change every row. Add "

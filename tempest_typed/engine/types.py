@@ -81,7 +81,11 @@ def decimal_to_text(value: Decimal | int) -> str:
         return str(value)
     if value == 0:
         return "0"
-    return format(value.normalize(), "f")
+    # Not value.normalize(): it rounds to the context's 28 digits and would lose the rest.
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
 
 
 def to_decimal(value: Any) -> Decimal:

@@ -7,10 +7,11 @@ exceptions into tempest_typed's, keeping the original as `__cause__`.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ...dialects import Dialect
 from ...errors import ConfigurationError, QueryExecutionError
@@ -42,9 +43,9 @@ class Driver:
 
     dialect: Dialect
     #: adapters from a Python value to the driver's, by column kind
-    bind: Adapters = {}
+    bind: ClassVar[Adapters] = {}
     #: adapters from the driver's value to the annotated Python type, by column kind
-    result: Adapters = {}
+    result: ClassVar[Adapters] = {}
 
     def adapt_any(self, value: Any) -> Any:
         """A value bound where no column type is known (sql.expr arguments)."""
@@ -147,10 +148,8 @@ class SimplePool:
 
     def release(self, conn: Any, broken: bool = False) -> None:
         if broken or self._closed:
-            try:
+            with contextlib.suppress(Exception):  # closing a broken connection may fail too
                 self._close(conn)
-            except Exception:  # closing a broken connection may fail too
-                pass
         else:
             self._idle.put(conn)
         self._slots.release()
@@ -162,7 +161,5 @@ class SimplePool:
                 conn = self._idle.get_nowait()
             except queue.Empty:
                 return
-            try:
+            with contextlib.suppress(Exception):
                 self._close(conn)
-            except Exception:
-                pass

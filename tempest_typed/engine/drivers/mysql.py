@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ...dialects import Dialect, get_dialect
 from ...errors import ConfigurationError, IntegrityError, LockNotAvailable, QueryExecutionError
 from .. import types as t
+from ..types import Adapters
 from ..url import DatabaseURL
 from .base import Driver, SimplePool, isolation_sql
 
@@ -51,8 +52,8 @@ def _auto(value: Any) -> Any:
 class PyMySQLDriver(Driver):
     """PyMySQL connections in autocommit mode, pooled; MariaDB or MySQL told apart on connect."""
 
-    bind = {"uuid": t.uuid_to_str, "datetime": t.datetime_to_naive_utc, "json": t.json_dumps}
-    result = {
+    bind: ClassVar[Adapters] = {"uuid": t.uuid_to_str, "datetime": t.datetime_to_naive_utc, "json": t.json_dumps}
+    result: ClassVar[Adapters] = {
         "uuid": t.str_to_uuid, "datetime": t.naive_utc_to_datetime, "json": t.json_loads,
         "bool": t.to_bool, "decimal": t.to_decimal, "float": t.to_float, "bytes": t.to_bytes,
     }
@@ -84,12 +85,12 @@ class PyMySQLDriver(Driver):
         with conn.cursor() as cur:
             cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
         if self._dialect is None:
-            version = conn.get_server_info()
+            version = str(conn.get_server_info())  # type: ignore[no-untyped-call]
             self._dialect = get_dialect("mariadb" if "mariadb" in version.lower() else "mysql")
         return conn
 
-    @property  # type: ignore[override]
-    def dialect(self) -> Dialect:
+    @property
+    def dialect(self) -> Dialect:  # type: ignore[override]
         if self._dialect is None:
             self._pool.release(self._pool.acquire())
         assert self._dialect is not None

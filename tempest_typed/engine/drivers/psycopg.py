@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ...dialects import get_dialect
 from ...errors import (
@@ -12,6 +13,7 @@ from ...errors import (
     LockNotAvailable,
     QueryExecutionError,
 )
+from ..types import Adapters
 from ..url import DatabaseURL
 from .base import Driver, isolation_sql
 
@@ -19,7 +21,7 @@ try:
     import psycopg
     import psycopg.errors
     from psycopg.types.json import Jsonb
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import ConnectionPool, PoolClosed
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
         "postgresql:// needs psycopg 3 and psycopg_pool: pip install 'tempest-typed[postgres]'"
@@ -40,8 +42,8 @@ def _jsonb(value: Any) -> Any:
 class PsycopgDriver(Driver):
     """psycopg 3 connections in autocommit mode; transactions are explicit BEGIN/COMMIT."""
 
-    bind = {"json": _jsonb}
-    result = {"float": float}
+    bind: ClassVar[Adapters] = {"json": _jsonb}
+    result: ClassVar[Adapters] = {"float": float}
 
     def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
                  connect_args: dict[str, Any] | None = None) -> None:
@@ -73,15 +75,15 @@ class PsycopgDriver(Driver):
     def acquire(self) -> Any:
         try:
             return self._pool.getconn()
+        except PoolClosed as exc:
+            raise ConfigurationError(f"{self._pool.name}: the engine is closed") from exc
         except psycopg.OperationalError as exc:
             raise QueryExecutionError(f"cannot connect to PostgreSQL: {exc}", "", ()) from exc
 
     def release(self, conn: Any, *, broken: bool = False) -> None:
         if broken:
-            try:
+            with contextlib.suppress(Exception):
                 conn.close()
-            except Exception:
-                pass
         self._pool.putconn(conn)
 
     def close(self) -> None:
@@ -109,10 +111,10 @@ class PsycopgDriver(Driver):
         return (psycopg.Error,)
 
     def is_disconnect(self, exc: BaseException) -> bool:
-        return isinstance(exc, psycopg.OperationalError) or (
-            isinstance(exc, psycopg.Error) and getattr(exc, "connection", None) is not None
-            and exc.connection.closed  # type: ignore[union-attr]
-        )
+        if isinstance(exc, psycopg.OperationalError):
+            return True
+        conn = getattr(exc, "connection", None)
+        return bool(conn is not None and conn.closed)
 
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         message = str(exc).strip() or type(exc).__name__

@@ -10,11 +10,12 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ...dialects import get_dialect
-from ...errors import ConfigurationError, IntegrityError, LockNotAvailable, QueryExecutionError
+from ...errors import IntegrityError, LockNotAvailable, QueryExecutionError
 from .. import types as t
+from ..types import Adapters
 from ..url import DatabaseURL
 from .base import Driver, SimplePool, isolation_sql
 
@@ -49,11 +50,11 @@ def _auto(value: Any) -> Any:
 class SQLiteDriver(Driver):
     """sqlite3 connections; an in-memory database is one connection shared under a lock."""
 
-    bind = {
+    bind: ClassVar[Adapters] = {
         "uuid": t.uuid_to_str, "datetime": t.datetime_to_utc_text, "date": t.date_to_text,
         "decimal": t.decimal_to_text, "json": t.json_dumps,
     }
-    result = {
+    result: ClassVar[Adapters] = {
         "uuid": t.str_to_uuid, "datetime": t.utc_text_to_datetime, "date": t.text_to_date,
         "decimal": t.to_decimal, "json": t.json_loads, "bool": t.to_bool, "float": t.to_float,
         "bytes": t.to_bytes,
@@ -73,9 +74,13 @@ class SQLiteDriver(Driver):
                                 f"sqlite:///{self.path}")
         self._lock = threading.Lock()
 
-    def _open(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                               timeout=self.busy_timeout, **self._connect_args)
+    def _open(self) -> Any:
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                   timeout=self.busy_timeout, **self._connect_args)
+        except sqlite3.Error as exc:
+            raise QueryExecutionError(
+                f"cannot open SQLite database {self.path!r}: {exc}", "", ()) from exc
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
         conn.execute("PRAGMA foreign_keys = ON")
         # LIKE is case-sensitive on PostgreSQL and on MySQL's binary collation: same here.
