@@ -50,3 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
     with os.fdopen(fd, "w") as handle:
         handle.write(mypy_config())
     option.mypy_ini_file = name
+
+
+@pytest.fixture
+def plugin_config() -> str:
+    """The mypy configuration of the cases, for tests that run mypy themselves."""
+    return mypy_config()
