@@ -1,0 +1,102 @@
+"""The engine tests' tables (all named eng_*), and a fixture that gives each test empty ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Literal
+from uuid import UUID, uuid4
+
+import pytest
+
+from tempest_typed import Engine, Index, Model, column
+
+Status = Literal["queued", "sending", "sent", "failed"]
+
+
+class Item(Model, table="eng_items"):
+    """A small table with an identity key, a unique name and a nullable note."""
+
+    id: int = column(primary_key=True)
+    name: str = column(max_length=100, unique=True)
+    qty: int = 0
+    note: str | None = None
+
+
+class Typed(Model, table="eng_typed"):
+    """One column of every annotated type, each nullable so None round-trips too."""
+
+    id: int = column(primary_key=True)
+    ref: UUID | None = None
+    at: datetime | None = None
+    day: date | None = None
+    price: Decimal | None = None
+    flag: bool | None = None
+    blob: bytes | None = None
+    state: Literal["on", "off", "ünï"] | None = None
+    doc: dict[str, object] | None = None
+    items: list[object] | None = None
+    text: str | None = None
+    count: int | None = None
+    ratio: float | None = None
+
+
+class Parent(Model, table="eng_parents"):
+    """The referenced side of a foreign key."""
+
+    id: int = column(primary_key=True)
+    name: str
+
+
+class Child(Model, table="eng_children"):
+    """A row that must point at a parent, and a checked enum."""
+
+    id: int = column(primary_key=True)
+    parent_id: int = column(references="eng_parents.id")
+    state: Literal["new", "old"] = "new"
+
+
+class Outbound(Model, table="eng_outbound_messages"):
+    """The seed's queue table."""
+
+    id: UUID = column(primary_key=True, default_factory=uuid4)
+    consumer: str
+    idempotency_key: str | None = None
+    status: Status = "queued"
+    attempts: int = 0
+    next_attempt_at: datetime
+    updated_at: datetime | None = None
+
+    __indexes__ = (
+        Index("eng_outbound_idempotency_unique", ["consumer", "idempotency_key"],
+              unique=True, where={"idempotency_key": {"is_null": False}}),
+        Index("eng_outbound_claim", ["status", "next_attempt_at"]),
+    )
+
+
+class Claim(Model, table="eng_claims"):
+    """One row per (message, worker) claim: a row claimed twice shows up here twice."""
+
+    id: int = column(primary_key=True)
+    message_id: UUID
+    worker: int
+
+
+Fresh = Callable[..., Engine]
+
+
+@pytest.fixture
+def fresh(engine: Engine) -> Iterator[Fresh]:
+    """`fresh(*models)`: the parametrized engine, with those tables dropped and created empty."""
+    created: list[type] = []
+
+    def make(*models: type) -> Engine:
+        engine.drop_all(*models)
+        engine.create_all(*models)
+        created.extend(models)
+        return engine
+
+    yield make
+    if created:
+        engine.drop_all(*created)

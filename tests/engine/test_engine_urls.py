@@ -1,0 +1,142 @@
+"""create_engine(url): the URL schemes, what a malformed URL says, and a missing driver."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tempest_typed import ConfigurationError, QueryExecutionError, create_engine
+from tempest_typed.engine.url import parse_url
+
+
+@pytest.mark.parametrize(("url", "backend", "host", "port", "user", "database"), [
+    ("postgresql://app@localhost/app", "postgresql", "localhost", None, "app", "app"),
+    ("postgres://app:secret@127.0.0.1:5433/db", "postgresql", "127.0.0.1", 5433, "app", "db"),
+    ("postgresql+psycopg://u@h/d", "postgresql", "h", None, "u", "d"),
+    ("mysql://root@127.0.0.1:3306/test", "mysql", "127.0.0.1", 3306, "root", "test"),
+    ("mariadb://root@localhost/test", "mysql", "localhost", None, "root", "test"),
+    ("mysql+pymysql://root@localhost/test", "mysql", "localhost", None, "root", "test"),
+])
+def test_server_urls_are_split_into_their_parts(url: str, backend: str, host: str,
+                                                 port: int | None, user: str,
+                                                 database: str) -> None:
+    parsed = parse_url(url)
+    assert (parsed.backend, parsed.host, parsed.port, parsed.user, parsed.database) == (
+        backend, host, port, user, database)
+
+
+def test_a_password_is_decoded_and_never_shown() -> None:
+    parsed = parse_url("postgresql://app:p%40ss%2Fword@localhost/app")
+    assert parsed.password == "p@ss/word"
+    assert "p@ss" not in str(parsed) and "p@ss" not in repr(parsed)
+
+
+def test_query_options_are_kept() -> None:
+    assert parse_url("postgresql://u@h/d?sslmode=disable").options == {"sslmode": "disable"}
+
+
+@pytest.mark.parametrize(("url", "database"), [
+    ("sqlite:///app.db", "app.db"),
+    ("sqlite:///dir/app.db", "dir/app.db"),
+    ("sqlite:////var/data/app.db", "/var/data/app.db"),
+    ("sqlite://:memory:", ":memory:"),
+    ("sqlite:///:memory:", ":memory:"),
+])
+def test_sqlite_urls_name_a_relative_path_an_absolute_path_or_memory(url: str,
+                                                                    database: str) -> None:
+    parsed = parse_url(url)
+    assert (parsed.backend, parsed.database) == ("sqlite", database)
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("localhost/app", "has no scheme"),
+    ("", "has no scheme"),
+    ("oracle://scott@localhost/orcl", "unknown scheme 'oracle'"),
+    ("postgresql:///app", "names no host"),
+    ("mysql://root@localhost", "names no database"),
+    ("mysql://root@localhost:notaport/test", "port"),
+    ("sqlite://", "sqlite:///relative/path.db"),
+    ("sqlite://relative.db", "sqlite:///relative/path.db"),
+])
+def test_a_malformed_url_is_refused_with_what_is_wrong(url: str, says: str) -> None:
+    with pytest.raises(ConfigurationError, match="database URL") as info:
+        create_engine(url)
+    assert says in str(info.value)
+
+
+def test_sqlite_memory_engine_runs_statements() -> None:
+    with create_engine("sqlite://:memory:") as engine:
+        assert engine.dialect.name == "sqlite"
+        assert engine.execute_sql("SELECT 1 + 1").scalar() == 2
+
+
+def test_sqlite_file_engine_creates_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    with create_engine(f"sqlite:///{path}") as engine:
+        engine.execute_sql("CREATE TABLE eng_t (x INTEGER)")
+    assert path.exists()
+
+
+def test_postgresql_engine_uses_a_psycopg_pool(pg_url: str) -> None:
+    from psycopg_pool import ConnectionPool
+
+    with create_engine(pg_url, pool_size=2) as engine:
+        assert engine.dialect.name == "postgresql"
+        assert isinstance(engine._driver._pool, ConnectionPool)  # type: ignore[attr-defined]
+        assert engine.execute_sql("SELECT 1").scalar() == 1
+
+
+def test_mysql_engine_tells_mariadb_from_mysql_on_connecting(mysql_url: str) -> None:
+    with create_engine(mysql_url) as engine:
+        version = engine.execute_sql("SELECT VERSION()").scalar()
+        assert engine.dialect.name == ("mariadb" if "mariadb" in version.lower() else "mysql")
+
+
+def test_mariadb_scheme_chooses_the_mariadb_dialect(mysql_url: str) -> None:
+    with create_engine(mysql_url.replace("mysql://", "mariadb://", 1)) as engine:
+        assert engine.dialect.name == "mariadb"
+
+
+@pytest.mark.parametrize(("url", "blocked", "module", "extra"), [
+    ("postgresql://u@localhost/d", "psycopg", "tempest_typed.engine.drivers.psycopg",
+     "tempest-typed[postgres]"),
+    ("postgresql://u@localhost/d", "psycopg_pool", "tempest_typed.engine.drivers.psycopg",
+     "tempest-typed[postgres]"),
+    ("mysql://u@localhost/d", "pymysql", "tempest_typed.engine.drivers.mysql",
+     "tempest-typed[mysql]"),
+    ("mariadb://u@localhost/d", "pymysql", "tempest_typed.engine.drivers.mysql",
+     "tempest-typed[mysql]"),
+])
+def test_a_missing_driver_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch, url: str,
+                                                     blocked: str, module: str,
+                                                     extra: str) -> None:
+    # A None entry in sys.modules makes `import name` raise ImportError, as if not installed.
+    for name in list(sys.modules):
+        if name == blocked or name.startswith(blocked + "."):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, blocked, None)
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    with pytest.raises(ConfigurationError, match=r"pip install") as info:
+        create_engine(url)
+    assert extra in str(info.value)
+    assert isinstance(info.value.__cause__, ImportError)
+
+
+@pytest.mark.parametrize(("url", "options"), [
+    ("postgresql://postgres@127.0.0.1:1/test", {"pool_timeout": 1}),
+    ("mysql://root@127.0.0.1:1/test", {"connect_args": {"connect_timeout": 2}}),
+    ("sqlite:////nonexistent-dir/cannot/open.db", {}),
+])
+def test_a_database_that_cannot_be_reached_is_a_query_execution_error(
+        url: str, options: dict[str, object]) -> None:
+    with create_engine(url, **options) as engine, \
+            pytest.raises(QueryExecutionError, match=r"cannot (connect|open)") as info:
+        engine.execute_sql("SELECT 1")
+    assert info.value.__cause__ is not None
+
+
+def test_pool_size_must_be_positive() -> None:
+    with pytest.raises(ConfigurationError, match="pool_size"):
+        create_engine("sqlite://:memory:", pool_size=0)
