@@ -1,0 +1,170 @@
+"""How long mypy takes on 500 queries: tempest_typed with and without its plugin, and the same
+queries written with SQLAlchemy 2.x Core.
+
+The script writes a models module and three query modules into a temporary directory, warms a
+mypy cache with the libraries (stdlib, tempest_typed, SQLAlchemy) by checking the models, then
+times, round by round and interleaving the sides, `mypy` on each query module starting from a
+copy of that cache: what is measured is checking the 500 queries, not the libraries.
+
+    python bench/bench_mypy.py [--rounds N] [--queries N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MODELS = '''
+from datetime import datetime
+from typing import Literal
+from uuid import UUID, uuid4
+
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, Uuid
+from tempest_typed import Model, column
+
+Status = Literal["queued", "sending", "sent", "failed"]
+
+
+class Outbound(Model, table="outbound_messages"):
+    id: UUID = column(primary_key=True, default_factory=uuid4)
+    consumer: str
+    idempotency_key: str | None = None
+    status: Status = "queued"
+    attempts: int = 0
+    next_attempt_at: datetime
+    updated_at: datetime | None = None
+
+
+metadata = MetaData()
+outbound = Table(
+    "outbound_messages", metadata,
+    Column("id", Uuid, primary_key=True),
+    Column("consumer", String, nullable=False),
+    Column("idempotency_key", String),
+    Column("status", String, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True)),
+)
+'''
+
+TEMPEST_HEAD = '''
+from datetime import UTC, datetime
+from uuid import UUID
+
+from tempest_typed import and_, delete, insert, or_, select, sql, update
+from models import Outbound
+
+now = datetime.now(UTC)
+ids: list[UUID] = []
+'''
+
+TEMPEST = [
+    'q{i} = select(Outbound, ["id", "status"]).where({{"status": "queued", "attempts": {{"lt": {i}}}}}).order_by("next_attempt_at").limit(10)',
+    'q{i} = update(Outbound).set({{"status": "sending", "attempts": sql.raw("attempts + 1"), "updated_at": sql.now()}}).where({{"id": {{"in": ids}}}}).returning("id", "attempts")',
+    'q{i} = insert(Outbound).values({{"consumer": "c{i}", "next_attempt_at": now, "status": "queued"}}).on_conflict_do_nothing(["consumer", "idempotency_key"]).returning()',
+    'q{i} = delete(Outbound).where(and_({{"status": "sent"}}, or_({{"attempts": {{"gte": {i}}}}}, {{"updated_at": {{"is_null": True}}}}))).returning("id")',
+    'q{i} = select(Outbound).where({{"id": {{"in": select(Outbound).where({{"consumer": {{"like": "c%"}}}}).as_subquery("id")}}}})',
+]
+
+SQLALCHEMY_HEAD = '''
+from datetime import UTC, datetime
+from uuid import UUID
+
+from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, update
+from models import outbound
+
+now = datetime.now(UTC)
+ids: list[UUID] = []
+'''
+
+SQLALCHEMY = [
+    'q{i} = select(outbound.c.id, outbound.c.status).where(outbound.c.status == "queued", outbound.c.attempts < {i}).order_by(outbound.c.next_attempt_at).limit(10)',
+    'q{i} = update(outbound).values(status="sending", attempts=literal_column("attempts + 1"), updated_at=func.now()).where(outbound.c.id.in_(ids)).returning(outbound.c.id, outbound.c.attempts)',
+    'q{i} = insert(outbound).values(consumer="c{i}", next_attempt_at=now, status="queued").returning(outbound)',
+    'q{i} = delete(outbound).where(and_(outbound.c.status == "sent", or_(outbound.c.attempts >= {i}, outbound.c.updated_at.is_(None)))).returning(outbound.c.id)',
+    'q{i} = select(outbound).where(outbound.c.id.in_(select(outbound.c.id).where(outbound.c.consumer.like("c%")).scalar_subquery()))',
+]
+
+
+def module(head: str, templates: list[str], n: int) -> str:
+    """`head` followed by n queries cycling through the templates."""
+    lines = [templates[i % len(templates)].format(i=i) for i in range(n)]
+    return head + "\n".join(lines) + "\n"
+
+
+def config(plugin: bool) -> str:
+    """A mypy configuration that finds this checkout, with or without the plugin."""
+    paths = f"{ROOT}:{ROOT / 'mypy_plugin'}"
+    lines = ["[mypy]", f"mypy_path = {paths}", "[mypy-tempest_typed.*]", "ignore_errors = True"]
+    if plugin:
+        lines.insert(1, "plugins = tempest_typed.mypy")
+    return "\n".join(lines) + "\n"
+
+
+def mypy(work: Path, ini: str, cache: Path, target: str) -> float:
+    """Seconds that one mypy run on `target` takes."""
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", ini, "--cache-dir", str(cache), target],
+        cwd=work, capture_output=True, text=True,
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"mypy failed on {target} with {ini}:\n{proc.stdout}{proc.stderr}")
+    return elapsed
+
+
+def main() -> None:
+    """Run the benchmark and print one table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="measured rounds per side")
+    parser.add_argument("--queries", type=int, default=500, help="queries per module")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-mypy-") as tmp:
+        work = Path(tmp)
+        (work / "models.py").write_text(MODELS)
+        (work / "tt_queries.py").write_text(module(TEMPEST_HEAD, TEMPEST, args.queries))
+        (work / "sa_queries.py").write_text(module(SQLALCHEMY_HEAD, SQLALCHEMY, args.queries))
+        (work / "plugin.ini").write_text(config(plugin=True))
+        (work / "plain.ini").write_text(config(plugin=False))
+        sides = {
+            "tempest_typed + plugin": ("plugin.ini", "tt_queries.py"),
+            "tempest_typed, no plugin": ("plain.ini", "tt_queries.py"),
+            "SQLAlchemy 2.x Core": ("plain.ini", "sa_queries.py"),
+        }
+        warm: dict[str, Path] = {}
+        for ini in ("plugin.ini", "plain.ini"):
+            warm[ini] = work / f"cache-{ini}"
+            mypy(work, ini, warm[ini], "models.py")
+        times: dict[str, list[float]] = {side: [] for side in sides}
+        for round_ in range(args.rounds + 1):  # round 0 is a warm-up
+            for side, (ini, target) in sides.items():
+                cache = work / "cache-run"
+                shutil.rmtree(cache, ignore_errors=True)
+                shutil.copytree(warm[ini], cache)
+                elapsed = mypy(work, ini, cache, target)
+                if round_:
+                    times[side].append(elapsed)
+    base = statistics.median(times["tempest_typed, no plugin"])
+    from mypy.version import __version__ as mypy_version
+
+    print(f"mypy {mypy_version}, Python {sys.version.split()[0]}, "
+          f"{args.queries} queries, {args.rounds} rounds (cache of the libraries warm)")
+    print(f"{'side':<28}{'median s':>10}{'min-max s':>16}{'vs no plugin':>14}")
+    for side, values in times.items():
+        median = statistics.median(values)
+        spread = f"{min(values):.2f}-{max(values):.2f}"
+        print(f"{side:<28}{median:>10.2f}{spread:>16}{median / base:>13.2f}x")
+
+
+if __name__ == "__main__":
+    main()
