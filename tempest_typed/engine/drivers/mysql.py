@@ -34,6 +34,8 @@ _INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 10
 _LOCK_ERRORS = {3572, 1205}  # NOWAIT on MySQL 8; lock wait (NOWAIT) on MariaDB
 _DISCONNECT_ERRORS = {2006, 2013, 2014, 2045, 2055, 4031, 1927}
 _KEY_NAME = re.compile(r"for key '([^']+)'")
+# 1451/1452 (foreign key) and 3819/4025 (check) name the constraint as CONSTRAINT `name`.
+_CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
 
 
 def _auto(value: Any) -> Any:
@@ -64,7 +66,10 @@ class PyMySQLDriver(Driver):
             "host": url.host or "127.0.0.1", "user": url.user or "root",
             "password": url.password or "", "database": url.database, "charset": "utf8mb4",
             "autocommit": True, "client_flag": pymysql.constants.CLIENT.FOUND_ROWS,
-            "init_command": "SET time_zone = '+00:00'",
+            # NO_AUTO_VALUE_ON_ZERO: an explicit 0 in an identity column is stored as 0, as
+            # on PostgreSQL and SQLite, instead of asking for the next generated value.
+            "init_command": "SET time_zone = '+00:00', "
+                            "sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO')",
         }
         if url.port:
             kwargs["port"] = url.port
@@ -141,8 +146,8 @@ class PyMySQLDriver(Driver):
         if isinstance(exc, pymysql.err.IntegrityError) or code in _INTEGRITY_KINDS:
             found = _KEY_NAME.search(message)
             constraint = found.group(1).rsplit(".", 1)[-1] if found else None
-            if constraint is None and code in (3819, 4025):
-                m = re.search(r"constraint [`']?([^`' ]+)", message)
+            if constraint is None and code in (1451, 1452, 3819, 4025):
+                m = _CONSTRAINT_NAME.search(message)
                 constraint = m.group(1) if m else None
             return IntegrityError(message, sql, params, constraint=constraint,
                                   kind=_INTEGRITY_KINDS.get(code or 0, "integrity"))

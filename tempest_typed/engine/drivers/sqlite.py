@@ -137,7 +137,11 @@ class SQLiteDriver(Driver):
         message = str(exc).strip() or type(exc).__name__
         if isinstance(exc, sqlite3.IntegrityError):
             name = getattr(exc, "sqlite_errorname", "")
-            constraint = message.split(":", 1)[1].strip() if ":" in message else None
+            # SQLite names a CHECK constraint (or its column); for UNIQUE, PRIMARY KEY and
+            # NOT NULL it lists table.column, which is no constraint name: the message keeps it.
+            constraint = None
+            if name == "SQLITE_CONSTRAINT_CHECK" and ":" in message:
+                constraint = message.split(":", 1)[1].strip()
             return IntegrityError(message, sql, params, constraint=constraint,
                                   kind=_INTEGRITY_KINDS.get(name, "integrity"))
         if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
