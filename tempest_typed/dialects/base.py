@@ -148,12 +148,17 @@ class Dialect:
     # -- identifiers and values -------------------------------------------------------------
 
     def quote(self, name: str) -> str:
-        """The identifier quoted for this dialect (quotes inside it doubled)."""
+        """The identifier quoted for statement text (quotes inside it doubled, `%` escaped)."""
         quoted = self._quoted.get(name)
         if quoted is None:
-            quoted = '"' + name.replace('"', '""') + '"'
+            # The driver formats statement text: a `%` in a name would read as a placeholder.
+            quoted = self.escape_text(self.quote_identifier(name))
             self._quoted[name] = quoted
         return quoted
+
+    def quote_identifier(self, name: str) -> str:
+        """The identifier quoted verbatim, for DDL (which runs without parameters)."""
+        return '"' + name.replace('"', '""') + '"'
 
     def escape_text(self, text: str) -> str:
         """Verbatim SQL made safe for the paramstyle (a literal % doubled for format)."""

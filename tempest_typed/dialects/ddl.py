@@ -32,7 +32,7 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
     lines: list[str] = []
     inline_pk = False
     for col in meta.columns:
-        parts = [dialect.quote(col.name), dialect.column_type(col)]
+        parts = [dialect.quote_identifier(col.name), dialect.column_type(col)]
         if col.autoincrement:
             identity = dialect.identity(col)
             parts.append(identity)
@@ -45,19 +45,21 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
             parts.append("UNIQUE")
         if col.kind == "literal":
             allowed = ", ".join(dialect.literal(v) for v in col.literal_values)
-            parts.append(f"CHECK ({dialect.quote(col.name)} IN ({allowed}))")
+            parts.append(f"CHECK ({dialect.quote_identifier(col.name)} IN ({allowed}))")
         if col.references:
             table, _, target = col.references.partition(".")
             if not target:
                 raise DialectError(
                     f"{meta.name}.{col.attr}: references={col.references!r} must be 'table.column'"
                 )
-            parts.append(f"REFERENCES {dialect.quote(table)} ({dialect.quote(target)})")
+            q = dialect.quote_identifier
+            parts.append(f"REFERENCES {q(table)} ({q(target)})")
         lines.append(" ".join(parts))
     if meta.primary_key and not inline_pk:
-        lines.append("PRIMARY KEY (" + ", ".join(dialect.quote(c.name) for c in meta.primary_key) + ")")
+        keys = ", ".join(dialect.quote_identifier(c.name) for c in meta.primary_key)
+        lines.append(f"PRIMARY KEY ({keys})")
     body = ",\n    ".join(lines)
-    return (f"CREATE TABLE IF NOT EXISTS {dialect.quote(meta.table)} (\n    {body}\n)"
+    return (f"CREATE TABLE IF NOT EXISTS {dialect.quote_identifier(meta.table)} (\n    {body}\n)"
             f"{dialect.table_options}")
 
 
@@ -74,10 +76,11 @@ def _mysql_equivalent_predicate(meta: ModelMeta, index: Index, node: Node) -> bo
 
 def create_index_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str:
     """CREATE [UNIQUE] INDEX IF NOT EXISTS for one of a model's indexes."""
-    cols = ", ".join(dialect.quote(meta.column(c, f"Index {index.name!r}").name)
+    cols = ", ".join(dialect.quote_identifier(meta.column(c, f"Index {index.name!r}").name)
                      for c in index.columns)
     prefix = dialect.create_index_prefix().format(unique="UNIQUE " if index.unique else "")
-    text = f"{prefix} {dialect.quote(index.name)} ON {dialect.quote(meta.table)} ({cols})"
+    name, table = dialect.quote_identifier(index.name), dialect.quote_identifier(meta.table)
+    text = f"{prefix} {name} ON {table} ({cols})"
     if index.where is None:
         return text
     values: list[object] = []

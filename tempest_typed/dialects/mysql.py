@@ -77,12 +77,8 @@ class MySQLDialect(Dialect):
     def string_literal(self, value: str) -> str:
         return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
-    def quote(self, name: str) -> str:
-        quoted = self._quoted.get(name)
-        if quoted is None:
-            quoted = "`" + name.replace("`", "``") + "`"
-            self._quoted[name] = quoted
-        return quoted
+    def quote_identifier(self, name: str) -> str:
+        return "`" + name.replace("`", "``") + "`"
 
     def returning_error(self, kind: str, meta: ModelMeta) -> str:
         return (

@@ -357,7 +357,7 @@ class Engine:
             for model in reversed(models):
                 from ..model import meta_of
 
-                session._run(f"DROP TABLE IF EXISTS {self.dialect.quote(meta_of(model).table)}", None)
+                session._run(f"DROP TABLE IF EXISTS {self.dialect.quote_identifier(meta_of(model).table)}", None)
 
     def _driver_ignores_ddl_error(self, exc: QueryExecutionError) -> bool:
         cause = exc.__cause__

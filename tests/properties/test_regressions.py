@@ -1,0 +1,35 @@
+"""Failing examples the property tests found, kept as regular tests on the three databases."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tempest_typed import Engine, Model, column, delete, insert, select, update
+
+
+class Percent(Model, table="prop_reg_100%"):
+    id: int = column(primary_key=True)
+    rate: str = column(name="a%s")
+    share: int = column(name="100%")
+
+
+@pytest.fixture
+def percent(engine: Engine) -> Iterator[Engine]:
+    engine.drop_all(Percent)
+    engine.create_all(Percent)
+    try:
+        yield engine
+    finally:
+        engine.drop_all(Percent)
+
+
+def test_a_percent_sign_in_a_table_or_column_name_is_not_a_placeholder(percent: Engine) -> None:
+    percent.execute(insert(Percent).values([{"id": 1, "rate": "x", "share": 5},
+                                            {"id": 2, "rate": "y", "share": 7}]))
+    percent.execute(update(Percent).set({"share": 6}).where({"rate": "x"}))
+    percent.execute(delete(Percent).where({"id": 2}))
+    rows = percent.execute(select(Percent, ["id", "share"]).order_by("share")
+                           ).all()
+    assert [(r.id, r.share) for r in rows] == [(1, 6)]
