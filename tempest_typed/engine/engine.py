@@ -70,6 +70,25 @@ def _short_params(params: Sequence[object]) -> str:
     return "(" + ", ".join(shown) + more + ")"
 
 
+_CONTROL = {
+    "begin": "BEGIN", "commit": "COMMIT", "rollback": "ROLLBACK", "savepoint": "SAVEPOINT",
+    "release_savepoint": "RELEASE SAVEPOINT", "rollback_to": "ROLLBACK TO SAVEPOINT",
+}
+
+
+def _control_text(fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
+    """How a transaction-control call reads in the SQL log."""
+    name = getattr(fn, "__name__", "transaction")
+    text = _CONTROL.get(name, name)
+    if name == "begin":
+        isolation, read_only = args[0], args[1]
+        text += f" ISOLATION LEVEL {isolation}" if isolation else ""
+        text += " READ ONLY" if read_only else ""
+    elif args:
+        text += f" {args[0]}"
+    return text
+
+
 class Session:
     """One connection: each execute() commits on its own unless inside transaction()."""
 
@@ -250,12 +269,17 @@ class Session:
 
     def _call(self, fn: Callable[..., Any], conn: Any, *args: Any) -> None:
         driver = self._driver
+        log = logger.isEnabledFor(logging.INFO)
+        started = time.perf_counter() if log else 0.0
         try:
             fn(conn, *args)
         except driver.driver_errors() as exc:
             if driver.is_disconnect(exc):
                 self._broken = True
             raise driver.translate(exc, getattr(fn, "__name__", "transaction"), ()) from exc
+        if log:
+            logger.info("%s %.3f ms", _control_text(fn, args),
+                        (time.perf_counter() - started) * 1000)
 
     @property
     def in_transaction(self) -> bool:
