@@ -51,7 +51,7 @@ class QueueMessage(Model, table="tempest_queue"):
     #: after this many attempts a failure dead-letters the message (status "failed")
     max_attempts: int = 5
     #: queued: due time; sending: lease expiry; sent/failed: NULL (see the module docstring)
-    next_attempt_at: datetime | None = None
+    next_attempt_at: datetime | None = column(server_default=sql.now())
     #: the fencing token of the current lease: ack, nack and extend must present it
     lease_token: UUID | None = None
     last_error: str | None = None

@@ -20,14 +20,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, LiteralString, TypeVar
+from typing import Any, Final, LiteralString, Never, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
 from ..engine import Engine, Result, Session
 from ..errors import ValidationError
 from ..model import meta_of
-from ..statements import Statement, delete, insert, select, update
+from ..row import Row
+from ..statements import Select, Statement, Update, delete, insert, select, update
 from .model import QueueMessage, Status
 
 __all__ = ["Lease", "Message", "Queue"]
@@ -186,45 +187,64 @@ class Queue:
         seconds = self.lease_seconds if lease_seconds is None else float(lease_seconds)
         token = uuid4()
         model = self.model
-        due = select(model, ["id"]).where({
-            "consumer": self.consumer,
-            "next_attempt_at": {"lte": sql.now()},
-            "status": {"in": ["queued", "sending"]},
-            # an exhausted expired lease is dead-lettered (below), never claimed again
-            "attempts": {"lt": sql.raw("max_attempts")},
-        }).order_by("next_attempt_at").limit(limit)
-        lease = update(model).set({
-            "status": "sending",
-            "lease_token": token,
-            "next_attempt_at": sql.now(plus=seconds),
-            "updated_at": sql.now(),
-            "attempts": sql.raw("attempts + 1"),  # counted in the database, never read back
-        })
+        due = self._due(limit)
+        lease = self._lease(token, seconds)
         dialect = self._dialect
-        self.dead_letter_expired()
         rows: list[QueueMessage]
         if dialect == "postgresql":
+            self.dead_letter_expired()
             sub = due.for_update(skip_locked=True).as_subquery("id")
             rows = self.engine.execute(lease.where({"id": {"in": sub}}).returning()).all()
         elif dialect == "sqlite":
             with self.engine.transaction() as tx:  # BEGIN IMMEDIATE: one claimer at a time
+                self.dead_letter_expired(session=tx)  # under the same write lock
                 rows = tx.execute(
                     lease.where({"id": {"in": due.as_subquery("id")}}).returning()
                 ).all()
         else:
+            self.dead_letter_expired()
             with self.engine.transaction() as tx:
                 ids = tx.execute(due.for_update(skip_locked=True)).scalars()
                 if not ids:
                     return []
                 tx.execute(lease.where({"id": {"in": ids}}))
                 rows = tx.execute(select(model).where({"id": {"in": ids}, "lease_token": token})).all()
-        leases = [_lease(row) for row in rows]
-        leases.sort(key=lambda item: item.expires_at)
-        return leases
+        return [_lease(row) for row in rows]
 
-    def dead_letter_expired(self) -> int:
-        """Fail the messages whose lease expired on their final attempt; how many."""
-        return self.engine.execute(
+    def _due(self, limit: int) -> Select[QueueMessage, Row]:
+        """The ids of the messages a claim takes: due, not exhausted, oldest due first."""
+        return select(self.model, ["id"]).where({
+            "consumer": self.consumer,
+            "next_attempt_at": {"lte": sql.now()},
+            "status": {"in": ["queued", "sending"]},
+            # an exhausted expired lease is dead-lettered (below), never claimed again
+            "attempts": {"lt": sql.raw("max_attempts")},
+        }).order_by("next_attempt_at").limit(limit)
+
+    def _lease(self, token: UUID, seconds: float) -> Update[QueueMessage, Never]:
+        return update(self.model).set({
+            "status": "sending",
+            "lease_token": token,
+            "next_attempt_at": sql.now(plus=seconds),
+            "updated_at": sql.now(),
+            "attempts": sql.raw("attempts + 1"),  # counted in the database, never read back
+        })
+
+    def claim_statement(self, limit: int = 10) -> Update[QueueMessage, QueueMessage]:
+        """The one-statement claim that PostgreSQL runs (SQLite without the lock), to EXPLAIN."""
+        due = self._due(limit)
+        if self._dialect == "postgresql":
+            due = due.for_update(skip_locked=True)
+        return self._lease(uuid4(), self.lease_seconds).where(
+            {"id": {"in": due.as_subquery("id")}}
+        ).returning()
+
+    def dead_letter_expired(self, *, session: Session | None = None) -> int:
+        """Fail the messages whose lease expired on their final attempt; how many.
+
+        Every claim runs it first, so such a message is dead-lettered, not claimed again.
+        """
+        return self._execute(
             update(self.model).set({
                 "status": "failed", "next_attempt_at": None, "lease_token": None,
                 "last_error": _EXPIRED_FINAL, "updated_at": sql.now(),
@@ -232,7 +252,7 @@ class Queue:
                 "consumer": self.consumer, "status": "sending",
                 "next_attempt_at": {"lte": sql.now()},
                 "attempts": {"gte": sql.raw("max_attempts")},
-            })
+            }), session
         ).rows_affected()
 
     # -- the lease holder's writes, fenced by its token --------------------------------------

@@ -1,0 +1,266 @@
+"""The queue's behaviour on PostgreSQL, MariaDB and SQLite: enqueue, claim, ack, nack,
+leases and fencing, and the operations."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from uuid import UUID
+
+import pytest
+
+from tempest_typed import Engine, insert, select
+from tempest_typed.queue import Lease, Message, Queue, QueueMessage
+
+from .conftest import make_due
+
+
+def row(queue: Queue, message_id: UUID) -> QueueMessage:
+    return queue.engine.execute(select(queue.model).where({"id": message_id})).one()
+
+
+# -- enqueue ---------------------------------------------------------------------------------
+
+
+def test_a_repeated_idempotency_key_is_enqueued_once(queue: Queue) -> None:
+    first = queue.enqueue({"to": "a@example.com"}, key="order-1")
+    again = queue.enqueue({"to": "a@example.com"}, key="order-1")
+    assert first is not None and again is None
+    assert queue.counts()["queued"] == 1
+
+
+def test_messages_without_a_key_are_never_deduplicated(queue: Queue) -> None:
+    ids = [queue.enqueue({"n": 1}), queue.enqueue({"n": 1})]
+    assert None not in ids and ids[0] != ids[1]
+    assert queue.counts()["queued"] == 2
+
+
+def test_keys_are_per_consumer(queue: Queue, engine: Engine) -> None:
+    other = Queue(engine, "sms", model=queue.model)
+    assert queue.enqueue({}, key="k") is not None
+    assert other.enqueue({}, key="k") is not None
+
+
+def test_enqueue_many_returns_the_inserted_ids_skipping_repeats_in_the_batch(queue: Queue) -> None:
+    queue.enqueue({"n": 0}, key="k0")
+    batch = [Message({"n": 0}, key="k0"), Message({"n": 1}, key="k1"),
+             Message({"n": 2}, key="k1"), Message({"n": 3}), Message({"n": 4})]
+    ids = queue.enqueue_many(batch)
+    assert len(ids) == 3
+    payloads = sorted(row(queue, i).payload["n"] for i in ids)
+    assert payloads == [1, 3, 4]
+
+
+def test_enqueue_in_the_callers_transaction_rolls_back_with_it(queue: Queue,
+                                                               engine: Engine) -> None:
+    with pytest.raises(RuntimeError), engine.transaction() as tx:
+        queue.enqueue({"order": 1}, key="order-1", session=tx)
+        raise RuntimeError("the business write failed")
+    assert queue.counts()["queued"] == 0
+    with engine.transaction() as tx:
+        queue.enqueue({"order": 1}, key="order-1", session=tx)
+    assert queue.counts()["queued"] == 1
+
+
+# -- claim, ack ------------------------------------------------------------------------------
+
+
+def test_a_claim_leases_due_messages_and_counts_the_attempt(queue: Queue) -> None:
+    ids = queue.enqueue_many([Message({"n": n}) for n in range(3)])
+    leases = queue.claim(10)
+    assert sorted(lease.id for lease in leases) == sorted(ids)
+    assert {lease.attempts for lease in leases} == {1}
+    assert len({lease.token for lease in leases}) == 1
+    stored = row(queue, ids[0])
+    assert stored.status == "sending" and stored.attempts == 1
+    assert stored.lease_token == leases[0].token
+    assert stored.next_attempt_at == next(x for x in leases if x.id == ids[0]).expires_at
+
+
+def test_two_claims_take_disjoint_batches(queue: Queue) -> None:
+    queue.enqueue_many([Message({"n": n}) for n in range(5)])
+    first, second, third = queue.claim(3), queue.claim(3), queue.claim(3)
+    assert len(first) == 3 and len(second) == 2 and third == []
+    assert not {x.id for x in first} & {x.id for x in second}
+
+
+def test_a_claim_takes_the_oldest_due_first_and_skips_delayed_messages(queue: Queue) -> None:
+    later = queue.enqueue({"n": "later"}, delay=3600)
+    first = queue.enqueue({"n": "first"}, delay=-20)
+    second = queue.enqueue({"n": "second"}, delay=-10)
+    assert [lease.id for lease in queue.claim(1)] == [first]
+    assert [lease.id for lease in queue.claim(5)] == [second]
+    assert later is not None and row(queue, later).status == "queued"
+
+
+def test_ack_marks_the_message_sent_once(queue: Queue) -> None:
+    queue.enqueue({"n": 1})
+    (lease,) = queue.claim()
+    assert queue.ack(lease) is True
+    stored = row(queue, lease.id)
+    assert (stored.status, stored.lease_token, stored.next_attempt_at) == ("sent", None, None)
+    assert queue.ack(lease) is False
+    assert queue.claim() == []
+
+
+def test_process_acks_on_return_and_nacks_on_exception(queue: Queue) -> None:
+    good = queue.enqueue({"ok": True})
+    bad = queue.enqueue({"ok": False})
+
+    def handler(lease: Lease) -> None:
+        if not lease.payload["ok"]:
+            raise ValueError("rejected by the provider")
+
+    assert queue.process(handler) == 2
+    assert good is not None and bad is not None
+    assert row(queue, good).status == "sent"
+    assert row(queue, bad).status == "queued"
+    assert row(queue, bad).last_error == "ValueError: rejected by the provider"
+
+
+# -- nack, backoff, dead letters -------------------------------------------------------------
+
+
+def backoff_of(queue: Queue, message_id: UUID) -> float:
+    stored = row(queue, message_id)
+    assert stored.next_attempt_at is not None and stored.updated_at is not None
+    return (stored.next_attempt_at - stored.updated_at).total_seconds()
+
+
+def test_nack_backs_off_exponentially_computed_in_sql(queue: Queue) -> None:
+    queue.max_attempts = 10
+    message = queue.enqueue({"n": 1})
+    assert message is not None
+    delays = []
+    for _ in range(5):
+        make_due(queue)
+        (lease,) = queue.claim()
+        assert queue.nack(lease, "timeout") == "queued"
+        delays.append(backoff_of(queue, message))
+    # 100 s doubling per attempt, capped at 1000 s
+    assert delays == pytest.approx([100, 200, 400, 800, 1000], abs=0.01)
+    assert row(queue, message).attempts == 5
+
+
+def test_a_nacked_message_is_not_claimed_before_its_backoff(queue: Queue) -> None:
+    queue.enqueue({"n": 1})
+    (lease,) = queue.claim()
+    queue.nack(lease, "timeout")
+    assert queue.claim() == []
+
+
+def test_the_final_failed_attempt_dead_letters_the_message(queue: Queue) -> None:
+    message = queue.enqueue({"n": 1})
+    outcomes = []
+    for _ in range(3):
+        make_due(queue)
+        (lease,) = queue.claim()
+        outcomes.append(queue.nack(lease, f"attempt {lease.attempts} failed"))
+    assert outcomes == ["queued", "queued", "failed"]
+    assert message is not None
+    stored = row(queue, message)
+    assert (stored.status, stored.attempts, stored.next_attempt_at) == ("failed", 3, None)
+    assert stored.last_error == "attempt 3 failed"
+    make_due(queue)
+    assert queue.claim() == []
+
+
+def test_nack_without_retry_dead_letters_at_once(queue: Queue) -> None:
+    queue.enqueue({"n": 1})
+    (lease,) = queue.claim()
+    assert queue.nack(lease, "invalid address", retry=False) == "failed"
+    assert queue.counts()["failed"] == 1
+
+
+# -- leases and fencing ----------------------------------------------------------------------
+
+
+def test_a_message_whose_lease_expired_is_claimed_again(queue: Queue) -> None:
+    queue.enqueue({"n": 1})
+    (old,) = queue.claim()
+    assert queue.claim() == []  # the lease holds
+    make_due(queue)  # ... until it expires
+    (new,) = queue.claim()
+    assert new.id == old.id and new.attempts == 2 and new.token != old.token
+
+
+def test_a_worker_that_lost_its_lease_changes_nothing(queue: Queue) -> None:
+    queue.enqueue({"n": 1})
+    (old,) = queue.claim()
+    make_due(queue)
+    (new,) = queue.claim()
+    assert queue.ack(old) is False
+    assert queue.nack(old, "late failure") is None
+    assert queue.extend(old, 3600) is False
+    stored = row(queue, new.id)
+    assert (stored.status, stored.lease_token, stored.attempts) == ("sending", new.token, 2)
+    assert stored.next_attempt_at == new.expires_at
+    assert queue.ack(new) is True
+
+
+def test_extend_pushes_the_lease_expiry(queue: Queue) -> None:
+    queue.enqueue({"n": 1})
+    (lease,) = queue.claim(lease_seconds=5)
+    assert queue.extend(lease, 3600) is True
+    stored = row(queue, lease.id)
+    assert stored.next_attempt_at is not None
+    assert stored.next_attempt_at - lease.expires_at > timedelta(seconds=3000)
+    assert queue.ack(lease) is True
+
+
+def test_an_expired_lease_on_the_final_attempt_is_dead_lettered_not_claimed(queue: Queue) -> None:
+    message = queue.enqueue({"n": 1}, max_attempts=1)
+    queue.claim()  # the worker dies holding its only attempt
+    make_due(queue)
+    assert queue.claim() == []
+    assert message is not None
+    stored = row(queue, message)
+    assert (stored.status, stored.attempts) == ("failed", 1)
+    assert stored.last_error == "lease expired on the final attempt"
+
+
+# -- operations ------------------------------------------------------------------------------
+
+
+def test_counts_by_status_and_the_oldest_waiting_age(queue: Queue) -> None:
+    assert queue.oldest_waiting_age() is None
+    queue.enqueue_many([Message({"n": n}) for n in range(4)])
+    a, b, _c = queue.claim(3)
+    queue.ack(a)
+    queue.nack(b, "x", retry=False)
+    assert queue.counts() == {"queued": 1, "sending": 1, "sent": 1, "failed": 1}
+    age = queue.oldest_waiting_age()
+    assert age is not None and age >= timedelta(0)
+
+
+def test_purge_deletes_old_sent_messages_in_batches(queue: Queue) -> None:
+    queue.enqueue_many([Message({"n": n}) for n in range(7)])
+    for lease in queue.claim(5):
+        queue.ack(lease)
+    assert queue.purge_sent(timedelta(hours=1)) == 0  # not old enough
+    assert queue.purge_sent(timedelta(seconds=-60), batch_size=2) == 5
+    assert queue.counts() == {"queued": 2, "sending": 0, "sent": 0, "failed": 0}
+
+
+def test_requeue_gives_failed_messages_a_fresh_budget(queue: Queue) -> None:
+    queue.enqueue_many([Message({"n": n}) for n in range(3)])
+    leases = queue.claim(3)
+    for lease in leases:
+        queue.nack(lease, "provider down", retry=False)
+    assert queue.requeue_failed([leases[0].id]) == 1
+    assert queue.requeue_failed() == 2
+    again = queue.claim(5)
+    assert len(again) == 3 and {lease.attempts for lease in again} == {1}
+
+
+def test_messages_of_other_consumers_are_left_alone(queue: Queue, engine: Engine) -> None:
+    other = Queue(engine, "sms", model=queue.model)
+    other.enqueue({"n": 1})
+    assert queue.claim() == []
+    assert queue.counts()["queued"] == 0
+    assert other.counts()["queued"] == 1
+
+
+def test_a_message_inserted_with_the_builder_is_due_at_once(queue: Queue, engine: Engine) -> None:
+    engine.execute(insert(queue.model).values({"consumer": "mail", "payload": {"n": 1}}))
+    (lease,) = queue.claim()
+    assert lease.payload == {"n": 1} and lease.attempts == 1
