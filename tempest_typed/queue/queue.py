@@ -244,16 +244,17 @@ class Queue:
 
         Every claim runs it first, so such a message is dead-lettered, not claimed again.
         """
-        return self._execute(
-            update(self.model).set({
-                "status": "failed", "next_attempt_at": None, "lease_token": None,
-                "last_error": _EXPIRED_FINAL, "updated_at": sql.now(),
-            }).where({
-                "consumer": self.consumer, "status": "sending",
-                "next_attempt_at": {"lte": sql.now()},
-                "attempts": {"gte": sql.raw("max_attempts")},
-            }), session
-        ).rows_affected()
+        return self._execute(self._dead_letter_statement(), session).rows_affected()
+
+    def _dead_letter_statement(self) -> Update[QueueMessage, Never]:
+        return update(self.model).set({
+            "status": "failed", "next_attempt_at": None, "lease_token": None,
+            "last_error": _EXPIRED_FINAL, "updated_at": sql.now(),
+        }).where({
+            "consumer": self.consumer, "status": "sending",
+            "next_attempt_at": {"lte": sql.now()},
+            "attempts": {"gte": sql.raw("max_attempts")},
+        })
 
     # -- the lease holder's writes, fenced by its token --------------------------------------
 
