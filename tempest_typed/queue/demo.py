@@ -134,16 +134,15 @@ def worker_main(config: DemoConfig, url: str, log_path: str, seed: int) -> None:
                 Path(log_path + ".conn").write_text(str(_connection_id(engine)))
             leases = queue.claim(config.batch)
         except TempestError as exc:
-            log("error", "claim", type(exc).__name__)
+            log("error", "claim", type(exc).__name__, str(exc).replace("\n", " ")[:300])
             time.sleep(0.05)
             continue
         if not leases:
             try:
-                counts = queue.counts()
+                if not _pending(queue):
+                    break
             except TempestError:
                 continue
-            if counts["queued"] + counts["sending"] == 0:
-                break
             time.sleep(0.02)
             continue
         claimed_at = time.monotonic()
@@ -174,7 +173,7 @@ def _deliver(queue: Queue, lease: Lease, rng: random.Random, config: DemoConfig,
         else:
             outcome = "sent" if queue.ack(lease) else "lost"
     except TempestError as exc:
-        outcome = "error:" + type(exc).__name__
+        outcome = "error:" + str(exc).replace("\n", " ")[:300]
     log("outcome", lease.id, lease.attempts, lease.token, outcome)
 
 
@@ -329,12 +328,20 @@ def _supervise(config: DemoConfig, url: str, engine: Engine, queue: Queue, logs:
         print(file=out)
 
 
+def _pending(queue: Queue) -> bool:
+    """True while some message is neither sent nor failed (one index probe, not a count)."""
+    found = queue.engine.execute(
+        select(queue.model, ["id"])
+        .where({"consumer": queue.consumer, "status": {"in": ["queued", "sending"]}}).limit(1)
+    ).first()
+    return found is not None
+
+
 def _finished(queue: Queue) -> bool:
     try:
-        counts = queue.counts()
+        return not _pending(queue)
     except TempestError:
         return False
-    return counts["queued"] + counts["sending"] == 0
 
 
 # -- accounting ------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ What each database does differently is confined to the claim and the backoff exp
 from __future__ import annotations
 
 import dataclasses
+import random
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, LiteralString, Never, TypeVar
@@ -25,7 +27,7 @@ from uuid import UUID, uuid4
 
 from .. import sql
 from ..engine import Engine, Result, Session
-from ..errors import ValidationError
+from ..errors import QueryExecutionError, ValidationError
 from ..model import meta_of
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
@@ -182,6 +184,9 @@ class Queue:
 
     def claim(self, limit: int = 10, *, lease_seconds: float | None = None) -> list[Lease]:
         """Lease up to `limit` due messages, oldest due first; each claim counts an attempt."""
+        return _retry_deadlocks(lambda: self._claim(limit, lease_seconds))
+
+    def _claim(self, limit: int, lease_seconds: float | None) -> list[Lease]:
         if limit < 1:
             raise ValidationError(f"claim(limit={limit}) must be at least 1")
         seconds = self.lease_seconds if lease_seconds is None else float(lease_seconds)
@@ -244,17 +249,29 @@ class Queue:
 
         Every claim runs it first, so such a message is dead-lettered, not claimed again.
         """
-        return self._execute(self._dead_letter_statement(), session).rows_affected()
+        # Look first with a plain read, which takes no lock: an UPDATE scanning the status
+        # index would lock every in-flight row it passes and, on InnoDB, deadlock with acks.
+        exhausted = self._execute(
+            select(self.model, ["id"]).where(self._exhausted()), session
+        ).scalars()
+        if not exhausted:
+            return 0
+        return self._execute(
+            self._dead_letter_statement().where({"id": {"in": exhausted}}), session
+        ).rows_affected()
+
+    def _exhausted(self) -> dict[str, object]:
+        return {
+            "consumer": self.consumer, "status": "sending",
+            "next_attempt_at": {"lte": sql.now()},
+            "attempts": {"gte": sql.raw("max_attempts")},
+        }
 
     def _dead_letter_statement(self) -> Update[QueueMessage, Never]:
         return update(self.model).set({
             "status": "failed", "next_attempt_at": None, "lease_token": None,
             "last_error": _EXPIRED_FINAL, "updated_at": sql.now(),
-        }).where({
-            "consumer": self.consumer, "status": "sending",
-            "next_attempt_at": {"lte": sql.now()},
-            "attempts": {"gte": sql.raw("max_attempts")},
-        })
+        }).where(self._exhausted())
 
     # -- the lease holder's writes, fenced by its token --------------------------------------
 
@@ -263,7 +280,10 @@ class Queue:
         stmt = update(self.model).set(changes).where(
             {"id": lease.id, "lease_token": lease.token, "status": "sending"}
         )
-        return self._execute(stmt, session).rows_affected() == 1
+        if session is not None:  # the caller's transaction: the caller decides to retry
+            return session.execute(stmt).rows_affected() == 1
+        # The token makes the write idempotent, so a deadlock victim is simply run again.
+        return _retry_deadlocks(lambda: self.engine.execute(stmt).rows_affected() == 1)
 
     def ack(self, lease: Lease, *, session: Session | None = None) -> bool:
         """Mark the message sent; False when the lease was lost (another worker has it)."""
@@ -376,6 +396,26 @@ class Queue:
                 "lease_token": None, "updated_at": sql.now(),
             }).where(where)
         ).rows_affected()
+
+
+def _is_deadlock(exc: QueryExecutionError) -> bool:
+    # PostgreSQL: SQLSTATE 40P01 "deadlock detected"; InnoDB: error 1213 "Deadlock found".
+    cause = exc.__cause__
+    return (getattr(cause, "sqlstate", None) == "40P01"
+            or (getattr(cause, "args", None) or (None,))[0] == 1213)
+
+
+def _retry_deadlocks(run: Callable[[], R], attempts: int = 5) -> R:
+    """Run a statement (or transaction) again when the database chose it as a deadlock victim,
+    which rolled it back whole."""
+    for attempt in range(attempts):
+        try:
+            return run()
+        except QueryExecutionError as exc:
+            if not _is_deadlock(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.005 * (attempt + 1) * random.random())
+    raise AssertionError("unreachable")
 
 
 def _table(model: type[QueueMessage]) -> str:
