@@ -77,7 +77,7 @@ def test_sqlite_file_worker_processes_every_message_once(sqlite_url: str,
 @pytest.mark.slow
 def test_postgresql_survives_kill_9_and_terminated_backends(pg_url: str,
                                                             tmp_path: Path) -> None:
-    report = run(pg_url, tmp_path, messages=1500, workers=4, disconnect_rate=2.0, **CRASHES)
+    report = run(pg_url, tmp_path, messages=3000, workers=4, disconnect_rate=2.0, **CRASHES)
     assert report.worker_deaths > 0 and report.disconnects > 0
     assert_every_message_accounted_for(report)
 
@@ -86,13 +86,13 @@ def test_postgresql_survives_kill_9_and_terminated_backends(pg_url: str,
 @pytest.mark.slow
 def test_mariadb_survives_kill_9_and_killed_connections(mysql_url: str,
                                                         tmp_path: Path) -> None:
-    report = run(mysql_url, tmp_path, messages=1500, workers=4, disconnect_rate=2.0, **CRASHES)
+    report = run(mysql_url, tmp_path, messages=3000, workers=4, disconnect_rate=2.0, **CRASHES)
     assert report.worker_deaths > 0 and report.disconnects > 0
     assert_every_message_accounted_for(report)
 
 
 @pytest.mark.slow
 def test_sqlite_survives_kill_9(sqlite_url: str, tmp_path: Path) -> None:
-    report = run(sqlite_url, tmp_path, messages=1500, workers=4, **CRASHES)
+    report = run(sqlite_url, tmp_path, messages=3000, workers=4, **CRASHES)
     assert report.worker_deaths > 0
     assert_every_message_accounted_for(report)
