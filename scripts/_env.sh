@@ -8,7 +8,13 @@ if [ ! -x .venv/bin/python ]; then
 fi
 STAMP=".venv/.installed-${EXTRAS}"
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[${EXTRAS}]"
+    echo "installing tempest-typed[${EXTRAS}] into .venv (log: .venv/install.log)" >&2
+    if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip \
+           && .venv/bin/python -m pip install --disable-pip-version-check -e ".[${EXTRAS}]"; } \
+           >.venv/install.log 2>&1; then
+        tail -n 30 .venv/install.log >&2
+        echo "install failed; see .venv/install.log" >&2
+        exit 1
+    fi
     touch "$STAMP"
 fi
