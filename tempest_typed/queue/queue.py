@@ -175,7 +175,7 @@ class Queue:
             )
         if self._dialect == "mysql":  # no RETURNING at all on MySQL 8
             self._execute(stmt, session)
-            ids = [row["id"] for row in rows]
+            ids = [row_id for row in rows if isinstance(row_id := row["id"], UUID)]
             found = self._execute(select(self.model, ["id"]).where({"id": {"in": ids}}), session)
             return set(found.scalars())
         return set(self._execute(stmt.returning("id"), session).scalars())
