@@ -12,6 +12,7 @@ from .errors import (
     NoResultError,
     QueryExecutionError,
     TempestError,
+    TransactionConflict,
     ValidationError,
 )
 from .model import UNSET, Index, Model, column
@@ -36,7 +37,7 @@ from .statements import (
 __all__ = [
     "UNSET", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine", "Index", "Insert",
     "IntegrityError", "LockNotAvailable", "Model", "MultipleResultsError", "NoResultError",
-    "QueryExecutionError", "Result", "Row", "Select", "Session", "Transaction", "Statement", "Subquery", "TempestError", "Update",
+    "QueryExecutionError", "Result", "Row", "Select", "Session", "Transaction", "Statement", "Subquery", "TempestError", "TransactionConflict", "Update",
     "ValidationError", "and_", "column", "create_engine", "delete", "insert", "not_", "or_", "select", "sql",
     "update",
 ]

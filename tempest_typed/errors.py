@@ -13,6 +13,7 @@ __all__ = [
     "NoResultError",
     "QueryExecutionError",
     "TempestError",
+    "TransactionConflict",
     "ValidationError",
 ]
 
@@ -71,6 +72,11 @@ class IntegrityError(QueryExecutionError):
 
 class LockNotAvailable(QueryExecutionError):
     """A `no_wait` lock met a row that another transaction holds."""
+
+
+class TransactionConflict(QueryExecutionError):
+    """The database aborted the transaction to resolve a conflict (a deadlock, or a
+    serialization failure); it was rolled back whole and can be run again."""
 
 
 class NoResultError(TempestError, LookupError):

@@ -27,7 +27,7 @@ from uuid import UUID, uuid4
 
 from .. import sql
 from ..engine import Engine, Result, Session
-from ..errors import QueryExecutionError, ValidationError
+from ..errors import TransactionConflict, ValidationError
 from ..model import meta_of
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
@@ -398,21 +398,14 @@ class Queue:
         ).rows_affected()
 
 
-def _is_deadlock(exc: QueryExecutionError) -> bool:
-    # PostgreSQL: SQLSTATE 40P01 "deadlock detected"; InnoDB: error 1213 "Deadlock found".
-    cause = exc.__cause__
-    return (getattr(cause, "sqlstate", None) == "40P01"
-            or (getattr(cause, "args", None) or (None,))[0] == 1213)
-
-
 def _retry_deadlocks(run: Callable[[], R], attempts: int = 5) -> R:
     """Run a statement (or transaction) again when the database chose it as a deadlock victim,
     which rolled it back whole."""
     for attempt in range(attempts):
         try:
             return run()
-        except QueryExecutionError as exc:
-            if not _is_deadlock(exc) or attempt == attempts - 1:
+        except TransactionConflict:
+            if attempt == attempts - 1:
                 raise
             time.sleep(0.005 * (attempt + 1) * random.random())
     raise AssertionError("unreachable")

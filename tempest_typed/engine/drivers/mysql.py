@@ -13,7 +13,13 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ...dialects import Dialect, get_dialect
-from ...errors import ConfigurationError, IntegrityError, LockNotAvailable, QueryExecutionError
+from ...errors import (
+    ConfigurationError,
+    IntegrityError,
+    LockNotAvailable,
+    QueryExecutionError,
+    TransactionConflict,
+)
 from .. import types as t
 from ..types import Adapters
 from ..url import DatabaseURL
@@ -32,6 +38,7 @@ __all__ = ["PyMySQLDriver"]
 _INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 1048: "not_null",
                     3819: "check", 4025: "check"}
 _LOCK_ERRORS = {3572, 1205}  # NOWAIT on MySQL 8; lock wait (NOWAIT) on MariaDB
+_CONFLICT_ERRORS = {1213, 1020}  # deadlock; MariaDB's "record has changed since last read"
 _DISCONNECT_ERRORS = {2006, 2013, 2014, 2045, 2055, 4031, 1927}
 _KEY_NAME = re.compile(r"for key '([^']+)'")
 # 1451/1452 (foreign key) and 3819/4025 (check) name the constraint as CONSTRAINT `name`.
@@ -143,6 +150,8 @@ class PyMySQLDriver(Driver):
             message = f"({code}) {message}"
         if code in _LOCK_ERRORS:
             return LockNotAvailable(message, sql, params)
+        if code in _CONFLICT_ERRORS:
+            return TransactionConflict(message, sql, params)
         if isinstance(exc, pymysql.err.IntegrityError) or code in _INTEGRITY_KINDS:
             found = _KEY_NAME.search(message)
             constraint = found.group(1).rsplit(".", 1)[-1] if found else None

@@ -12,6 +12,7 @@ from ...errors import (
     IntegrityError,
     LockNotAvailable,
     QueryExecutionError,
+    TransactionConflict,
 )
 from ..types import Adapters
 from ..url import DatabaseURL
@@ -120,6 +121,8 @@ class PsycopgDriver(Driver):
         message = str(exc).strip() or type(exc).__name__
         if isinstance(exc, psycopg.errors.LockNotAvailable):
             return LockNotAvailable(message, sql, params)
+        if isinstance(exc, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure):
+            return TransactionConflict(message, sql, params)
         if isinstance(exc, psycopg.errors.IntegrityError):
             diag = exc.diag
             return IntegrityError(
