@@ -164,8 +164,9 @@ class Session:
         if len(params) > engine._max_params:
             return self._execute_in_chunks(stmt, len(params))
         rows, count = self._run(prepared.sql, params)
-        if rows is not None and prepared.build is not None:
-            rows = prepared.build(rows)
+        if prepared.build is not None:
+            # MariaDB answers a DELETE ... RETURNING that matched nothing with no result set.
+            rows = prepared.build(rows) if rows is not None else []
         return Result(rows, count, prepared.sql)
 
     def _execute_in_chunks(self, stmt: Statement[R], n_params: int) -> Result[R]:

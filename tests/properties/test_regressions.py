@@ -33,3 +33,19 @@ def test_a_percent_sign_in_a_table_or_column_name_is_not_a_placeholder(percent: 
     rows = percent.execute(select(Percent, ["id", "share"]).order_by("share")
                            ).all()
     assert [(r.id, r.share) for r in rows] == [(1, 6)]
+
+
+class Gone(Model, table="prop_reg_gone"):
+    id: int = column(primary_key=True)
+    label: str
+
+
+def test_a_delete_returning_that_matches_nothing_returns_no_rows(engine: Engine) -> None:
+    engine.drop_all(Gone)
+    engine.create_all(Gone)
+    try:
+        result = engine.execute(delete(Gone).where({"id": 1}).returning("id"))
+        assert result.all() == []
+        assert result.rows_affected() == 0
+    finally:
+        engine.drop_all(Gone)
