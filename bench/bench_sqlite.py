@@ -1,0 +1,182 @@
+"""Workload 4: SQLite, the seed library's own benchmark.
+
+On a file database (WAL journal, as tempest_typed's SQLite driver sets it), each side:
+- inserts N people in one transaction: the batch form each library offers (sqlite3's
+  executemany; tempest_typed's values(list); SQLAlchemy's executemany), and one statement per
+  row inside one transaction;
+- scans every row;
+- scans with a filter, `age > 40 AND active`;
+- looks up 1,000 rows by primary key, one statement each, built as user code writes it.
+
+Rows come back in each library's own form: tuples from sqlite3 (the floor; `active` stays
+0/1), model instances from tempest_typed (`active` a bool), Rows from SQLAlchemy (`active` a
+bool). The table is emptied outside the timing before each insert run.
+
+    .venv/bin/python bench/bench_sqlite.py [--quick] [--rows N]
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import sqlalchemy as sa
+from _common import Measure, machine, parser, run_rounds, throughput_table
+from _models import Person, sa_people
+
+from tempest_typed import create_engine, insert, select
+
+INSERT_SQL = 'INSERT INTO "bench_people" ("name", "email", "age", "active") VALUES (?, ?, ?, ?)'
+SCAN_SQL = 'SELECT "id", "name", "email", "age", "active" FROM "bench_people"'
+FILTER_SQL = SCAN_SQL + ' WHERE "age" > ? AND "active" = ?'
+LOOKUP_SQL = SCAN_SQL + ' WHERE "id" = ?'
+LOOKUPS = 1000
+
+
+def main() -> None:
+    p = parser(__doc__ or "")
+    p.add_argument("--rows", type=int, default=None)
+    args = p.parse_args()
+    n = args.rows or (5000 if args.quick else 20000)
+    rounds = args.rounds or (3 if args.quick else 7)
+    folder = tempfile.mkdtemp(prefix="tempest-bench-")
+    path = f"{folder}/bench.db"
+
+    engine = create_engine(f"sqlite:///{path}", pool_size=1)
+    engine.create_all(Person)
+    session = engine.session()
+    raw = sqlite3.connect(path, isolation_level=None)
+    raw.execute("PRAGMA journal_mode = wal")
+    sa_engine = sa.create_engine(f"sqlite:///{path}", pool_size=1)
+    sa_conn = sa_engine.connect()  # autobegins; commit() ends each write transaction
+    t = sa_people
+
+    rng = random.Random(7)
+    people = [{"name": f"person {i}", "email": f"p{i}@example.com", "age": rng.randint(18, 80),
+               "active": rng.random() < 0.5} for i in range(n)]
+    tuples = [(d["name"], d["email"], d["age"], d["active"]) for d in people]
+    keys = [rng.randint(1, n) for _ in range(LOOKUPS)]
+    expected_filtered = sum(1 for d in people if d["age"] > 40 and d["active"])
+
+    assert insert(Person).values(people[0]).compile("sqlite").sql == INSERT_SQL
+    assert select(Person).where({"age": {"gt": 40}, "active": True}).compile(
+        "sqlite").sql == FILTER_SQL
+
+    def emptied(fn: Callable[[], None]) -> Callable[[], float]:
+        def run() -> float:
+            raw.execute('DELETE FROM "bench_people"')
+            started = time.perf_counter()
+            fn()
+            elapsed = time.perf_counter() - started
+            got = raw.execute('SELECT count(*) FROM "bench_people"').fetchone()
+            assert got is not None and got[0] == n, (got, n)
+            return elapsed
+        return run
+
+    # -- insert -------------------------------------------------------------------------------
+    def raw_batch() -> None:
+        raw.execute("BEGIN IMMEDIATE")
+        raw.executemany(INSERT_SQL, tuples)
+        raw.execute("COMMIT")
+
+    def tempest_batch() -> None:
+        with session.transaction():
+            session.execute(insert(Person).values(people))
+
+    def alchemy_batch() -> None:
+        sa_conn.execute(sa.insert(t), people)
+        sa_conn.commit()
+
+    def raw_each() -> None:
+        raw.execute("BEGIN IMMEDIATE")
+        for row in tuples:
+            raw.execute(INSERT_SQL, row)
+        raw.execute("COMMIT")
+
+    def tempest_each() -> None:
+        with session.transaction():
+            for person in people:
+                session.execute(insert(Person).values(person))
+
+    def alchemy_each() -> None:
+        for person in people:
+            sa_conn.execute(sa.insert(t).values(person))
+        sa_conn.commit()
+
+    # -- reads --------------------------------------------------------------------------------
+    def raw_scan() -> None:
+        assert len(raw.execute(SCAN_SQL).fetchall()) == n
+
+    def tempest_scan() -> None:
+        assert len(session.execute(select(Person)).all()) == n
+
+    def alchemy_scan() -> None:
+        assert len(sa_conn.execute(sa.select(t)).all()) == n
+
+    def raw_filter() -> None:
+        assert len(raw.execute(FILTER_SQL, (40, True)).fetchall()) == expected_filtered
+
+    def tempest_filter() -> None:
+        rows = session.execute(select(Person).where({"age": {"gt": 40}, "active": True})).all()
+        assert len(rows) == expected_filtered
+
+    def alchemy_filter() -> None:
+        rows = sa_conn.execute(sa.select(t).where(t.c.age > 40, t.c.active.is_(True))).all()
+        assert len(rows) == expected_filtered
+
+    def raw_lookup() -> None:
+        for k in keys:
+            raw.execute(LOOKUP_SQL, (k,)).fetchone()
+
+    def tempest_lookup() -> None:
+        for k in keys:
+            session.execute(select(Person).where({"id": k})).one()
+
+    def alchemy_lookup() -> None:
+        for k in keys:
+            sa_conn.execute(sa.select(t).where(t.c.id == k)).one()
+
+    def trio(unit: str, units: int, names: tuple[str, str, str] = (
+            "raw sqlite3", "tempest_typed", "SQLAlchemy Core")) -> list[Measure]:
+        return [Measure(name, units, unit) for name in names]
+
+    batch, each = trio("row", n), trio("row", n)
+    scan, filt = trio("row", n), trio("row", expected_filtered)
+    look = trio("row", LOOKUPS)
+    began = time.perf_counter()
+    run_rounds([(batch[0], emptied(raw_batch)), (batch[1], emptied(tempest_batch)),
+                (batch[2], emptied(alchemy_batch)),
+                (each[0], emptied(raw_each)), (each[1], emptied(tempest_each)),
+                (each[2], emptied(alchemy_each)),
+                (scan[0], raw_scan), (scan[1], tempest_scan), (scan[2], alchemy_scan),
+                (filt[0], raw_filter), (filt[1], tempest_filter), (filt[2], alchemy_filter),
+                (look[0], raw_lookup), (look[1], tempest_lookup), (look[2], alchemy_lookup)],
+               rounds)
+    sa_conn.close()
+    sa_engine.dispose()
+    session.close()
+    engine.close()
+    raw.close()
+    for leftover in Path(folder).iterdir():
+        leftover.unlink()
+    Path(folder).rmdir()
+    print(throughput_table(
+        f"Workload 4: SQLite file database, {n:,} rows ({machine()}, SQLite "
+        f"{sqlite3.sqlite_version}; {rounds} rounds per side after a warm-up, interleaved)",
+        [(f"insert {n:,}, batch, 1 transaction", batch, "raw sqlite3"),
+         (f"insert {n:,}, 1 by 1, 1 transaction", each, "raw sqlite3"),
+         ("scan all", scan, "raw sqlite3"),
+         ("scan age > 40 AND active", filt, "raw sqlite3"),
+         (f"{LOOKUPS:,} primary-key lookups", look, "raw sqlite3")]))
+    print(f"\ntook {time.perf_counter() - began:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
