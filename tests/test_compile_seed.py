@@ -201,7 +201,8 @@ def test_upsert(dialect: str, ph: str) -> None:
     assert upsert().compile(dialect) == (
         f'INSERT INTO "outbound_messages" ({ALL_COLUMNS}) VALUES ({marks}) '
         'ON CONFLICT ("consumer", "idempotency_key") WHERE "idempotency_key" IS NOT NULL '
-        f'DO UPDATE SET "status" = {ph}, "next_attempt_at" = {ph} WHERE "attempts" < {ph}',
+        f'DO UPDATE SET "status" = {ph}, "next_attempt_at" = {ph} '
+        f'WHERE "outbound_messages"."attempts" < {ph}',
         (*ROW_PARAMS, "queued", RETRY_AT, 5),
     )
 

@@ -71,13 +71,16 @@ class Compiled:
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
-    __slots__ = ("kinds", "literals", "offset", "order", "parts")
+    __slots__ = ("kinds", "literals", "offset", "order", "parts", "qualifier")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
         self.order: list[int] = []
         self.kinds: list[str | None] = []
         self.offset = 0
+        #: the quoted table that column references are prefixed with, when bare ones would
+        #: be ambiguous (an upsert's DO UPDATE ... WHERE also sees EXCLUDED's columns)
+        self.qualifier: str | None = None
         #: DDL only: the values to write inline, since CREATE INDEX ... WHERE takes no parameter
         self.literals = literals
 
@@ -232,7 +235,9 @@ class Dialect:
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
         out.parts.append("EXCLUDED." + self.quote(col.name))
 
-    def column_ref(self, col: ColumnMeta) -> str:
+    def column_ref(self, col: ColumnMeta, out: _Out | None = None) -> str:
+        if out is not None and out.qualifier is not None:
+            return out.qualifier + "." + self.quote(col.name)
         return self.quote(col.name)
 
     # -- conditions -------------------------------------------------------------------------
@@ -273,21 +278,21 @@ class Dialect:
         out.parts.append("1 = 0")
 
     def visit_cond_cmp(self, node: Node, out: _Out) -> None:
-        out.parts.append(f"{self.column_ref(node[1])} {node[2]} ")  # type: ignore[arg-type]
+        out.parts.append(f"{self.column_ref(node[1], out)} {node[2]} ")  # type: ignore[arg-type]
         self.visit_value(node[3], out)  # type: ignore[arg-type]
 
     def visit_cond_isnull(self, node: Node, out: _Out) -> None:
         suffix = " IS NOT NULL" if node[2] else " IS NULL"
-        out.parts.append(self.column_ref(node[1]) + suffix)  # type: ignore[arg-type]
+        out.parts.append(self.column_ref(node[1], out) + suffix)  # type: ignore[arg-type]
 
     def visit_cond_between(self, node: Node, out: _Out) -> None:
-        out.parts.append(self.column_ref(node[1]) + " BETWEEN ")  # type: ignore[arg-type]
+        out.parts.append(self.column_ref(node[1], out) + " BETWEEN ")  # type: ignore[arg-type]
         self.visit_value(node[2], out)  # type: ignore[arg-type]
         out.parts.append(" AND ")
         self.visit_value(node[3], out)  # type: ignore[arg-type]
 
     def visit_cond_in(self, node: Node, out: _Out) -> None:
-        out.parts.append(self.column_ref(node[1]) + (" NOT IN (" if node[3] else " IN ("))  # type: ignore[arg-type]
+        out.parts.append(self.column_ref(node[1], out) + (" NOT IN (" if node[3] else " IN ("))  # type: ignore[arg-type]
         items: tuple[Node, ...] = node[2]  # type: ignore[assignment]
         for i, item in enumerate(items):
             if i:
@@ -298,11 +303,11 @@ class Dialect:
     def visit_cond_insub(self, node: Node, out: _Out) -> None:
         sub: Node = node[2]  # type: ignore[assignment]
         self.check_subquery(sub, out)
-        out.parts.append(self.column_ref(node[1]) + (" NOT IN (" if node[4] else " IN ("))  # type: ignore[arg-type]
-        saved = out.offset
-        out.offset = saved + node[3]  # type: ignore[operator]
+        out.parts.append(self.column_ref(node[1], out) + (" NOT IN (" if node[4] else " IN ("))  # type: ignore[arg-type]
+        saved, qualifier = out.offset, out.qualifier
+        out.offset, out.qualifier = saved + node[3], None  # type: ignore[operator]
         self.visit_select(sub, out)
-        out.offset = saved
+        out.offset, out.qualifier = saved, qualifier
         out.parts.append(")")
 
     def check_subquery(self, sub: Node, out: _Out) -> None:
@@ -311,9 +316,9 @@ class Dialect:
     def visit_cond_like(self, node: Node, out: _Out) -> None:
         col: ColumnMeta = node[1]  # type: ignore[assignment]
         if node[3]:
-            out.parts.append(f"{self.column_ref(col)} ILIKE ")
+            out.parts.append(f"{self.column_ref(col, out)} ILIKE ")
         else:
-            out.parts.append(f"{self.column_ref(col)} LIKE ")
+            out.parts.append(f"{self.column_ref(col, out)} LIKE ")
         self.visit_value(node[2], out)  # type: ignore[arg-type]
 
     # -- statements -------------------------------------------------------------------------
@@ -436,8 +441,13 @@ class Dialect:
         out.parts.append(" DO UPDATE SET ")
         self.visit_assignments(conflict[2], out)  # type: ignore[arg-type]
         if conflict[4] is not None:
+            # PostgreSQL: a bare column here is ambiguous between the table and EXCLUDED.
             out.parts.append(" WHERE ")
-            self.visit_condition(conflict[4], out)  # type: ignore[arg-type]
+            out.qualifier = self.quote(meta.table)
+            try:
+                self.visit_condition(conflict[4], out)  # type: ignore[arg-type]
+            finally:
+                out.qualifier = None
 
     def visit_assignments(self, items: tuple[tuple[ColumnMeta, Node], ...], out: _Out) -> None:
         for i, (col, value) in enumerate(items):

@@ -100,11 +100,11 @@ class MySQLDialect(Dialect):
     def visit_cond_like(self, node: Node, out: _Out) -> None:
         col: ColumnMeta = node[1]  # type: ignore[assignment]
         if node[3]:
-            out.parts.append(f"LOWER({self.column_ref(col)}) LIKE LOWER(")
+            out.parts.append(f"LOWER({self.column_ref(col, out)}) LIKE LOWER(")
             self.visit_value(node[2], out)  # type: ignore[arg-type]
             out.parts.append(")")
         else:
-            out.parts.append(f"{self.column_ref(col)} LIKE ")
+            out.parts.append(f"{self.column_ref(col, out)} LIKE ")
             self.visit_value(node[2], out)  # type: ignore[arg-type]
 
     def check_subquery(self, sub: Node, out: _Out) -> None:

@@ -76,11 +76,11 @@ class SQLiteDialect(Dialect):
     def visit_cond_like(self, node: Node, out: _Out) -> None:
         col: ColumnMeta = node[1]  # type: ignore[assignment]
         if node[3]:
-            out.parts.append(f"lower({self.column_ref(col)}) LIKE lower(")
+            out.parts.append(f"lower({self.column_ref(col, out)}) LIKE lower(")
             self.visit_value(node[2], out)  # type: ignore[arg-type]
             out.parts.append(") ESCAPE '\\'")
         else:
-            out.parts.append(f"{self.column_ref(col)} LIKE ")
+            out.parts.append(f"{self.column_ref(col, out)} LIKE ")
             self.visit_value(node[2], out)  # type: ignore[arg-type]
             out.parts.append(" ESCAPE '\\'")
 
