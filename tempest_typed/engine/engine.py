@@ -204,7 +204,8 @@ class Session:
 
     def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
-        rows, count = self._run(sql, tuple(params))
+        # No parameters: pass None, so that a literal % in the SQL is not read as a placeholder.
+        rows, count = self._run(sql, tuple(params) if params else None)
         return Result(rows, count, sql)
 
     # -- transactions -----------------------------------------------------------------------
