@@ -1,16 +1,25 @@
-"""The engine tests' tables (all named eng_*), and a fixture that gives each test empty ones."""
+"""The engine tests' tables (all named eng_*), and a fixture that gives each test empty ones.
+
+Several test runs may share one PostgreSQL and one MariaDB server, so each run works in a
+schema (PostgreSQL) and a database (MariaDB) of its own, dropped at the end: two runs never
+drop or lock each other's tables.
+"""
 
 from __future__ import annotations
 
+import os
+import uuid as _uuid
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Literal
+from urllib.parse import quote, urlsplit, urlunsplit
 from uuid import UUID, uuid4
 
 import pytest
 
-from tempest_typed import Engine, Index, Model, column
+from tempest_typed import Engine, Index, Model, column, create_engine
 
 Status = Literal["queued", "sending", "sent", "failed"]
 
@@ -84,6 +93,44 @@ class Claim(Model, table="eng_claims"):
 
 
 Fresh = Callable[..., Engine]
+
+_RUN = f"eng_{os.getpid()}_{_uuid.uuid4().hex[:6]}"
+
+
+@pytest.fixture(scope="session")
+def pg_url(pg_url: str) -> Iterator[str]:
+    """The PostgreSQL URL, with search_path set to a schema of this run's own."""
+    with create_engine(pg_url) as admin:
+        admin.execute_sql(f'CREATE SCHEMA IF NOT EXISTS "{_RUN}"')
+        joiner = "&" if "?" in pg_url else "?"
+        yield f"{pg_url}{joiner}options={quote(f'-c search_path={_RUN}')}"
+        admin.execute_sql(f'DROP SCHEMA IF EXISTS "{_RUN}" CASCADE')
+
+
+@pytest.fixture(scope="session")
+def mysql_url(mysql_url: str) -> Iterator[str]:
+    """The MySQL/MariaDB URL of a database of this run's own."""
+    with create_engine(mysql_url) as admin:
+        admin.execute_sql(f"CREATE DATABASE IF NOT EXISTS `{_RUN}`")
+        parts = urlsplit(mysql_url)
+        yield urlunsplit(parts._replace(path="/" + _RUN))
+        admin.execute_sql(f"DROP DATABASE IF EXISTS `{_RUN}`")
+
+
+@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    """An engine on each of the three real databases in turn (this run's schema/database)."""
+    if request.param == "postgresql":
+        url = request.getfixturevalue("pg_url")
+    elif request.param == "mysql":
+        url = request.getfixturevalue("mysql_url")
+    else:
+        url = f"sqlite:///{tmp_path / 'test.db'}"
+    eng = create_engine(url)
+    try:
+        yield eng
+    finally:
+        eng.close()
 
 
 @pytest.fixture

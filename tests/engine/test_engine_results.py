@@ -153,3 +153,15 @@ def test_rows_of_one_statement_shape_share_one_row_builder(three: Engine) -> Non
     again = engine.execute(select(Item, ["name"]).where({"qty": {"gte": 2}})).all()
     assert engine._prepared_for(select(Item, ["name"]).where({"qty": {"gte": 3}})) is prepared
     assert type(first[0]) is type(again[0])
+
+
+def test_hand_written_sql_without_parameters_may_contain_a_percent_sign(three: Engine) -> None:
+    q = three.dialect.quote
+    found = three.execute_sql(f"SELECT {q('name')} FROM {q('eng_items')} "
+                              f"WHERE {q('name')} LIKE 'a%' OR {q('name')} = '100%'")
+    assert found.scalars() == ["a"]
+
+
+def test_returning_that_matches_nothing_is_an_empty_list(three: Engine) -> None:
+    assert three.execute(delete(Item).where({"name": "zz"}).returning()).all() == []
+    assert three.execute(delete(Item).where({"name": "zz"}).returning("id")).scalars() == []
