@@ -9,8 +9,8 @@ What it does differently:
   with strftime in the same format and compares correctly with bound datetimes.
 - LIKE escapes with a backslash as on the other dialects (`ESCAPE '\\'`); the engine turns
   on case-sensitive LIKE, so `like` is case-sensitive everywhere and `ilike` lowercases.
-- Ordered comparisons on Decimal columns raise DialectError: SQLite has no exact decimal
-  type, so decimals are stored as text that does not order numerically.
+- Ordered comparisons on Decimal columns, and order_by() on them, raise DialectError: SQLite
+  has no exact decimal type, so decimals are stored as text that does not order numerically.
 """
 
 from __future__ import annotations
@@ -96,6 +96,10 @@ class SQLiteDialect(Dialect):
         if node[2] not in ("=", "<>"):
             self._ordered_decimal(node[1], str(node[2]))  # type: ignore[arg-type]
         super().visit_cond_cmp(node, out)
+
+    def order_item(self, col: ColumnMeta, descending: bool) -> str:
+        self._ordered_decimal(col, "order_by")
+        return super().order_item(col, descending)
 
     def visit_cond_between(self, node: Node, out: _Out) -> None:
         self._ordered_decimal(node[1], "between")  # type: ignore[arg-type]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
 
-from tempest_typed import Engine, Model, column, delete, insert, select, update
+from tempest_typed import DialectError, Engine, Model, column, delete, insert, select, update
 
 
 class Percent(Model, table="prop_reg_100%"):
@@ -49,3 +50,15 @@ def test_a_delete_returning_that_matches_nothing_returns_no_rows(engine: Engine)
         assert result.rows_affected() == 0
     finally:
         engine.drop_all(Gone)
+
+
+class Priced(Model, table="prop_reg_priced"):
+    id: int = column(primary_key=True)
+    price: Decimal | None
+
+
+def test_ordering_by_a_decimal_column_is_a_dialect_error_on_sqlite() -> None:
+    # SQLite stores Decimal as text: '-0.1' < '-1' as text, the reverse as numbers.
+    with pytest.raises(DialectError, match="SQLite stores Decimal as text"):
+        select(Priced).order_by("price").compile("sqlite")
+    assert "ORDER BY" in select(Priced).order_by("price").compile("postgresql").sql
