@@ -66,7 +66,7 @@ def per_op_table(title: str, groups: Sequence[tuple[str, Sequence[Measure], str]
     `groups` holds (workload, measures, name of the baseline measure).
     """
     lines = [title, ""]
-    head = f"{'workload':<34} {'side':<16} {'median':>10} {'min':>10} {'max':>10} {'ratio':>10}"
+    head = f"{'workload':<34} {'side':<20} {'median':>10} {'min':>10} {'max':>10} {'ratio':>10}"
     lines += [head, "-" * len(head)]
     for workload, measures, baseline in groups:
         base = next(m for m in measures if m.name == baseline)
@@ -75,7 +75,7 @@ def per_op_table(title: str, groups: Sequence[tuple[str, Sequence[Measure], str]
             per = [s / m.units for s in m.samples]
             ratio = (m.median / m.units) / base_op
             lines.append(
-                f"{workload if i == 0 else '':<34} {m.name:<16} {_us(statistics.median(per)):>10} "
+                f"{workload if i == 0 else '':<34} {m.name:<20} {_us(statistics.median(per)):>10} "
                 f"{_us(min(per)):>10} {_us(max(per)):>10} {ratio:>9.3f}x"
             )
         lines.append("")
@@ -90,7 +90,7 @@ def throughput_table(title: str, groups: Sequence[tuple[str, Sequence[Measure], 
     `groups` holds (workload, measures, name of the baseline measure, usually the floor).
     """
     lines = [title, ""]
-    head = (f"{'workload':<34} {'side':<16} {'median/s':>10} {'min/s':>10} {'max/s':>10} "
+    head = (f"{'workload':<34} {'side':<20} {'median/s':>10} {'min/s':>10} {'max/s':>10} "
             f"{'ratio':>8}")
     lines += [head, "-" * len(head)]
     for workload, measures, baseline in groups:
@@ -99,7 +99,7 @@ def throughput_table(title: str, groups: Sequence[tuple[str, Sequence[Measure], 
         for i, m in enumerate(measures):
             rates = [m.rate(s) for s in m.samples]
             lines.append(
-                f"{workload if i == 0 else '':<34} {m.name:<16} {m.rate(m.median):>10,.0f} "
+                f"{workload if i == 0 else '':<34} {m.name:<20} {m.rate(m.median):>10,.0f} "
                 f"{min(rates):>10,.0f} {max(rates):>10,.0f} {m.rate(m.median) / base_rate:>7.2f}x"
             )
         lines.append("")
