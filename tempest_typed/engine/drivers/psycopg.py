@@ -92,10 +92,10 @@ class PsycopgDriver(Driver):
 
     def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
         # One cursor per connection, kept on it: conn.execute() makes a new cursor for every
-        # statement, about 5 us of the 25 us of Python a prebuilt statement costs on this side
-        # of the socket (`.venv/bin/python bench/bench_statements.py`: a primary-key select
-        # went from 1.12 to 1.04 of raw psycopg's conn.execute). The rows are fetched at once,
-        # so the cursor holds nothing a later statement could trip over.
+        # statement, and that is 10 of the 35 us of client CPU a primary-key select of the
+        # seed's table costs (median of 15 x 1,000 calls, process CPU time; compare the
+        # "client CPU" rows of `.venv/bin/python bench/bench_statements.py`). The rows are
+        # fetched at once, so the cursor holds nothing a later statement could trip over.
         try:
             cur = conn._tempest_cursor
         except AttributeError:
