@@ -331,7 +331,7 @@ def _leaf(draw: st.DrawFn, spec: ModelSpec, rows: Sequence[dict[str, Any]],
         return {col.attr: {op: sub.as_subquery(other.attr)}}
     size = draw(st.sampled_from((0, 1, 2, 3, 5, 300)))
     if size == 300 and col.kind not in ("bool", "literal"):
-        items = [_pick_value(draw, col, rows)] + _many(col, size)
+        items = [_pick_value(draw, col, rows), *_many(col, size)]
     else:
         items = [_pick_value(draw, col, rows) for _ in range(min(size, 5))]
     return {col.attr: {op: items}}

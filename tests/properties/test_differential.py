@@ -39,7 +39,7 @@ def _compare(engines: dict[str, Engine], case: Any, before: list[tuple[Any, ...]
         for other in compared.values():
             other.affected = None
     first = list(compared.values())
-    for name, outcome in compared.items():
+    for outcome in compared.values():
         assert outcome.comparable() == first[0].comparable(), (
             f"{case.kind} differs: " + "; ".join(f"{n}: {o!r}" for n, o in compared.items())
             + "\n" + "\n".join(f"{n}: {getattr(o, 'message', '')}" for n, o in compared.items())
