@@ -79,7 +79,8 @@ _ZONES = (dt.UTC, dt.timezone(dt.timedelta(hours=5, minutes=30)),
 
 
 def _decimal_from(digits: int, places: int) -> Decimal:
-    return Decimal(digits).scaleb(-places)
+    # From text, exactly: scaleb() would round to the context's 28 digits (up to 1E+35).
+    return Decimal(f"{digits}E-{places}")
 
 
 decimals = st.one_of(
