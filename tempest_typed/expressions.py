@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from typing_extensions import override
+
 __all__ = ["Excluded", "Expr", "Expression", "Now", "Raw"]
 
 
@@ -34,6 +36,7 @@ class Raw(Expression):
     def __init__(self, text: str) -> None:
         self.text = text
 
+    @override
     def shape(self) -> tuple[object, ...]:
         return ("raw", self.text)
 
@@ -52,10 +55,12 @@ class Expr(Expression):
         self.parts = parts
         self.values = values
 
+    @override
     def shape(self) -> tuple[object, ...]:
         inner = tuple(v.shape() if isinstance(v, Expression) else None for v in self.values)
         return ("expr", self.parts, inner)
 
+    @override
     def args(self) -> tuple[object, ...]:
         out: list[object] = []
         for value in self.values:
@@ -80,6 +85,7 @@ class Now(Expression):
     def __init__(self, plus: object = None) -> None:
         self.plus = plus
 
+    @override
     def shape(self) -> tuple[object, ...]:
         if self.plus is None:
             return ("now",)
@@ -87,6 +93,7 @@ class Now(Expression):
             return ("now", self.plus.shape())
         return ("now", None)
 
+    @override
     def args(self) -> tuple[object, ...]:
         if self.plus is None:
             return ()
@@ -106,6 +113,7 @@ class Excluded(Expression):
     def __init__(self, column: str) -> None:
         self.column = column
 
+    @override
     def shape(self) -> tuple[object, ...]:
         return ("excluded", self.column)
 

@@ -168,6 +168,7 @@ class Dialect:
         return text.replace("%", "%%") if self.paramstyle == "format" else text
 
     def visit_value(self, node: Node, out: _Out) -> None:
+        """Write a value node: a placeholder, raw text, an expression, now() or EXCLUDED."""
         tag = node[0]
         if tag == "param":
             if out.literals is not None:
@@ -207,6 +208,7 @@ class Dialect:
         )
 
     def string_literal(self, value: str) -> str:
+        """A string written inline, quoted for this dialect (DDL only)."""
         return "'" + value.replace("'", "''") + "'"
 
     # -- DDL --------------------------------------------------------------------------------
@@ -220,11 +222,13 @@ class Dialect:
         raise NotImplementedError
 
     def create_index_prefix(self) -> str:
+        """The start of CREATE [UNIQUE] INDEX, with `{unique}` to fill in."""
         return "CREATE {unique}INDEX IF NOT EXISTS"
 
     table_options = ""
 
     def visit_now(self, plus: Node | None, out: _Out) -> None:
+        """Write sql.now(), plus a number of seconds when given."""
         if plus is None:
             out.parts.append("CURRENT_TIMESTAMP")
             return
@@ -233,9 +237,11 @@ class Dialect:
         out.parts.append(" AS DOUBLE PRECISION) * INTERVAL '1 second')")
 
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
+        """Write sql.excluded(column): the row an upsert tried to insert."""
         out.parts.append("EXCLUDED." + self.quote(col.name))
 
     def column_ref(self, col: ColumnMeta, out: _Out | None = None) -> str:
+        """A column as a condition names it (qualified where a clause needs it)."""
         if out is not None and out.qualifier is not None:
             return out.qualifier + "." + self.quote(col.name)
         return self.quote(col.name)
@@ -243,6 +249,7 @@ class Dialect:
     # -- conditions -------------------------------------------------------------------------
 
     def visit_condition(self, node: Node, out: _Out) -> None:
+        """Write a condition node by dispatching on its tag."""
         getattr(self, "visit_cond_" + node[0])(node, out)  # type: ignore[operator]
 
     def _nested(self, node: Node, out: _Out) -> None:
@@ -254,9 +261,11 @@ class Dialect:
             self.visit_condition(node, out)
 
     def visit_cond_and(self, node: Node, out: _Out) -> None:
+        """Write `a AND b ...`."""
         self._junction(node, " AND ", out)
 
     def visit_cond_or(self, node: Node, out: _Out) -> None:
+        """Write `a OR b ...`."""
         self._junction(node, " OR ", out)
 
     def _junction(self, node: Node, joiner: str, out: _Out) -> None:
@@ -267,31 +276,38 @@ class Dialect:
             self._nested(item, out)
 
     def visit_cond_not(self, node: Node, out: _Out) -> None:
+        """Write `NOT (a)`."""
         out.parts.append("NOT (")
         self.visit_condition(node[1], out)  # type: ignore[arg-type]
         out.parts.append(")")
 
     def visit_cond_true(self, node: Node, out: _Out) -> None:
+        """Write a condition that always holds."""
         out.parts.append("1 = 1")
 
     def visit_cond_false(self, node: Node, out: _Out) -> None:
+        """Write a condition that never holds (an empty `in`)."""
         out.parts.append("1 = 0")
 
     def visit_cond_cmp(self, node: Node, out: _Out) -> None:
+        """Write `column op value`."""
         out.parts.append(f"{self.column_ref(node[1], out)} {node[2]} ")  # type: ignore[arg-type]
         self.visit_value(node[3], out)  # type: ignore[arg-type]
 
     def visit_cond_isnull(self, node: Node, out: _Out) -> None:
+        """Write `column IS [NOT] NULL`."""
         suffix = " IS NOT NULL" if node[2] else " IS NULL"
         out.parts.append(self.column_ref(node[1], out) + suffix)  # type: ignore[arg-type]
 
     def visit_cond_between(self, node: Node, out: _Out) -> None:
+        """Write `column BETWEEN low AND high`."""
         out.parts.append(self.column_ref(node[1], out) + " BETWEEN ")  # type: ignore[arg-type]
         self.visit_value(node[2], out)  # type: ignore[arg-type]
         out.parts.append(" AND ")
         self.visit_value(node[3], out)  # type: ignore[arg-type]
 
     def visit_cond_in(self, node: Node, out: _Out) -> None:
+        """Write `column [NOT] IN (values...)`."""
         out.parts.append(self.column_ref(node[1], out) + (" NOT IN (" if node[3] else " IN ("))  # type: ignore[arg-type]
         items: tuple[Node, ...] = node[2]  # type: ignore[assignment]
         for i, item in enumerate(items):
@@ -301,6 +317,7 @@ class Dialect:
         out.parts.append(")")
 
     def visit_cond_insub(self, node: Node, out: _Out) -> None:
+        """Write `column [NOT] IN (SELECT ...)`, the subquery's values where it stands."""
         sub: Node = node[2]  # type: ignore[assignment]
         self.check_subquery(sub, out)
         out.parts.append(self.column_ref(node[1], out) + (" NOT IN (" if node[4] else " IN ("))  # type: ignore[arg-type]
@@ -314,6 +331,7 @@ class Dialect:
         """Raise DialectError for an `in` subquery this database rejects."""
 
     def visit_cond_like(self, node: Node, out: _Out) -> None:
+        """Write `column LIKE pattern` (or its case-insensitive form)."""
         col: ColumnMeta = node[1]  # type: ignore[assignment]
         if node[3]:
             out.parts.append(f"{self.column_ref(col, out)} ILIKE ")
@@ -324,9 +342,11 @@ class Dialect:
     # -- statements -------------------------------------------------------------------------
 
     def column_list(self, cols: tuple[ColumnMeta, ...]) -> str:
+        """Quoted column names separated by commas."""
         return ", ".join(self.quote(c.name) for c in cols)
 
     def visit_select(self, key: Node, out: _Out) -> None:
+        """Write a SELECT statement."""
         meta: ModelMeta = key[1]  # type: ignore[assignment]
         cols: tuple[ColumnMeta, ...] = key[2] if key[2] is not None else meta.columns  # type: ignore[assignment]
         out.parts.append(f"SELECT {self.column_list(cols)} FROM {self.quote(meta.table)}")
@@ -342,9 +362,11 @@ class Dialect:
 
     def order_item(self, col: ColumnMeta, descending: bool) -> str:
         # NULLs sort first ascending and last descending on every dialect.
+        """One ORDER BY item."""
         return self.quote(col.name) + (" DESC" if descending else " ASC")
 
     def visit_limit_offset(self, limit: Node | None, offset: Node | None, out: _Out) -> None:
+        """Write LIMIT and OFFSET."""
         if limit is not None:
             out.parts.append(" LIMIT ")
             self.visit_value(limit, out)
@@ -359,6 +381,7 @@ class Dialect:
     conflict_update_needs_target = True
 
     def lock_clause(self, meta: ModelMeta, lock: tuple[object, ...]) -> str:
+        """The row-lock clause of a select (FOR UPDATE / FOR SHARE ...)."""
         mode, skip_locked, no_wait, of = lock
         text = "FOR UPDATE" if mode == "update" else "FOR SHARE"
         if of:
@@ -370,13 +393,16 @@ class Dialect:
         return text
 
     def check_returning(self, kind: str, meta: ModelMeta) -> None:
+        """Raise DialectError when this database has no RETURNING for `kind`."""
         if kind not in self.supports_returning:
             raise DialectError(self.returning_error(kind, meta))
 
     def returning_error(self, kind: str, meta: ModelMeta) -> str:
+        """The message of the DialectError for a RETURNING this database lacks."""
         return f"{self.name} has no {kind.upper()} ... RETURNING"
 
     def visit_returning(self, kind: str, meta: ModelMeta, returning: object, out: _Out) -> None:
+        """Write RETURNING, when the statement asks for rows."""
         if returning is None:
             return
         self.check_returning(kind, meta)
@@ -384,6 +410,7 @@ class Dialect:
         out.parts.append(" RETURNING " + self.column_list(cols))
 
     def visit_insert(self, key: Node, out: _Out) -> None:
+        """Write an INSERT statement."""
         meta: ModelMeta = key[1]  # type: ignore[assignment]
         cols: tuple[ColumnMeta, ...] = key[2]  # type: ignore[assignment]
         rows = key[3]
@@ -420,6 +447,7 @@ class Dialect:
 
     def visit_conflict(self, meta: ModelMeta, cols: tuple[ColumnMeta, ...], conflict: Node,
                        out: _Out) -> None:
+        """Write the upsert clause (ON CONFLICT ...)."""
         action = conflict[0]
         target: tuple[ColumnMeta, ...] | None = conflict[1]  # type: ignore[assignment]
         index_where: Node | None = conflict[2] if action == "nothing" else conflict[3]  # type: ignore[assignment]
@@ -450,11 +478,13 @@ class Dialect:
                 out.qualifier = None
 
     def visit_assignments(self, items: tuple[tuple[ColumnMeta, Node], ...], out: _Out) -> None:
+        """Write `column = value, ...`."""
         for i, (col, value) in enumerate(items):
             out.parts.append((", " if i else "") + self.quote(col.name) + " = ")
             self.visit_value(value, out)
 
     def visit_update(self, key: Node, out: _Out) -> None:
+        """Write an UPDATE statement."""
         meta: ModelMeta = key[1]  # type: ignore[assignment]
         out.parts.append(f"UPDATE {self.quote(meta.table)} SET ")
         self.visit_assignments(key[2], out)  # type: ignore[arg-type]
@@ -462,6 +492,7 @@ class Dialect:
         self.visit_returning("update", meta, key[4], out)
 
     def visit_delete(self, key: Node, out: _Out) -> None:
+        """Write a DELETE statement."""
         meta: ModelMeta = key[1]  # type: ignore[assignment]
         out.parts.append(f"DELETE FROM {self.quote(meta.table)}")
         self.visit_where_of(meta, key[2], out)  # type: ignore[arg-type]

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from typing_extensions import override
+
 from ..errors import DialectError
 from ..model import ColumnMeta, ModelMeta
 from ..statements.nodes import Node
@@ -48,6 +50,7 @@ class MySQLDialect(Dialect):
     #: a binary collation without trailing-space padding: strings compare as on PostgreSQL
     text_collation = "utf8mb4_0900_bin"
 
+    @override
     def column_type(self, col: ColumnMeta) -> str:
         kind = col.kind
         text = f" CHARACTER SET utf8mb4 COLLATE {self.text_collation}"
@@ -68,24 +71,30 @@ class MySQLDialect(Dialect):
             "uuid": "CHAR(36) CHARACTER SET ascii COLLATE ascii_bin", "json": "JSON",
         }[kind]
 
+    @override
     def identity(self, col: ColumnMeta) -> str:
         return "AUTO_INCREMENT"
 
+    @override
     def create_index_prefix(self) -> str:
         return "CREATE {unique}INDEX"  # MySQL 8 has no IF NOT EXISTS here; the engine checks
 
+    @override
     def string_literal(self, value: str) -> str:
         return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
+    @override
     def quote_identifier(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
 
+    @override
     def returning_error(self, kind: str, meta: ModelMeta) -> str:
         return (
             f"{kind}({meta.name}).returning(): {self.name} has no RETURNING; run the "
             "statement, then select the rows you need in the same transaction"
         )
 
+    @override
     def visit_now(self, plus: Node | None, out: _Out) -> None:
         if plus is None:
             out.parts.append("UTC_TIMESTAMP(6)")
@@ -94,9 +103,11 @@ class MySQLDialect(Dialect):
         self.visit_value(plus, out)
         out.parts.append(") * 1000000) MICROSECOND)")
 
+    @override
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
         out.parts.append(f"VALUES({self.quote(col.name)})")
 
+    @override
     def visit_cond_like(self, node: Node, out: _Out) -> None:
         col: ColumnMeta = node[1]  # type: ignore[assignment]
         if node[3]:
@@ -107,6 +118,7 @@ class MySQLDialect(Dialect):
             out.parts.append(f"{self.column_ref(col, out)} LIKE ")
             self.visit_value(node[2], out)  # type: ignore[arg-type]
 
+    @override
     def check_subquery(self, sub: Node, out: _Out) -> None:
         meta: ModelMeta = sub[1]  # type: ignore[assignment]
         if sub[5] is not None or sub[6] is not None:
@@ -115,6 +127,7 @@ class MySQLDialect(Dialect):
                 f"rejects LIMIT in IN (SELECT ...); {_TWO_STEP}"
             )
 
+    @override
     def visit_where_of(self, meta: ModelMeta, where: Node | None, out: _Out) -> None:
         found = subqueries(where)
         for sub in found:
@@ -127,6 +140,7 @@ class MySQLDialect(Dialect):
                 )
         super().visit_where_of(meta, where, out)
 
+    @override
     def visit_conflict(self, meta: ModelMeta, cols: tuple[ColumnMeta, ...], conflict: Node,
                        out: _Out) -> None:
         action = conflict[0]
@@ -146,6 +160,7 @@ class MySQLDialect(Dialect):
         out.parts.append(" ON DUPLICATE KEY UPDATE ")
         self.visit_assignments(conflict[2], out)  # type: ignore[arg-type]
 
+    @override
     def insert_verb(self, conflict: Node | None) -> str:
         # INSERT IGNORE skips rows that hit any unique key, and RETURNING (MariaDB) then
         # yields only the rows inserted, as ON CONFLICT DO NOTHING does. ON DUPLICATE KEY
@@ -156,6 +171,7 @@ class MySQLDialect(Dialect):
             return "INSERT IGNORE INTO"
         return "INSERT INTO"
 
+    @override
     def visit_insert(self, key: Node, out: _Out) -> None:
         meta: ModelMeta = key[1]  # type: ignore[assignment]
         if key[5] is not None:
@@ -170,9 +186,11 @@ class MariaDBDialect(MySQLDialect):
     supports_returning = frozenset({"insert", "delete"})
     text_collation = "utf8mb4_nopad_bin"
 
+    @override
     def create_index_prefix(self) -> str:
         return "CREATE {unique}INDEX IF NOT EXISTS"
 
+    @override
     def returning_error(self, kind: str, meta: ModelMeta) -> str:
         return (
             f"{kind}({meta.name}).returning(): MariaDB has RETURNING on INSERT and DELETE "
@@ -180,6 +198,7 @@ class MariaDBDialect(MySQLDialect):
             "rows you changed"
         )
 
+    @override
     def lock_clause(self, meta: ModelMeta, lock: tuple[object, ...]) -> str:
         mode, skip_locked, no_wait, _of = lock  # OF can only name this table: same rows.
         text = "FOR UPDATE" if mode == "update" else "LOCK IN SHARE MODE"

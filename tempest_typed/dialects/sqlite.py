@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from typing_extensions import override
+
 from ..errors import DialectError
 from ..model import ColumnMeta, ModelMeta
 from ..statements.nodes import Node
@@ -42,18 +44,22 @@ class SQLiteDialect(Dialect):
         "json": "TEXT",
     }
 
+    @override
     def column_type(self, col: ColumnMeta) -> str:
         return self._TYPES[col.kind]
 
+    @override
     def identity(self, col: ColumnMeta) -> str:
         # Only a column declared exactly INTEGER PRIMARY KEY becomes the rowid alias.
         return "PRIMARY KEY"
 
+    @override
     def literal(self, value: object) -> str:
         if isinstance(value, bool):
             return "1" if value else "0"
         return super().literal(value)
 
+    @override
     def lock_clause(self, meta: ModelMeta, lock: tuple[object, ...]) -> str:
         mode = lock[0]
         raise DialectError(
@@ -62,6 +68,7 @@ class SQLiteDialect(Dialect):
             "so one writer runs at a time): drop for_{mode}() for SQLite".replace("{mode}", str(mode))
         )
 
+    @override
     def visit_now(self, plus: Node | None, out: _Out) -> None:
         if plus is None:
             out.parts.append(f"({_NOW} || '000')")
@@ -70,9 +77,11 @@ class SQLiteDialect(Dialect):
         self.visit_value(plus, out)
         out.parts.append(") || ' seconds') || '000')")
 
+    @override
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
         out.parts.append("excluded." + self.quote(col.name))
 
+    @override
     def visit_cond_like(self, node: Node, out: _Out) -> None:
         col: ColumnMeta = node[1]  # type: ignore[assignment]
         if node[3]:
@@ -92,15 +101,18 @@ class SQLiteDialect(Dialect):
                 "(e.g. cents) for a column you order by on SQLite"
             )
 
+    @override
     def visit_cond_cmp(self, node: Node, out: _Out) -> None:
         if node[2] not in ("=", "<>"):
             self._ordered_decimal(node[1], str(node[2]))  # type: ignore[arg-type]
         super().visit_cond_cmp(node, out)
 
+    @override
     def order_item(self, col: ColumnMeta, descending: bool) -> str:
         self._ordered_decimal(col, "order_by")
         return super().order_item(col, descending)
 
+    @override
     def visit_cond_between(self, node: Node, out: _Out) -> None:
         self._ordered_decimal(node[1], "between")  # type: ignore[arg-type]
         super().visit_cond_between(node, out)

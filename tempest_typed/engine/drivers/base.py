@@ -62,12 +62,15 @@ class Driver:
         return self.dialect
 
     def acquire(self) -> Any:
+        """A connection from the pool."""
         raise NotImplementedError
 
     def release(self, conn: Any, *, broken: bool = False) -> None:
+        """Give a connection back; a broken one is closed instead."""
         raise NotImplementedError
 
     def close(self) -> None:
+        """Close every pooled connection."""
         raise NotImplementedError
 
     def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
@@ -82,24 +85,30 @@ class Driver:
         return total
 
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
+        """Start a transaction with the given isolation and access mode."""
         raise NotImplementedError
 
     def commit(self, conn: Any) -> None:
+        """Commit the open transaction."""
         self.run(conn, "COMMIT", None)
 
     def rollback(self, conn: Any) -> None:
+        """Roll the open transaction back."""
         self.run(conn, "ROLLBACK", None)
 
     def end_transaction(self, conn: Any) -> None:
         """Undo what begin() set on the connection beyond the transaction itself."""
 
     def savepoint(self, conn: Any, name: str) -> None:
+        """Set a savepoint."""
         self.run(conn, f"SAVEPOINT {name}", None)
 
     def release_savepoint(self, conn: Any, name: str) -> None:
+        """Release a savepoint."""
         self.run(conn, f"RELEASE SAVEPOINT {name}", None)
 
     def rollback_to(self, conn: Any, name: str) -> None:
+        """Roll back to a savepoint."""
         self.run(conn, f"ROLLBACK TO SAVEPOINT {name}", None)
 
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
@@ -130,6 +139,7 @@ class SimplePool:
         self.size = size
 
     def acquire(self) -> Any:
+        """A connection from the pool."""
         if self._closed:
             raise ConfigurationError(f"{self._what}: the engine is closed")
         if not self._slots.acquire(timeout=self._timeout):
@@ -147,6 +157,7 @@ class SimplePool:
                 raise
 
     def release(self, conn: Any, broken: bool = False) -> None:
+        """Give a connection back; a broken one is closed instead."""
         if broken or self._closed:
             with contextlib.suppress(Exception):  # closing a broken connection may fail too
                 self._close(conn)
@@ -155,6 +166,7 @@ class SimplePool:
         self._slots.release()
 
     def close(self) -> None:
+        """Close every pooled connection."""
         self._closed = True
         while True:
             try:

@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from typing_extensions import override
+
 from ...dialects import Dialect, get_dialect
 from ...errors import (
     ConfigurationError,
@@ -101,6 +103,7 @@ class PyMySQLDriver(Driver):
             self._dialect = get_dialect("mariadb" if "mariadb" in version.lower() else "mysql")
         return conn
 
+    @override
     @property
     def dialect(self) -> Dialect:  # type: ignore[override]
         if self._dialect is None:
@@ -108,41 +111,51 @@ class PyMySQLDriver(Driver):
         assert self._dialect is not None
         return self._dialect
 
+    @override
     def adapt_any(self, value: Any) -> Any:
         return _auto(value)
 
+    @override
     def acquire(self) -> Any:
         return self._pool.acquire()
 
+    @override
     def release(self, conn: Any, *, broken: bool = False) -> None:
         self._pool.release(conn, broken)
 
+    @override
     def close(self) -> None:
         self._pool.close()
 
+    @override
     def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:
             count = cur.execute(sql, params)
             rows = list(cur.fetchall()) if cur.description is not None else None
             return rows, count
 
+    @override
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]]) -> int:
         with conn.cursor() as cur:
             return int(cur.executemany(sql, params) or 0)
 
+    @override
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
         with conn.cursor() as cur:
             if isolation:
                 cur.execute("SET TRANSACTION ISOLATION LEVEL " + isolation_sql(isolation))
             cur.execute("START TRANSACTION READ ONLY" if read_only else "START TRANSACTION")
 
+    @override
     def driver_errors(self) -> tuple[type[BaseException], ...]:
         return (pymysql.Error,)
 
+    @override
     def is_disconnect(self, exc: BaseException) -> bool:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
         return isinstance(exc, pymysql.err.InterfaceError) or code in _DISCONNECT_ERRORS
 
+    @override
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
         message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)

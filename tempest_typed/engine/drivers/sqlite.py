@@ -12,6 +12,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from typing_extensions import override
+
 from ...dialects import get_dialect
 from ...errors import IntegrityError, LockNotAvailable, QueryExecutionError
 from .. import types as t
@@ -92,29 +94,36 @@ class SQLiteDriver(Driver):
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         return conn
 
+    @override
     def adapt_any(self, value: Any) -> Any:
         return _auto(value)
 
+    @override
     def acquire(self) -> Any:
         return self._pool.acquire()
 
+    @override
     def release(self, conn: Any, *, broken: bool = False) -> None:
         if not broken and conn.in_transaction:
             conn.execute("ROLLBACK")
         self._pool.release(conn, broken)
 
+    @override
     def close(self) -> None:
         self._pool.close()
 
+    @override
     def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
         cur = conn.execute(sql, params or ())
         rows = cur.fetchall() if cur.description is not None else None
         return rows, cur.rowcount
 
+    @override
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]]) -> int:
         cur = conn.executemany(sql, params)
         return int(cur.rowcount)
 
+    @override
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
         if isolation:
             isolation_sql(isolation)  # every level is honoured: SQLite is serializable
@@ -124,15 +133,19 @@ class SQLiteDriver(Driver):
         else:
             conn.execute("BEGIN IMMEDIATE")
 
+    @override
     def end_transaction(self, conn: Any) -> None:
         conn.execute("PRAGMA query_only = OFF")
 
+    @override
     def driver_errors(self) -> tuple[type[BaseException], ...]:
         return (sqlite3.Error,)
 
+    @override
     def is_disconnect(self, exc: BaseException) -> bool:
         return isinstance(exc, sqlite3.ProgrammingError) and "closed" in str(exc)
 
+    @override
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         message = str(exc).strip() or type(exc).__name__
         if isinstance(exc, sqlite3.IntegrityError):
