@@ -242,6 +242,8 @@ class Dialect:
 
     def column_ref(self, col: ColumnMeta, out: _Out | None = None) -> str:
         """A column as a condition names it (qualified where a clause needs it)."""
+        if out is not None and out.literals is not None:
+            return self.quote_identifier(col.name)  # DDL: no paramstyle, so no `%` escape
         if out is not None and out.qualifier is not None:
             return out.qualifier + "." + self.quote(col.name)
         return self.quote(col.name)

@@ -7,7 +7,19 @@ from decimal import Decimal
 
 import pytest
 
-from tempest_typed import DialectError, Engine, Model, column, delete, insert, select, update
+from tempest_typed import (
+    DialectError,
+    Engine,
+    Index,
+    IntegrityError,
+    Model,
+    column,
+    delete,
+    insert,
+    select,
+    update,
+)
+from tempest_typed.dialects.ddl import CreateIndex
 
 
 class Percent(Model, table="prop_reg_100%"):
@@ -62,3 +74,33 @@ def test_ordering_by_a_decimal_column_is_a_dialect_error_on_sqlite() -> None:
     with pytest.raises(DialectError, match="SQLite stores Decimal as text"):
         select(Priced).order_by("price").compile("sqlite")
     assert "ORDER BY" in select(Priced).order_by("price").compile("postgresql").sql
+
+
+class Tagged(Model, table="prop_reg_tagged%"):
+    id: int = column(primary_key=True)
+    tag: str | None = column(name="tag%")
+
+    __indexes__ = (Index("prop_reg_tagged%_unique", ["tag"], unique=True,
+                         where={"tag": {"is_null": False}}),)
+
+
+def test_a_percent_sign_in_a_partial_index_predicate_is_written_once() -> None:
+    # DDL runs without parameters: a `%` there is not a placeholder and must not be doubled.
+    for dialect in ("postgresql", "sqlite"):
+        ddl = CreateIndex(Tagged, Tagged.__indexes__[0]).compile(dialect)
+        assert ddl.endswith('WHERE "tag%" IS NOT NULL'), ddl
+
+
+def test_a_partial_unique_index_on_a_column_named_with_a_percent_sign_works(
+        engine: Engine) -> None:
+    engine.drop_all(Tagged)
+    engine.create_all(Tagged)
+    try:
+        engine.execute(insert(Tagged).values([{"id": 1, "tag": None}, {"id": 2, "tag": None},
+                                              {"id": 3, "tag": "a"}]))
+        with pytest.raises(IntegrityError):
+            engine.execute(insert(Tagged).values({"id": 4, "tag": "a"}))
+        assert engine.execute(select(Tagged, ["id"]).where({"tag": None}).order_by("id")
+                              ).scalars() == [1, 2]
+    finally:
+        engine.drop_all(Tagged)
