@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -142,4 +143,32 @@ def row_builder(result: ModelMeta | tuple[ColumnMeta, ...] | None,
     exec(source, names)
     built: Callable[[Sequence[Any]], list[Any]] = names[
         "build_models" if isinstance(result, ModelMeta) else "build_rows"]
-    return built
+    return _without_gc_pauses(built)
+
+
+#: from this many rows on, a result is built with the cyclic garbage collector paused
+_GC_PAUSE_ROWS = 1000
+
+
+def _without_gc_pauses(build: Callable[[Sequence[Any]], list[Any]]
+                       ) -> Callable[[Sequence[Any]], list[Any]]:
+    """The builder, pausing the cyclic GC while it makes a large result.
+
+    Every new model instance counts towards the collector's thresholds, so a 20,000-row
+    result set off several collections that walk every object alive, for nothing: the rows
+    hold no cycles. Paused, a 20,000-row scan of bench/bench_sqlite.py's table takes a
+    median 20 ms instead of 47 ms (9 runs each). The collector is switched back on only if
+    it was on, and runs again at its next threshold.
+    """
+    isenabled, disable, enable = gc.isenabled, gc.disable, gc.enable
+
+    def build_large(rows: Sequence[Any]) -> list[Any]:
+        if len(rows) < _GC_PAUSE_ROWS or not isenabled():
+            return build(rows)
+        disable()
+        try:
+            return build(rows)
+        finally:
+            enable()
+
+    return build_large
