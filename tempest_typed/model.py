@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import math
 import re
 import sys
 import types
@@ -15,7 +16,7 @@ import typing
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any, ClassVar, Literal, TypeVar, overload
+from typing import Any, ClassVar, Final, Literal, TypeVar, overload
 
 from typing_extensions import dataclass_transform
 
@@ -232,6 +233,28 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+#: BIGINT, the integer column of every dialect (SQLite's INTEGER is 64-bit too)
+INT_MIN: Final = -(2**63)
+INT_MAX: Final = 2**63 - 1
+
+
+def check_text(col_name: str, v: str) -> None:
+    """Raise ValidationError for text no database can store as given."""
+    if "\x00" in v:
+        raise ValidationError(
+            f"{col_name}: the text {_short(v)} holds a NUL character, which PostgreSQL text "
+            "cannot store; strings hold no NUL on any dialect (use a bytes column)"
+        )
+    if not v.isascii():
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValidationError(
+                f"{col_name}: the text {_short(v)} is not valid Unicode ({exc.reason}); "
+                "a database stores UTF-8 text"
+            ) from None
+
+
 def _check_str(col: ColumnMeta, v: object) -> bool:
     if type(v) is not str and not isinstance(v, str):
         return False
@@ -240,21 +263,123 @@ def _check_str(col: ColumnMeta, v: object) -> bool:
             f"{col.model_name}.{col.attr} holds at most {col.max_length} characters, "
             f"got {len(v)}; raise column(max_length=...) or shorten the value"
         )
+    check_text(f"{col.model_name}.{col.attr}", v)
+    return True
+
+
+def _check_int(col: ColumnMeta, v: object) -> bool:
+    if not isinstance(v, int) or isinstance(v, bool):
+        return False
+    if not INT_MIN <= v <= INT_MAX:
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: {v} is outside the 64-bit range of an int column "
+            f"[{INT_MIN}, {INT_MAX}]; use a Decimal column for larger numbers"
+        )
+    return True
+
+
+def _check_float(col: ColumnMeta, v: object) -> bool:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return _check_int(col, v)  # the drivers bind an int as an integer
+    if not isinstance(v, float):
+        return False
+    if not math.isfinite(v):
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: {v} is not a finite number; MySQL rejects NaN and "
+            "infinities and SQLite stores NaN as NULL, so a float column holds finite values only"
+        )
+    return True
+
+
+def _check_decimal(col: ColumnMeta, v: object) -> bool:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return True
+    if not isinstance(v, Decimal):
+        return False
+    if not v.is_finite():
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: {v} is not a finite number; MySQL's DECIMAL holds "
+            "no NaN or infinity, so a Decimal column holds finite values only"
+        )
+    return True
+
+
+def _json_problem(value: object, depth: int = 0) -> str | None:
+    """What makes `value` not a portable JSON document, or None."""
+    if depth > 100:
+        return "it nests deeper than 100 levels"
+    if value is None or isinstance(value, bool | str):
+        if isinstance(value, str) and ("\x00" in value or not _utf8(value)):
+            return f"the string {_short(value)} holds a NUL or is not valid Unicode"
+        return None
+    if isinstance(value, int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{value} is not a JSON number"
+    if isinstance(value, list | tuple):
+        for item in value:
+            problem = _json_problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"the key {_short(key)} is not a string"
+            problem = _json_problem(key, depth + 1) or _json_problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    return f"{type(value).__name__} {_short(value)} is not a JSON value"
+
+
+def _utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_json(col: ColumnMeta, v: object) -> bool:
+    if not isinstance(v, dict | list):
+        return False
+    problem = _json_problem(v)
+    if problem:
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: not a JSON document: {problem} (JSON holds dicts "
+            "with string keys, lists, strings, finite numbers, booleans and None)"
+        )
+    return True
+
+
+def _check_datetime(col: ColumnMeta, v: object) -> bool:
+    if not isinstance(v, _dt.datetime) or v.utcoffset() is None:
+        return False
+    try:
+        v.astimezone(_dt.UTC)
+    except OverflowError:
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: {v.isoformat()} is outside the datetimes that "
+            "exist in UTC (years 1 to 9999), and datetimes are stored in UTC"
+        ) from None
     return True
 
 
 _CHECKS: dict[str, Callable[[ColumnMeta, object], bool]] = {
     "str": _check_str,
-    "int": lambda c, v: isinstance(v, int) and not isinstance(v, bool),
-    "float": lambda c, v: isinstance(v, int | float) and not isinstance(v, bool),
-    "decimal": lambda c, v: isinstance(v, Decimal | int) and not isinstance(v, bool),
+    "int": _check_int,
+    "float": _check_float,
+    "decimal": _check_decimal,
     "bool": lambda c, v: isinstance(v, bool),
     "bytes": lambda c, v: isinstance(v, bytes | bytearray | memoryview),
-    "datetime": lambda c, v: isinstance(v, _dt.datetime) and v.utcoffset() is not None,
+    "datetime": _check_datetime,
     "date": lambda c, v: isinstance(v, _dt.date) and not isinstance(v, _dt.datetime),
     "uuid": lambda c, v: isinstance(v, uuid.UUID),
     "literal": lambda c, v: isinstance(v, str) and v in c.literal_values,
-    "json": lambda c, v: isinstance(v, dict | list),
+    "json": _check_json,
 }
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, Never, TypeVar, overload
 from uuid import UUID
 
 from ..errors import ValidationError
 from ..expressions import Expression
-from ..model import UNSET, ColumnMeta, Model, ModelMeta, meta_of
+from ..model import INT_MAX, INT_MIN, UNSET, ColumnMeta, Model, ModelMeta, meta_of
 from ..row import Row
 from .base import R_co, Statement, assignments, column_list, returning_columns
 from .nodes import Node
@@ -63,6 +64,34 @@ def _row_mapping(meta: ModelMeta, row: object) -> dict[str, object]:
 
 #: column kinds whose values are valid whenever their type is exactly this one
 _EXACT: dict[str, type] = {"str": str, "int": int, "bool": bool, "float": float, "uuid": UUID}
+
+
+def _check_exact_cells(col: ColumnMeta, cells: list[Any]) -> None:
+    """Check the cells that skipped check_value() for what their type alone does not say
+    (an int's range, a float's finiteness, a string's NUL or lone surrogate), in one pass
+    over the batch; check_value() then finds the culprit and says what is wrong with it.
+    values() of 20,000 rows of (int, str, float, bool), best of 40: 10.0 ms -> 13.8 ms."""
+    if not cells:
+        return
+    kind = col.kind
+    if kind == "str":
+        text = "".join(cells)
+        fine = "\x00" not in text and (text.isascii() or _encodes(text))
+    elif kind == "int":
+        fine = min(cells) >= INT_MIN and max(cells) <= INT_MAX
+    else:
+        fine = all(map(math.isfinite, cells))
+    if not fine:
+        for value in cells:
+            col.check_value(value, "values()")
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _same_dicts(meta: ModelMeta, items: list[Any]) -> list[Any] | None:
@@ -179,6 +208,9 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                     plain = False
                 else:
                     col.check_value(value, "values()")
+        for attr, exact, col in checks:
+            if exact is int or exact is float or exact is str:
+                _check_exact_cells(col, [v for m in mappings if type(v := m[attr]) is exact])
         new = self._clone()
         new._columns = columns
         old = self._rows
@@ -200,16 +232,39 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new._values = tuple(values)
         return new
 
-    def _target(self, target: Sequence[str] | None, where: str) -> tuple[ColumnMeta, ...] | None:
+    def _target(self, target: Sequence[str] | None, where: str,
+                predicate: bool) -> tuple[ColumnMeta, ...] | None:
+        """The conflict target's columns, which must be a unique key the model declares (a
+        database rejects any other target); a partial unique index needs its predicate."""
         if target is None:
             return None
-        return column_list(self._meta, target, where)
+        meta = self._meta
+        cols = column_list(meta, target, where)
+        wanted = {c.attr for c in cols}
+        if len(wanted) != len(cols):
+            raise ValidationError(f"{meta.name}: {where} names a column twice in {list(target)}")
+        keys: list[tuple[set[str], bool]] = [({c.attr for c in meta.primary_key}, False)]
+        keys += [({c.attr}, False) for c in meta.columns if c.unique]
+        keys += [(set(i.columns), i.where is not None) for i in meta.indexes if i.unique]
+        partial = [is_partial for key, is_partial in keys if key == wanted]
+        if not partial:
+            known = "; ".join(sorted({", ".join(sorted(k)) for k, _ in keys if k}))
+            raise ValidationError(
+                f"{meta.name}: {where} target {list(target)} is not a unique key of the model, "
+                f"and a conflict can only be detected on one (unique keys: {known or 'none'})"
+            )
+        if all(partial) and not predicate:
+            raise ValidationError(
+                f"{meta.name}: {where} target {list(target)} is a partial unique index: repeat "
+                "its predicate (where= / index_where=), or PostgreSQL finds no index to use"
+            )
+        return cols
 
     def on_conflict_do_nothing(self, target: Sequence[str] | None = None, *,
                                where: WhereInput | None = None) -> Insert[M_co, R_co]:
         """Skip rows that conflict on `target` (a unique index; `where` repeats its predicate)."""
         label = "on_conflict_do_nothing()"
-        cols = self._target(target, label)
+        cols = self._target(target, label, where is not None)
         values = list(self._values)
         cond = None
         if where is not None:
@@ -233,7 +288,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         what SQLite accepts too; PostgreSQL needs a target.
         """
         label = "on_conflict_do_update()"
-        cols = self._target(target, label)
+        cols = self._target(target, label, index_where is not None)
         if cols is None and index_where is not None:
             raise ValidationError(
                 f"insert({self._meta.name}).{label}: index_where= repeats the predicate of the "

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Generic, Literal, TypeVar, overload
 
 from ..errors import ValidationError
-from ..model import ColumnMeta, Model, meta_of
+from ..model import INT_MAX, ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, column_list
 from .nodes import Node
@@ -70,8 +70,10 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
         return new
 
     def _count(self, name: str, n: object) -> Node:
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValidationError(f"{self._meta.name}: {name}() takes an int >= 0, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= INT_MAX:
+            raise ValidationError(
+                f"{self._meta.name}: {name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}"
+            )
         self._values = (*self._values, n)
         return ("param", len(self._values) - 1, "int")
 
@@ -96,6 +98,11 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
             )
         tables: tuple[str, ...] = ()
         if of is not None:
+            if not isinstance(of, type | list | tuple):
+                raise ValidationError(
+                    f"{self._meta.name}: for_{mode}(of=...) takes a model or a list of models, "
+                    f"got {type(of).__name__} {of!r}"
+                )
             models = [of] if isinstance(of, type) else of
             for model in models:
                 meta = meta_of(model)

@@ -12,7 +12,7 @@ from typing import Any, Generic, TypeAlias, TypeVar
 
 from ..errors import ValidationError
 from ..expressions import Excluded, Expr, Expression, Now, Raw
-from ..model import ColumnMeta, ModelMeta
+from ..model import ColumnMeta, ModelMeta, check_text
 from .nodes import COMPARISONS, FALSE, OPERATORS, ORDERED_KINDS, TEXT_KINDS, TRUE, Node
 
 __all__ = ["Condition", "Subquery", "WhereInput", "and_", "not_", "or_"]
@@ -124,6 +124,18 @@ def value_node(col: ColumnMeta, meta: ModelMeta, value: object, values: list[obj
                allow_excluded: bool = False) -> Node:
     """A bound value checked against the column's type, or an expression node."""
     if isinstance(value, Expression):
+        if isinstance(value, Now) and col.kind != "datetime":
+            raise ValidationError(
+                f"{meta.name}.{col.attr} is {col.type_name()}: sql.now() is a timestamp, a value "
+                f"of datetime columns only (in {where})"
+            )
+        if (isinstance(value, Excluded) and allow_excluded
+                and (other := meta.column(value.column, f"sql.excluded() in {where}")).kind
+                != col.kind and not {other.kind, col.kind} <= TEXT_KINDS):
+            raise ValidationError(
+                f"{meta.name}.{col.attr} is {col.type_name()}: sql.excluded({value.column!r}) "
+                f"is {other.type_name()} (in {where})"
+            )
         return expression_node(meta, value, values, where, allow_excluded)
     col.check_value(value, where)
     values.append(value)
@@ -218,9 +230,10 @@ def _op_node(meta: ModelMeta, col: ColumnMeta, op: str, operand: object, values:
             raise ValidationError(
                 f"{meta.name}.{col.attr} is {col.type_name()}: `{op}` applies to strings only"
             )
-        if isinstance(operand, Expression):
+        if isinstance(operand, Raw | Expr):
             node = expression_node(meta, operand, values, where)
         elif isinstance(operand, str):
+            check_text(f"{meta.name}.{col.attr} `{op}`", operand)
             values.append(operand)
             node = ("param", len(values) - 1, "str")
         else:
