@@ -40,7 +40,9 @@ def str_to_uuid(value: Any) -> uuid.UUID:
 
 def datetime_to_utc_text(value: _dt.datetime) -> str:
     """An aware datetime as fixed-width UTC text."""
-    return value.astimezone(UTC).strftime(SQLITE_DATETIME)
+    # isoformat, not strftime: strftime writes years before 1000 without leading zeros
+    # ('1-01-01'), which is neither fixed-width (text order is time order) nor readable back.
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 def utc_text_to_datetime(value: Any) -> _dt.datetime:
