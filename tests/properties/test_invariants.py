@@ -40,3 +40,46 @@ def test_every_placeholder_has_one_parameter(data: st.DataObject) -> None:
             continue
         assert placeholders(compiled.sql, dialect) == len(compiled.params), compiled
         assert len(compiled.params) == len(case.statement._values)
+
+
+_IDENTIFIER = re.compile(r'"(?:[^"]|"")*"|`(?:[^`]|``)*`')
+
+
+def leaked(value: object, sql: str) -> bool:
+    """True when a bound string value is written into the text outside quoted names.
+
+    Short strings and words could be keywords or operators of the text; only longer values
+    holding something other than letters and spaces are looked for.
+    """
+    if not isinstance(value, str) or len(value) < 6 or re.fullmatch(r"[A-Za-z_ ]*", value):
+        return False
+    return value in _IDENTIFIER.sub("", sql)
+
+
+@given(data=st.data())
+def test_no_bound_value_is_written_into_the_text(data: st.DataObject) -> None:
+    spec = data.draw(models(prefix="prop_inv_"))
+    rows = data.draw(rows_for(spec, data.draw(st.lists(st.integers(1, 30), max_size=4,
+                                                       unique=True))))
+    case = data.draw(statements(spec, rows))
+    for dialect in DIALECTS:
+        try:
+            compiled = case.statement.compile(dialect)
+        except DialectError:
+            continue
+        for value in compiled.params:
+            assert not leaked(value, compiled.sql), (value, compiled.sql)
+
+
+def test_a_value_that_looks_like_sql_is_bound_not_written() -> None:
+    from tempest_typed import Model, column, select
+
+    class Note(Model, table="prop_inv_note"):
+        id: int = column(primary_key=True)
+        body: str
+
+    stmt = select(Note).where({"body": "x'); DROP TABLE prop_inv_note; --"})
+    for dialect in DIALECTS:
+        compiled = stmt.compile(dialect)
+        assert "DROP" not in compiled.sql
+        assert compiled.params == ("x'); DROP TABLE prop_inv_note; --",)
