@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -13,7 +12,7 @@ from ..errors import ValidationError
 from ..expressions import Expression
 from ..model import ColumnMeta, ModelMeta
 from .nodes import Node
-from .where import value_node
+from .where import is_mapping, value_node
 
 if TYPE_CHECKING:
     from ..dialects.base import Compiled, Dialect
@@ -69,7 +68,7 @@ _DIALECTS = __name__.rsplit(".", 2)[0] + ".dialects"
 def assignments(meta: ModelMeta, mapping: object, values: list[object], where: str,
                 allow_excluded: bool = False) -> tuple[tuple[ColumnMeta, Node], ...]:
     """`{column: value | sql.*}` as (column, value node) pairs, each value checked."""
-    if not isinstance(mapping, Mapping):
+    if not is_mapping(mapping):
         raise ValidationError(
             f"{meta.name}: {where} takes a dict of column -> value, got "
             f"{type(mapping).__name__} {mapping!r}"
@@ -79,7 +78,7 @@ def assignments(meta: ModelMeta, mapping: object, values: list[object], where: s
     out: list[tuple[ColumnMeta, Node]] = []
     for attr, value in mapping.items():
         col = meta.column(attr, where)
-        if isinstance(value, Mapping) and col.kind != "json" and not isinstance(value, Expression):
+        if is_mapping(value) and col.kind != "json" and not isinstance(value, Expression):
             raise ValidationError(
                 f"{meta.name}.{col.attr} in {where}: the dict {value!r} is not a value of "
                 f"{col.type_name()}. An object is never bound as a parameter: for an SQL "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, TypeAlias, TypeVar
+from typing import Any, Generic, TypeAlias, TypeGuard, TypeVar
 
 from ..errors import ValidationError
 from ..expressions import Excluded, Expr, Expression, Now, Raw
@@ -78,6 +78,23 @@ def not_(condition: WhereInput) -> Condition:
     """The condition does not hold."""
     _check_inputs("not_", (condition,))
     return Condition("not", (condition,))
+
+
+def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
+    """isinstance(value, Mapping), answered at once for a dict and for the common scalars."""
+    # isinstance() against the Mapping ABC runs Python-level __instancecheck__ code, and
+    # building the seed's claim asks it 8 times: answered here first, the build takes 9.6 us
+    # instead of 12.5 (timeit, best of 7 x 20,000; bench/bench_statements.py times it with
+    # the compile as "claim: build + compile").
+    kind = type(value)
+    if kind is dict:
+        return True
+    if kind in _SCALARS:
+        return False
+    return isinstance(value, Mapping)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None), bytes, _dt.datetime, _dt.date})
 
 
 def _naive(value: object) -> bool:
@@ -261,7 +278,7 @@ def _mapping_node(meta: ModelMeta, mapping: Mapping[Any, Any], values: list[obje
     parts: list[Node] = []
     for attr, spec in mapping.items():
         col = meta.column(attr, where)
-        if isinstance(spec, Mapping):
+        if is_mapping(spec):
             if not spec:
                 raise ValidationError(
                     f"{meta.name}.{col.attr}: empty operator dict in {where}; "
@@ -288,7 +305,7 @@ def _mapping_node(meta: ModelMeta, mapping: Mapping[Any, Any], values: list[obje
 
 def condition_node(meta: ModelMeta, item: object, values: list[object], where: str) -> Node:
     """The condition node of one where input (dict or Condition)."""
-    if isinstance(item, Mapping):
+    if is_mapping(item):
         return _mapping_node(meta, item, values, where)
     if isinstance(item, Condition):
         inner = tuple(condition_node(meta, sub, values, where) for sub in item.items)
