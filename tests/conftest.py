@@ -21,7 +21,7 @@ MYSQL_URL = os.environ.get("TEMPEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/tes
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 settings.register_profile(
-    "ci", max_examples=40, deadline=None, derandomize=True, print_blob=True,
+    "ci", max_examples=300, deadline=None, derandomize=True, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.register_profile(
