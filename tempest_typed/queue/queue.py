@@ -93,6 +93,7 @@ class Queue:
         max_attempts: int = 5,
         backoff_seconds: float = 1.0,
         max_backoff_seconds: float = 300.0,
+        sweep_interval: float = 1.0,
     ) -> None:
         if not consumer:
             raise ValidationError("Queue needs a consumer name")
@@ -107,6 +108,9 @@ class Queue:
         self.max_attempts = max_attempts
         self.backoff_seconds = float(backoff_seconds)
         self.max_backoff_seconds = float(max_backoff_seconds)
+        #: how often process() dead-letters exhausted expired leases (claim() always does)
+        self.sweep_interval = float(sweep_interval)
+        self._last_sweep = float("-inf")
 
     def __repr__(self) -> str:
         return f"<Queue {self.consumer!r} on {self.engine.url}>"
@@ -188,7 +192,7 @@ class Queue:
         return _retry_deadlocks(lambda: self._claim(limit, lease_seconds))
 
     def _claim(self, limit: int, lease_seconds: float | None,
-               session: Session | None = None) -> list[Lease]:
+               session: Session | None = None, sweep: bool = True) -> list[Lease]:
         if limit < 1:
             raise ValidationError(f"claim(limit={limit}) must be at least 1")
         seconds = self.lease_seconds if lease_seconds is None else float(lease_seconds)
@@ -199,17 +203,20 @@ class Queue:
         dialect = self._dialect
         rows: list[QueueMessage]
         if dialect == "postgresql":
-            self.dead_letter_expired(session=session)
+            if sweep:
+                self.dead_letter_expired(session=session)
             sub = due.for_update(skip_locked=True).as_subquery("id")
             rows = self._execute(lease.where({"id": {"in": sub}}).returning(), session).all()
         elif dialect == "sqlite":
             with self.engine.transaction() as tx:  # BEGIN IMMEDIATE: one claimer at a time
-                self.dead_letter_expired(session=tx)  # under the same write lock
+                if sweep:
+                    self.dead_letter_expired(session=tx)  # under the same write lock
                 rows = tx.execute(
                     lease.where({"id": {"in": due.as_subquery("id")}}).returning()
                 ).all()
         else:
-            self.dead_letter_expired()
+            if sweep:
+                self.dead_letter_expired()
             with self.engine.transaction() as tx:
                 ids = tx.execute(due.for_update(skip_locked=True)).scalars()
                 if not ids:
@@ -346,7 +353,14 @@ class Queue:
 
     def _process(self, handler: Callable[[Lease], object], limit: int,
                  session: Session | None) -> int:
-        leases = _retry_deadlocks(lambda: self._claim(limit, None, session))
+        # The sweep is housekeeping: a claim never takes an exhausted message anyway, so a
+        # worker loop runs it once per sweep_interval instead of before every claim, which
+        # saves one round trip per batch (bench/bench_queues.py: 5,559 -> see BENCHMARKS.md).
+        now = time.monotonic()
+        sweep = now - self._last_sweep >= self.sweep_interval
+        if sweep:
+            self._last_sweep = now
+        leases = _retry_deadlocks(lambda: self._claim(limit, None, session, sweep))
         done: list[Lease] = []
         try:
             for lease in leases:
