@@ -32,7 +32,7 @@ def test_row_locks_on_sqlite(lock: str) -> None:
         stmt.compile("sqlite")
     text = str(err.value)
     assert f"select(Account).{lock}(): SQLite has no row-level locks" in text
-    assert "Serialize the claim in a transaction" in text
+    assert "serialize the claim in a transaction" in text
     assert f"drop {lock}() for SQLite" in text
 
 

@@ -63,7 +63,7 @@ class SQLiteDialect(Dialect):
     def lock_clause(self, meta: ModelMeta, lock: tuple[object, ...]) -> str:
         mode = lock[0]
         raise DialectError(
-            f"select({meta.name}).for_{mode}(): SQLite has no row-level locks. Serialize the "
+            f"select({meta.name}).for_{mode}(): SQLite has no row-level locks; serialize the "
             "claim in a transaction instead (engine.transaction() starts with BEGIN IMMEDIATE, "
             "so one writer runs at a time): drop for_{mode}() for SQLite".replace("{mode}", str(mode))
         )

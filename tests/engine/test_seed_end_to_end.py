@@ -168,7 +168,7 @@ def test_serialized_claim_on_sqlite_takes_disjoint_batches(lite: Engine) -> None
 
 
 def test_the_lock_on_sqlite_is_an_error_not_a_pretence(lite: Engine) -> None:
-    with pytest.raises(DialectError, match="Serialize the claim"):
+    with pytest.raises(DialectError, match="serialize the claim"):
         claim_batch(lite, BATCH)
 
 
