@@ -7,12 +7,12 @@ the tests' tables.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 from uuid import UUID, uuid4
 
 import sqlalchemy as sa
 
-from tempest_typed import Index, Model, column
+from tempest_typed import Index, Model, column, select, sql, update
 
 Status = Literal["queued", "sending", "sent", "failed"]
 
@@ -49,6 +49,42 @@ sa_outbound = sa.Table(
     sa.Column("next_attempt_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True)),
 )
+
+
+def tempest_claim(size: int) -> Any:
+    """The seed's claim in one statement, as API.md writes it."""
+    return (
+        update(Outbound)
+        .set({"status": "sending", "attempts": sql.raw("attempts + 1"),
+              "updated_at": sql.now()})
+        .where({"id": {"in": select(Outbound)
+                       .where({"status": "queued"})
+                       .order_by("next_attempt_at")
+                       .limit(size)
+                       .for_update(skip_locked=True)
+                       .as_subquery("id")}})
+        .returning()
+    )
+
+
+def sa_claim(size: int) -> Any:
+    """The same claim in SQLAlchemy Core."""
+    t = sa_outbound
+    sub = (
+        sa.select(t.c.id)
+        .where(t.c.status == "queued")
+        .order_by(t.c.next_attempt_at)
+        .limit(size)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    return (
+        sa.update(t)
+        .values(status="sending", attempts=sa.literal_column("attempts + 1"),
+                updated_at=sa.func.now())
+        .where(t.c.id.in_(sub))
+        .returning(*t.c)
+    )
 
 
 class Person(Model, table="bench_people"):

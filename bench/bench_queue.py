@@ -27,7 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from _common import PG_URL, Measure, machine, parser, throughput_table
-from _models import Outbound, sa_outbound
+from _models import Outbound, sa_claim, sa_outbound, tempest_claim
 from _queue_common import count, create_table, drop_table, fill
 
 WORKERS = 4
@@ -75,7 +75,7 @@ def raw_worker() -> Worker:
 
 
 def tempest_worker() -> Worker:
-    from tempest_typed import create_engine, select, sql, update
+    from tempest_typed import create_engine, sql, update
 
     engine = create_engine(PG_URL, pool_size=1)
     session = engine.session()
@@ -83,18 +83,7 @@ def tempest_worker() -> Worker:
     def drain(batch_ack: bool) -> int:
         done = 0
         while True:
-            claimed = session.execute(
-                update(Outbound)
-                .set({"status": "sending", "attempts": sql.raw("attempts + 1"),
-                      "updated_at": sql.now()})
-                .where({"id": {"in": select(Outbound)
-                               .where({"status": "queued"})
-                               .order_by("next_attempt_at")
-                               .limit(BATCH)
-                               .for_update(skip_locked=True)
-                               .as_subquery("id")}})
-                .returning()
-            ).all()
+            claimed = session.execute(tempest_claim(BATCH)).all()
             if not claimed:
                 return done
             ids = [m.id for m in claimed]
@@ -125,15 +114,7 @@ def alchemy_worker() -> Worker:
     def drain(batch_ack: bool) -> int:
         done = 0
         while True:
-            sub = (sa.select(t.c.id).where(t.c.status == "queued").order_by(t.c.next_attempt_at)
-                   .limit(BATCH).with_for_update(skip_locked=True).scalar_subquery())
-            claimed = conn.execute(
-                sa.update(t)
-                .values(status="sending", attempts=sa.literal_column("attempts + 1"),
-                        updated_at=sa.func.now())
-                .where(t.c.id.in_(sub))
-                .returning(*t.c)
-            ).all()
+            claimed = conn.execute(sa_claim(BATCH)).all()
             if not claimed:
                 return done
             ids = [r.id for r in claimed]

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import psycopg
 import sqlalchemy as sa
 from _common import PG_URL, Measure, machine, parser, per_op_table, run_rounds
-from _models import Outbound, sa_outbound
+from _models import Outbound, sa_claim, sa_outbound, tempest_claim
 from sqlalchemy.dialects import postgresql as sa_pg
 
 from tempest_typed import create_engine, select, sql, update
@@ -50,42 +50,6 @@ LOOKUP_SQL = (
     '"updated_at" FROM "bench_outbound" WHERE "id" = %s'
 )
 ACK_SQL = 'UPDATE "bench_outbound" SET "status" = %s, "updated_at" = now() WHERE "id" = %s'
-
-
-def tempest_claim(size: int) -> Any:
-    """The seed's claim in one statement, as API.md writes it."""
-    return (
-        update(Outbound)
-        .set({"status": "sending", "attempts": sql.raw("attempts + 1"),
-              "updated_at": sql.now()})
-        .where({"id": {"in": select(Outbound)
-                       .where({"status": "queued"})
-                       .order_by("next_attempt_at")
-                       .limit(size)
-                       .for_update(skip_locked=True)
-                       .as_subquery("id")}})
-        .returning()
-    )
-
-
-def sa_claim(size: int) -> Any:
-    """The same claim in SQLAlchemy Core."""
-    t = sa_outbound
-    sub = (
-        sa.select(t.c.id)
-        .where(t.c.status == "queued")
-        .order_by(t.c.next_attempt_at)
-        .limit(size)
-        .with_for_update(skip_locked=True)
-        .scalar_subquery()
-    )
-    return (
-        sa.update(t)
-        .values(status="sending", attempts=sa.literal_column("attempts + 1"),
-                updated_at=sa.func.now())
-        .where(t.c.id.in_(sub))
-        .returning(*t.c)
-    )
 
 
 def build_workload(n: int, rounds: int) -> list[tuple[str, list[Measure], str]]:
