@@ -374,7 +374,7 @@ class Engine:
                     try:
                         session._run(sql, None)
                     except QueryExecutionError as exc:
-                        if not self._driver_ignores_ddl_error(exc):
+                        if exc.__cause__ is None or not self._driver.ddl_already_done(exc.__cause__):
                             raise
 
     def drop_all(self, *models: type) -> None:
@@ -384,11 +384,6 @@ class Engine:
                 from ..model import meta_of
 
                 session._run(f"DROP TABLE IF EXISTS {self.dialect.quote_identifier(meta_of(model).table)}", None)
-
-    def _driver_ignores_ddl_error(self, exc: QueryExecutionError) -> bool:
-        cause = exc.__cause__
-        # MySQL 8 has no CREATE INDEX IF NOT EXISTS: an existing index is what we wanted.
-        return bool(cause is not None and getattr(cause, "args", (None,))[:1] == (1061,))
 
     def close(self) -> None:
         """Close every pooled connection."""

@@ -119,6 +119,10 @@ class Driver:
         """True when the connection is unusable after this exception."""
         return False
 
+    def ddl_already_done(self, exc: BaseException) -> bool:
+        """True when a CREATE failed only because what it creates already exists."""
+        return False
+
     def driver_errors(self) -> tuple[type[BaseException], ...]:
         """The exception classes this driver raises for database errors."""
         raise NotImplementedError

@@ -151,6 +151,11 @@ class PyMySQLDriver(Driver):
         return (pymysql.Error,)
 
     @override
+    def ddl_already_done(self, exc: BaseException) -> bool:
+        # MySQL 8 has no CREATE INDEX IF NOT EXISTS: an existing index is what was asked for.
+        return bool(exc.args) and exc.args[0] == 1061  # ER_DUP_KEYNAME
+
+    @override
     def is_disconnect(self, exc: BaseException) -> bool:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
         return isinstance(exc, pymysql.err.InterfaceError) or code in _DISCONNECT_ERRORS
