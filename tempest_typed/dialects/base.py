@@ -24,13 +24,15 @@ __all__ = ["Compiled", "CompiledShape", "Dialect"]
 class CompiledShape:
     """The compilation of one statement shape: SQL text, and how values fill it."""
 
-    __slots__ = ("kind", "kinds", "order", "result", "sql")
+    __slots__ = ("in_order", "kind", "kinds", "order", "result", "sql")
 
     def __init__(self, sql: str, order: tuple[int, ...], kinds: tuple[str | None, ...],
                  kind: str, result: ModelMeta | tuple[ColumnMeta, ...] | None) -> None:
         self.sql = sql
         #: for each placeholder, in textual order, the index of its value in the statement
         self.order = order
+        #: every value is used once, in the order the builder bound them: params are values
+        self.in_order = order == tuple(range(len(order)))
         #: for each placeholder, the kind of the column it is compared to or written in
         self.kinds = kinds
         #: "select", "insert", "update", "delete"
@@ -130,8 +132,13 @@ class Dialect:
 
     def compile(self, stmt: Statement[object]) -> Compiled:
         """SQL text and parameters in placeholder order."""
-        shape = self.shape(stmt)
+        key = stmt._key()
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self.shape_of_key(key)
         values = stmt._values
+        if shape.in_order and len(values) == len(shape.order):
+            return Compiled(shape.sql, values, shape)
         return Compiled(shape.sql, tuple([values[i] for i in shape.order]), shape)
 
     def _compile_key(self, key: Node) -> CompiledShape:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Generic, Never, TypeVar, overload
 
-from ..errors import ValidationError
 from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, returning_columns
 from .nodes import Node
-from .where import WhereInput, condition_node, conjunction
+from .where import WhereInput, with_conditions
 
 __all__ = ["Delete", "delete"]
 
@@ -45,13 +44,10 @@ class Delete(Statement[R_co], Generic[M_co, R_co]):
 
     def where(self, *conditions: WhereInput) -> Delete[M_co, R_co]:
         """Delete only the rows matching every condition; repeated calls AND together."""
-        if not conditions:
-            raise ValidationError(f"{self._meta.name}: where() needs a condition")
-        values = list(self._values)
-        nodes = [condition_node(self._meta, c, values, "where()") for c in conditions]
+        where, values = with_conditions(self._meta, self._where, self._values, conditions)
         new = self._clone()
-        new._where = conjunction(self._where, nodes)
-        new._values = tuple(values)
+        new._where = where
+        new._values = values
         return new
 
     def unguarded(self) -> Delete[M_co, R_co]:
@@ -69,7 +65,7 @@ class Delete(Statement[R_co], Generic[M_co, R_co]):
     def returning(self, *columns: str) -> Delete[M_co, Any]:
         """Return the deleted rows: whole models, or the named columns as Row."""
         new = self._clone()
-        new._returning = returning_columns(self._meta, columns)
+        new._returning = returning_columns(self._meta, columns) if columns else "*"
         return new
 
 

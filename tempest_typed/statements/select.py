@@ -10,7 +10,7 @@ from ..model import INT_MAX, ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, column_list
 from .nodes import Node
-from .where import Subquery, WhereInput, condition_node, conjunction
+from .where import Subquery, WhereInput, with_conditions
 
 __all__ = ["Select", "select"]
 
@@ -48,13 +48,10 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
 
     def where(self, *conditions: WhereInput) -> Select[M_co, R_co]:
         """Keep the rows matching every condition; repeated calls AND together."""
-        if not conditions:
-            raise ValidationError(f"{self._meta.name}: where() needs a condition")
-        values = list(self._values)
-        nodes = [condition_node(self._meta, c, values, "where()") for c in conditions]
+        where, values = with_conditions(self._meta, self._where, self._values, conditions)
         new = self._clone()
-        new._where = conjunction(self._where, nodes)
-        new._values = tuple(values)
+        new._where = where
+        new._values = values
         return new
 
     def order_by(self, column: str, direction: Literal["asc", "desc"] = "asc") -> Select[M_co, R_co]:
@@ -80,7 +77,11 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
     def limit(self, n: int) -> Select[M_co, R_co]:
         """Return at most n rows."""
         new = self._clone()
-        new._limit = new._count("limit", n)
+        if type(n) is int and 0 <= n <= INT_MAX:
+            new._values = (*self._values, n)
+            new._limit = ("param", len(self._values), "int")
+        else:
+            new._limit = new._count("limit", n)
         return new
 
     def offset(self, n: int) -> Select[M_co, R_co]:
@@ -129,9 +130,9 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
     def as_subquery(self, column: str) -> Subquery[M_co, Any]:
         """This select projected on one column, as an `in`/`not_in` operand."""
         col = self._meta.column(column, "as_subquery()")
-        new = self._clone()
-        new._columns = (col,)
-        return Subquery(new._key(), self._values, col)
+        key = ("select", self._meta, (col,), self._where, self._order, self._limit,
+               self._offset, self._lock)  # _key() with the one column
+        return Subquery(key, self._values, col)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, assignments, returning_columns
 from .nodes import Node
-from .where import WhereInput, condition_node, conjunction
+from .where import WhereInput, with_conditions
 
 __all__ = ["Update", "update"]
 
@@ -52,10 +52,11 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
         """The new values: scalars of each column's type or sql.* expressions."""
         bound = list(self._values)
         items = assignments(self._meta, values, bound, "set()")
-        already = {c.attr for c, _ in self._set}
-        for col, _ in items:
-            if col.attr in already:
-                raise ValidationError(f"{self._meta.name}.{col.attr} is set twice")
+        if self._set:
+            already = {c.attr for c, _ in self._set}
+            for col, _ in items:
+                if col.attr in already:
+                    raise ValidationError(f"{self._meta.name}.{col.attr} is set twice")
         new = self._clone()
         new._set = self._set + items
         new._values = tuple(bound)
@@ -63,13 +64,10 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
 
     def where(self, *conditions: WhereInput) -> Update[M_co, R_co]:
         """Change only the rows matching every condition; repeated calls AND together."""
-        if not conditions:
-            raise ValidationError(f"{self._meta.name}: where() needs a condition")
-        values = list(self._values)
-        nodes = [condition_node(self._meta, c, values, "where()") for c in conditions]
+        where, values = with_conditions(self._meta, self._where, self._values, conditions)
         new = self._clone()
-        new._where = conjunction(self._where, nodes)
-        new._values = tuple(values)
+        new._where = where
+        new._values = values
         return new
 
     def unguarded(self) -> Update[M_co, R_co]:
@@ -87,7 +85,7 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
     def returning(self, *columns: str) -> Update[M_co, Any]:
         """Return the updated rows: whole models, or the named columns as Row."""
         new = self._clone()
-        new._returning = returning_columns(self._meta, columns)
+        new._returning = returning_columns(self._meta, columns) if columns else "*"
         return new
 
 

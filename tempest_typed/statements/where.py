@@ -97,6 +97,9 @@ def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
 _SCALARS = frozenset({str, int, float, bool, type(None), bytes, _dt.datetime, _dt.date})
 
 
+NOW_NODE: Node = ("now", None)
+
+
 def _naive(value: object) -> bool:
     return isinstance(value, _dt.datetime) and value.utcoffset() is None
 
@@ -122,7 +125,7 @@ def expression_node(meta: ModelMeta, expr: Expression, values: list[object], whe
         return ("expr", expr.parts, tuple(nodes))
     if isinstance(expr, Now):
         if expr.plus is None:
-            return ("now", None)
+            return NOW_NODE
         if isinstance(expr.plus, Expression):
             return ("now", expression_node(meta, expr.plus, values, where, allow_excluded))
         values.append(expr.plus)
@@ -140,6 +143,14 @@ def expression_node(meta: ModelMeta, expr: Expression, values: list[object], whe
 def value_node(col: ColumnMeta, meta: ModelMeta, value: object, values: list[object], where: str,
                allow_excluded: bool = False) -> Node:
     """A bound value checked against the column's type, or an expression node."""
+    if col.accepts(value):
+        values.append(value)
+        return ("param", len(values) - 1, col.kind)
+    kind = type(value)
+    if kind is Raw:
+        return ("raw", value.text)  # type: ignore[attr-defined]
+    if kind is Now and value.plus is None and col.kind == "datetime":  # type: ignore[attr-defined]
+        return NOW_NODE
     if isinstance(value, Expression):
         if isinstance(value, Now) and col.kind != "datetime":
             raise ValidationError(
@@ -276,9 +287,15 @@ def _mapping_node(meta: ModelMeta, mapping: Mapping[Any, Any], values: list[obje
             "or call unguarded() on an update/delete meant for every row"
         )
     parts: list[Node] = []
+    by_attr = meta.by_attr
     for attr, spec in mapping.items():
-        col = meta.column(attr, where)
-        if is_mapping(spec):
+        col = by_attr.get(attr) if type(attr) is str else None
+        if col is None:
+            col = meta.column(attr, where)
+        if type(spec) is not dict and col.accepts(spec):  # a value of the column's type
+            values.append(spec)
+            parts.append(("cmp", col, "=", ("param", len(values) - 1, col.kind)))
+        elif is_mapping(spec):
             if not spec:
                 raise ValidationError(
                     f"{meta.name}.{col.attr}: empty operator dict in {where}; "
@@ -305,7 +322,7 @@ def _mapping_node(meta: ModelMeta, mapping: Mapping[Any, Any], values: list[obje
 
 def condition_node(meta: ModelMeta, item: object, values: list[object], where: str) -> Node:
     """The condition node of one where input (dict or Condition)."""
-    if is_mapping(item):
+    if type(item) is dict or is_mapping(item):
         return _mapping_node(meta, item, values, where)
     if isinstance(item, Condition):
         inner = tuple(condition_node(meta, sub, values, where) for sub in item.items)
@@ -318,6 +335,21 @@ def condition_node(meta: ModelMeta, item: object, values: list[object], where: s
         f"{meta.name}: {where} takes a dict such as {{\"status\": \"queued\"}} or "
         f"and_/or_/not_, got {type(item).__name__} {item!r}"
     )
+
+
+def with_conditions(meta: ModelMeta, existing: Node | None, bound: tuple[object, ...],
+                    conditions: tuple[WhereInput, ...]) -> tuple[Node, tuple[object, ...]]:
+    """The where node and bound values after ANDing `conditions` to `existing` (where())."""
+    if not conditions:
+        raise ValidationError(f"{meta.name}: where() needs a condition")
+    values = list(bound)
+    if existing is None and len(conditions) == 1:
+        item = conditions[0]
+        if type(item) is dict:
+            return _mapping_node(meta, item, values, "where()"), tuple(values)
+        return condition_node(meta, item, values, "where()"), tuple(values)
+    nodes = [condition_node(meta, c, values, "where()") for c in conditions]
+    return conjunction(existing, nodes), tuple(values)
 
 
 def conjunction(existing: Node | None, added: Sequence[Node]) -> Node:
