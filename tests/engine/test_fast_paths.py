@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Literal
+from uuid import UUID, uuid4
 
 import pytest
 
@@ -86,3 +89,52 @@ def test_a_bool_is_not_taken_for_an_int_in_a_batch() -> None:
     rows[1]["age"] = True
     with pytest.raises(ValidationError, match=r"FastPerson\.age expects int"):
         insert(FastPerson).values(rows)
+
+
+class Mixed(Model, table="fast_mixed"):
+    id: int = column(primary_key=True)
+    name: str = column(max_length=5)
+    state: Literal["on", "off"]
+    at: datetime
+    ref: UUID | None = None
+    score: float | None = None
+
+
+def mixed(n: int) -> list[dict[str, object]]:
+    return [{"name": f"n{i % 100}", "state": "on" if i % 2 else "off",
+             "at": datetime(2026, 1, 1, tzinfo=UTC if i % 2 else timezone(timedelta(hours=2))),
+             "ref": None if i % 3 else uuid4(), "score": None if i % 5 else i / 7}
+            for i in range(n)]
+
+
+def general_form(rows: list[dict[str, object]]) -> tuple[object, tuple[object, ...]]:
+    """The key and values of the general path, which model instances take."""
+    stmt = insert(Mixed).values([Mixed(**row) for row in rows])  # type: ignore[arg-type]
+    return stmt._key(), stmt._values
+
+
+def test_the_column_wise_batch_check_builds_what_the_row_by_row_path_builds() -> None:
+    rows = mixed(40)
+    stmt = insert(Mixed).values(rows)
+    assert (stmt._key(), stmt._values) == general_form(rows)
+    assert stmt.compile("postgresql").params == insert(Mixed).values(rows).compile().params
+
+
+@pytest.mark.parametrize(("column", "bad", "message"), [
+    ("name", "toolong", "at most 5 characters"),
+    ("name", "n\x00", "NUL character"),
+    ("name", None, "not nullable"),
+    ("state", "maybe", "expects Literal"),
+    ("at", datetime(2026, 1, 1), "naive datetime"),
+    ("score", float("nan"), "not a finite number"),
+    ("ref", "not-a-uuid", "expects UUID"),
+])
+def test_a_bad_cell_found_by_the_column_wise_check_is_named_as_for_one_row(
+        column: str, bad: object, message: str) -> None:
+    rows = mixed(60)
+    rows[41][column] = bad
+    with pytest.raises(ValidationError, match=message) as batch:
+        insert(Mixed).values(rows)
+    with pytest.raises(ValidationError) as single:
+        insert(Mixed).values(rows[41])
+    assert str(batch.value) == str(single.value)

@@ -77,12 +77,21 @@ class Driver:
         """Execute one statement: (rows or None when it returns none, rows affected)."""
         raise NotImplementedError
 
-    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]]) -> int:
-        """Execute one statement for many parameter sets; the total rows affected."""
+    def batches_rows(self, n_rows: int, returning: bool) -> bool:
+        """True when run_many() of a one-row insert beats one multi-row VALUES statement."""
+        return False
+
+    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+                 returning: bool) -> tuple[list[Any] | None, int]:
+        """Execute one statement per parameter set: (the rows all returned, rows affected)."""
+        rows: list[Any] | None = None
         total = 0
         for p in params:
-            total += max(self.run(conn, sql, p)[1], 0)
-        return total
+            fetched, count = self.run(conn, sql, p)
+            if fetched is not None:
+                rows = (rows or []) + fetched
+            total += max(count, 0)
+        return rows, total
 
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
         """Start a transaction with the given isolation and access mode."""

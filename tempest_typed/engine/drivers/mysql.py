@@ -134,10 +134,6 @@ class PyMySQLDriver(Driver):
             rows = list(cur.fetchall()) if cur.description is not None else None
             return rows, count
 
-    @override
-    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]]) -> int:
-        with conn.cursor() as cur:
-            return int(cur.executemany(sql, params) or 0)
 
     @override
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:

@@ -1,0 +1,134 @@
+"""A multi-row insert that the driver runs as one-row statements (psycopg's pipelined
+executemany from 50 rows, sqlite3's executemany without RETURNING) behaves like the one
+multi-row VALUES statement it replaces: all rows or none, rows back in order, counts right,
+duplicates skipped by DO NOTHING, DO UPDATE left as one statement. Run on every database,
+so the dialects that keep one statement (MySQL/MariaDB, SQLite with RETURNING) answer the
+same."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+import pytest
+
+from tempest_typed import IntegrityError, insert, select, sql
+from tempest_typed.engine import Engine
+
+from .conftest import Fresh, Item, Outbound
+
+N = 120  # above the 50 rows from which PostgreSQL batches
+
+
+def items(n: int, first: int = 0) -> list[dict[str, object]]:
+    return [{"name": f"item {i}", "qty": i, "note": None if i % 3 else f"note {i}"}
+            for i in range(first, first + n)]
+
+
+def messages(n: int, keys: list[str] | None = None) -> list[dict[str, object]]:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    keys = keys or [f"key-{i}" for i in range(n)]
+    return [{"consumer": "c", "idempotency_key": k, "next_attempt_at": now} for k in keys]
+
+
+def test_every_row_goes_in_and_comes_back_in_order(fresh: Fresh) -> None:
+    engine = fresh(Item)
+    if engine.dialect.name == "mysql":  # MySQL 8 has no RETURNING; MariaDB does
+        pytest.skip("MySQL 8 has no INSERT ... RETURNING")
+    rows = engine.execute(insert(Item).values(items(N)).returning("name", "qty")).all()
+    assert [(r.name, r.qty) for r in rows] == [(f"item {i}", i) for i in range(N)]
+    stored = engine.execute(select(Item).order_by("qty")).all()
+    assert [(s.name, s.qty, s.note) for s in stored] == [
+        (d["name"], d["qty"], d["note"]) for d in items(N)]
+
+
+def test_rows_affected_counts_every_row(fresh: Fresh) -> None:
+    engine = fresh(Item)
+    assert engine.execute(insert(Item).values(items(N))).rows_affected() == N
+
+
+def test_a_failing_row_leaves_no_row_of_the_batch(fresh: Fresh) -> None:
+    engine = fresh(Item)
+    rows = [*items(N), {"name": "item 7", "qty": 0, "note": None}]  # a duplicate name, last
+    with engine.session() as session:
+        with pytest.raises(IntegrityError) as info:
+            session.execute(insert(Item).values(rows))
+        assert engine.execute(select(Item)).all() == []
+        # The session is usable afterwards, and commits its next statement on its own.
+        session.execute(insert(Item).values(items(N, first=1000)))
+    assert len(engine.execute(select(Item)).all()) == N
+    assert len(info.value.params) == (N + 1) * 3
+
+
+def test_inside_a_transaction_the_batch_is_part_of_it(fresh: Fresh) -> None:
+    engine = fresh(Item)
+    with pytest.raises(RuntimeError), engine.transaction() as tx:
+        tx.execute(insert(Item).values(items(N)))
+        assert len(tx.execute(select(Item)).all()) == N
+        raise RuntimeError("roll back")
+    assert engine.execute(select(Item)).all() == []
+
+
+def test_do_nothing_skips_duplicates_within_and_across_batches(fresh: Fresh) -> None:
+    engine = fresh(Outbound)
+    if engine.dialect.name == "mysql":
+        pytest.skip("MySQL 8 has no INSERT ... RETURNING")
+
+    def send(keys: list[str]) -> list[str | None]:
+        stmt = insert(Outbound).values(messages(len(keys), keys))
+        if engine.dialect.name == "mariadb":  # INSERT IGNORE: no target there
+            stmt = stmt.on_conflict_do_nothing()
+        else:
+            stmt = stmt.on_conflict_do_nothing(["consumer", "idempotency_key"],
+                                               where={"idempotency_key": {"is_null": False}})
+        return [r.idempotency_key for r in engine.execute(stmt.returning("idempotency_key")).all()]
+
+    first = [f"k{i}" for i in range(N)] + ["k3", "k5"]  # two repeats inside the batch
+    assert send(first) == [f"k{i}" for i in range(N)]
+    again = [f"k{i}" for i in range(N - 10, N + 60)]
+    assert send(again) == [f"k{i}" for i in range(N, N + 60)]
+    assert len(engine.execute(select(Outbound)).all()) == N + 60
+
+
+def test_do_update_stays_one_statement_and_refuses_a_key_twice(fresh: Fresh) -> None:
+    engine = fresh(Item)
+    if engine.dialect.name != "postgresql":
+        pytest.skip("only PostgreSQL refuses to update a row twice in one statement")
+    rows = [*items(N), {"name": "item 3", "qty": 99, "note": None}]
+    with pytest.raises(Exception, match="a second time"):
+        engine.execute(insert(Item).values(rows)
+                       .on_conflict_do_update(["name"], {"qty": sql.excluded("qty")}))
+    assert engine.execute(select(Item)).all() == []
+
+
+def test_the_log_says_how_many_rows_ran(fresh: Fresh, caplog: pytest.LogCaptureFixture) -> None:
+    engine = fresh(Item)
+    with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
+        engine.execute(insert(Item).values(items(N)))
+    texts = [r.getMessage() for r in caplog.records if "INSERT" in r.getMessage()]
+    assert len(texts) == 1
+    if engine.dialect.name in ("postgresql", "sqlite"):
+        assert f"x {N} parameter sets" in texts[0]
+
+
+def test_model_instances_and_defaults_take_the_same_path(fresh: Fresh) -> None:
+    engine = fresh(Outbound)
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    batch = [Outbound(consumer="c", idempotency_key=f"m{i}", next_attempt_at=now)
+             for i in range(N)]
+    assert engine.execute(insert(Outbound).values(batch)).rows_affected() == N
+    stored = engine.execute(select(Outbound)).all()
+    assert {m.id for m in stored} == {m.id for m in batch}
+    assert {m.status for m in stored} == {"queued"}
+
+
+def test_small_batches_and_other_shapes_still_work(engine: Engine, fresh: Fresh) -> None:
+    fresh(Item)
+    assert engine.execute(insert(Item).values(items(3))).rows_affected() == 3
+    two_calls = insert(Item).values(items(30, first=10)).values(items(30, first=40))
+    assert engine.execute(two_calls).rows_affected() == 60
+    with_expression = insert(Item).values(
+        [{"name": f"x{i}", "qty": sql.raw("2 + 3"), "note": None} for i in range(60)])
+    assert engine.execute(with_expression).rows_affected() == 60
+    assert {i.qty for i in engine.execute(select(Item).where({"name": {"like": "x%"}})).all()} \
+        == {5}
