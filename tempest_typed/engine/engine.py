@@ -163,7 +163,8 @@ class Session:
         engine = self._engine
         prepared = engine._prepared_for(stmt)
         if prepared.batch is not None:
-            return self._execute_batch(prepared, prepared.batch, stmt._values)
+            return self._execute_batch(prepared, prepared.batch, stmt._values,
+                                       getattr(stmt, "_tuples", None))
         values = stmt._values
         params = prepared.params(values)
         if len(params) > engine._max_params:
@@ -175,13 +176,16 @@ class Session:
         return Result(rows, count, prepared.sql)
 
     def _execute_batch(self, prepared: _Prepared, batch: tuple[_Prepared, int, int, int],
-                       values: tuple[object, ...]) -> Result[Any]:
+                       values: tuple[object, ...],
+                       tuples: list[tuple[Any, ...]] | None) -> Result[Any]:
         """A multi-row insert as the one-row statement run once per row, atomically."""
         single, n_rows, width, start = batch
         order = single.order
         end = start + width
-        if order == tuple(range(start, end)) and single.binders is None:
-            param_sets: list[Sequence[object]] = [
+        if order == tuple(range(start, end)) and single.binders is None and tuples is not None:
+            param_sets: list[Sequence[object]] = tuples  # type: ignore[assignment]
+        elif order == tuple(range(start, end)) and single.binders is None:
+            param_sets = [
                 values[i:i + width] for i in range(start, start + n_rows * width, width)
             ]
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
@@ -146,13 +147,21 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
         return cols, [row]
     if set(map(type, items)) != {dict} or set(map(len, items)) != {len(first)}:
         return None
+    # The collector would otherwise run over every live object a few times while the row
+    # tuples are made: 20,000 rows, 16.8 -> 9.0 ms (the result builder pauses it likewise).
+    paused = len(items) >= 1000 and gc.isenabled()
+    if paused:
+        gc.disable()
     try:
         rows = list(map(getter, items))
+        for col, cells in zip(cols, zip(*rows, strict=True), strict=True):
+            if not _plain_cells(col, cells):
+                return None
     except KeyError:
         return None
-    for col, cells in zip(cols, zip(*rows, strict=True), strict=True):
-        if not _plain_cells(col, cells):
-            return None
+    finally:
+        if paused:
+            gc.enable()
     return cols, rows
 
 
@@ -213,12 +222,13 @@ _TARGETS: dict[tuple[ModelMeta, tuple[object, ...], str, bool], tuple[ColumnMeta
 class Insert(Statement[R_co], Generic[M_co, R_co]):
     """INSERT INTO model (...) VALUES (...) [ON CONFLICT ...] [RETURNING ...]."""
 
-    __slots__ = ("_columns", "_conflict", "_returning", "_rows")
+    __slots__ = ("_columns", "_conflict", "_returning", "_rows", "_tuples")
 
     _columns: tuple[ColumnMeta, ...]
     _rows: Node | tuple[tuple[Node, ...], ...]
     _conflict: Node | None
     _returning: str | tuple[ColumnMeta, ...] | None
+    _tuples: list[tuple[Any, ...]] | None
 
     def _clone(self) -> Insert[M_co, R_co]:
         new: Insert[M_co, R_co] = object.__new__(Insert)
@@ -228,6 +238,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new._rows = self._rows
         new._conflict = self._conflict
         new._returning = self._returning
+        new._tuples = self._tuples
         return new
 
     def _key(self) -> Node:
@@ -267,7 +278,10 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         A second call appends rows, which must set the same columns as the first ones.
         """
         meta = self._meta
-        if type(rows) is list or (isinstance(rows, Sequence) and not isinstance(rows, str | bytes)):
+        if type(rows) is dict:
+            items = [rows]
+        elif type(rows) is list or (isinstance(rows, Sequence)
+                                    and not isinstance(rows, str | bytes)):
             items = list(rows)
             if not items:
                 raise ValidationError(f"insert({meta.name}).values([]) has no row to insert")
@@ -286,6 +300,9 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 added: int = old[1] if self._columns else 0  # type: ignore[assignment]
                 new._rows = ("params", added + len(tuples), first_row)
                 new._values = (*self._values, *chain.from_iterable(tuples))
+                # The rows as tuples, for a driver that takes one parameter set per row:
+                # only while they are the statement's only values, in one block from 0.
+                new._tuples = tuples if not self._values else None
                 return new
         same = _same_dicts(meta, items)
         mappings = same if same is not None else [_row_mapping(meta, item) for item in items]
@@ -323,6 +340,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 _check_exact_cells(col, [v for m in mappings if type(v := m[attr]) is exact])
         new = self._clone()
         new._columns = columns
+        new._tuples = None
         if plain and not self._columns:
             values.extend(mapping[col.attr] for mapping in mappings for col in columns)
             new._rows = ("params", len(mappings), start)
@@ -455,4 +473,5 @@ def insert(model: type[M], /) -> Insert[M, Never]:
     stmt._rows = ()
     stmt._conflict = None
     stmt._returning = None
+    stmt._tuples = None
     return stmt
