@@ -278,6 +278,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         A second call appends rows, which must set the same columns as the first ones.
         """
         meta = self._meta
+        items: list[Any]
         if type(rows) is dict:
             items = [rows]
         elif type(rows) is list or (isinstance(rows, Sequence)
