@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 import pytest
@@ -263,3 +264,30 @@ def test_references_must_name_a_column() -> None:
 
     with pytest.raises(DialectError, match=r"must be 'table\.column'"):
         CreateTable(Dangling).compile("sqlite")
+
+
+class Timed(Model, table="timed"):
+    id: int = column(primary_key=True)
+    kind: str
+    due: datetime | None = None
+    key: str | None = None
+
+    __indexes__ = (
+        Index("timed_due", ["kind", "due"]),
+        Index("timed_key", ["kind", "key"], unique=True, where={"key": {"is_null": False}}),
+    )
+
+
+def test_a_nullable_index_column_is_in_the_null_order_that_order_by_uses() -> None:
+    # ORDER BY "due" ASC is spelled NULLS FIRST on PostgreSQL (NULLs first everywhere); an
+    # index in the default NULLS LAST order could not give that order, and every such select
+    # would sort. Where the predicate rules NULL out, the order is left alone.
+    meta = meta_of(Timed)
+    due, key = meta.indexes
+    assert CreateIndex(Timed, due).compile("postgresql") == (
+        'CREATE INDEX IF NOT EXISTS "timed_due" ON "timed" ("kind", "due" NULLS FIRST)')
+    assert CreateIndex(Timed, key).compile("postgresql") == (
+        'CREATE UNIQUE INDEX IF NOT EXISTS "timed_key" ON "timed" ("kind", "key") '
+        'WHERE "key" IS NOT NULL')
+    assert CreateIndex(Timed, due).compile("sqlite") == (
+        'CREATE INDEX IF NOT EXISTS "timed_due" ON "timed" ("kind", "due")')

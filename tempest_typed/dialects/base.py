@@ -369,6 +369,10 @@ class Dialect:
         if key[7] is not None:
             out.parts.append(" " + self.lock_clause(meta, key[7]))  # type: ignore[arg-type]
 
+    def index_column(self, col: ColumnMeta, *, holds_null: bool) -> str:
+        """One column of CREATE INDEX, in the NULL order order_item() sorts it."""
+        return self.quote_identifier(col.name)
+
     def order_item(self, col: ColumnMeta, descending: bool) -> str:
         # NULLs sort first ascending and last descending on every dialect.
         """One ORDER BY item."""

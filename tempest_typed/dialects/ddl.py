@@ -76,8 +76,11 @@ def _mysql_equivalent_predicate(meta: ModelMeta, index: Index, node: Node) -> bo
 
 def create_index_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str:
     """CREATE [UNIQUE] INDEX IF NOT EXISTS for one of a model's indexes."""
-    cols = ", ".join(dialect.quote_identifier(meta.column(c, f"Index {index.name!r}").name)
-                     for c in index.columns)
+    cols = ", ".join(
+        dialect.index_column(column, holds_null=column.nullable
+                             and not _predicate_excludes_null(index, column.attr))
+        for column in (meta.column(c, f"Index {index.name!r}") for c in index.columns)
+    )
     prefix = dialect.create_index_prefix().format(unique="UNIQUE " if index.unique else "")
     name, table = dialect.quote_identifier(index.name), dialect.quote_identifier(meta.table)
     text = f"{prefix} {name} ON {table} ({cols})"
@@ -96,6 +99,13 @@ def create_index_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str:
     out = _Out(literals=values)
     dialect.visit_condition(node, out)
     return text + " WHERE " + "".join(out.parts)
+
+
+def _predicate_excludes_null(index: Index, attr: str) -> bool:
+    """True when the index's where= says {attr: {"is_null": False}}, as the seed's does."""
+    where = index.where
+    spec = where.get(attr) if isinstance(where, dict) else None
+    return isinstance(spec, dict) and spec.get("is_null") is False
 
 
 class CreateTable:
