@@ -37,7 +37,7 @@ _MAX_LOGGED_PARAM = 80
 class _Prepared:
     """A statement shape made ready for one driver."""
 
-    __slots__ = ("batch", "binders", "build", "order", "sql")
+    __slots__ = ("batch", "binders", "build", "order", "passes_values", "sql")
 
     def __init__(self, shape: CompiledShape, driver: Driver, dialect: Dialect) -> None:
         self.sql = shape.sql
@@ -50,6 +50,8 @@ class _Prepared:
             binders if any(b is not None for b in binders) else None
         )
         self.build = row_builder(shape.result, driver.result)
+        #: the statement's values are the parameters as they are (in order, none adapted)
+        self.passes_values = shape.in_order and self.binders is None
 
     def params(self, values: Sequence[object],
                order: Sequence[int] | None = None) -> list[object]:
@@ -166,7 +168,7 @@ class Session:
             return self._execute_batch(prepared, prepared.batch, stmt._values,
                                        getattr(stmt, "_tuples", None))
         values = stmt._values
-        params = prepared.params(values)
+        params = values if prepared.passes_values else prepared.params(values)
         if len(params) > engine._max_params:
             return self._execute_in_chunks(stmt, len(params))
         rows, count = self._run(prepared.sql, params)
@@ -373,6 +375,8 @@ class Engine:
         self.url = url
         self._driver = driver
         self._prepared: dict[CompiledShape, _Prepared] = {}
+        # The prepared form by statement key, one lookup where the shape's took two.
+        self._by_key: dict[Any, _Prepared] = {}
         self._dialect: Dialect | None = None
         self._max_params = 0
         if echo:
@@ -387,14 +391,20 @@ class Engine:
         return self._dialect
 
     def _prepared_for(self, stmt: Statement[Any]) -> _Prepared:
-        dialect = self._dialect or self.dialect
         key = stmt._key()
+        prepared = self._by_key.get(key)
+        if prepared is not None:
+            return prepared
+        dialect = self._dialect or self.dialect
         shape = dialect.shape_of_key(key)
         prepared = self._prepared.get(shape)
         if prepared is None:
             prepared = self._prepared_shape(shape, dialect)
             if key[0] == "insert":
                 prepared.batch = self._batch_of(key)
+        if len(self._by_key) >= 8192:
+            self._by_key.clear()
+        self._by_key[key] = prepared
         return prepared
 
     def _batch_of(self, key: Any) -> tuple[_Prepared, int, int, int] | None:
