@@ -325,6 +325,17 @@ class Dialect:
             self.visit_value(item, out)
         out.parts.append(")")
 
+    def visit_cond_inparams(self, node: Node, out: _Out) -> None:
+        """Write `column [NOT] IN (%s, ...)` for a run of bound values."""
+        col: ColumnMeta = node[1]  # type: ignore[assignment]
+        start: int = node[2]  # type: ignore[assignment]
+        out.parts.append(self.column_ref(col, out) + (" NOT IN (" if node[4] else " IN ("))
+        for i in range(node[3]):  # type: ignore[call-overload]
+            if i:
+                out.parts.append(", ")
+            self.visit_value(("param", start + i, col.kind), out)
+        out.parts.append(")")
+
     def visit_cond_insub(self, node: Node, out: _Out) -> None:
         """Write `column [NOT] IN (SELECT ...)`, the subquery's values where it stands."""
         sub: Node = node[2]  # type: ignore[assignment]

@@ -15,6 +15,7 @@ Condition nodes
     ("isnull", column, negated)
     ("between", column, low, high)
     ("in", column, values, negated)
+    ("inparams", column, start, count, negated)    `in` over values[start:start + count]
     ("insub", column, select_key, offset, negated)   offset: where the subquery's values start
     ("like", column, value, ilike)
     ("and", conditions) ("or", conditions) ("not", condition) ("true",) ("false",)

@@ -201,6 +201,11 @@ def _in_node(meta: ModelMeta, col: ColumnMeta, op: str, operand: object, values:
     items = list(operand)
     if not items:
         return TRUE if negated else FALSE
+    if all(map(col.accepts, items)):
+        # One node for the run of bound values: acking a batch of 10 ids built and hashed 10
+        # param nodes (bench/bench_queue.py, "claim 10, ack the batch").
+        values.extend(items)
+        return ("inparams", col, len(values) - len(items), len(items), negated)
     nodes: list[Node] = []
     for item in items:
         if item is None:

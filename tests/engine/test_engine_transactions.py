@@ -162,8 +162,11 @@ def test_isolation_applies_to_one_transaction_only(fresh: Fresh) -> None:
     engine = fresh(Item)
     if engine.dialect.name == "sqlite":
         pytest.skip("SQLite has one isolation level")
-    query = ("SHOW transaction_isolation" if engine.dialect.name == "postgresql"
-             else "SELECT @@tx_isolation")
+    query = {  # MySQL 8 renamed tx_isolation; MariaDB 10 knows only the old name
+        "postgresql": "SHOW transaction_isolation",
+        "mysql": "SELECT @@transaction_isolation",
+        "mariadb": "SELECT @@tx_isolation",
+    }[engine.dialect.name]
     with engine.session() as session:
         with session.transaction(isolation="serializable"):
             if engine.dialect.name == "postgresql":
