@@ -12,6 +12,11 @@ Rows come back in each library's own form: tuples from sqlite3 (the floor; `acti
 0/1), model instances from tempest_typed (`active` a bool), Rows from SQLAlchemy (`active` a
 bool). The table is emptied outside the timing before each insert run.
 
+A second floor, "sqlite3 by hand", is the Python a user writes around sqlite3 to do what the
+libraries do: the insert makes its tuples from the dicts inside the clock, and the reads map
+each tuple to a plain dataclass with `active` a bool. sqlite3's own loop runs in C; this floor
+says how much of the distance to it is the Python any typed result costs.
+
     .venv/bin/python bench/bench_sqlite.py [--quick] [--rows N]
 """
 
@@ -23,6 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -38,6 +44,21 @@ SCAN_SQL = 'SELECT "id", "name", "email", "age", "active" FROM "bench_people"'
 FILTER_SQL = SCAN_SQL + ' WHERE "age" > ? AND "active" = ?'
 LOOKUP_SQL = SCAN_SQL + ' WHERE "id" = ?'
 LOOKUPS = 1000
+
+
+@dataclass(slots=True)
+class PersonRow:
+    """What a user writes by hand to get typed rows out of sqlite3."""
+
+    id: int
+    name: str
+    email: str
+    age: int
+    active: bool
+
+
+def mapped(rows: list[tuple[int, str, str, int, int]]) -> list[PersonRow]:
+    return [PersonRow(i, name, email, age, bool(active)) for i, name, email, age, active in rows]
 
 
 def main() -> None:
@@ -86,6 +107,12 @@ def main() -> None:
         raw.executemany(INSERT_SQL, tuples)
         raw.execute("COMMIT")
 
+    def hand_batch() -> None:
+        raw.execute("BEGIN IMMEDIATE")
+        raw.executemany(INSERT_SQL, [(d["name"], d["email"], d["age"], d["active"])
+                                     for d in people])
+        raw.execute("COMMIT")
+
     def tempest_batch() -> None:
         with session.transaction():
             session.execute(insert(Person).values(people))
@@ -98,6 +125,12 @@ def main() -> None:
         raw.execute("BEGIN IMMEDIATE")
         for row in tuples:
             raw.execute(INSERT_SQL, row)
+        raw.execute("COMMIT")
+
+    def hand_each() -> None:
+        raw.execute("BEGIN IMMEDIATE")
+        for d in people:
+            raw.execute(INSERT_SQL, (d["name"], d["email"], d["age"], d["active"]))
         raw.execute("COMMIT")
 
     def tempest_each() -> None:
@@ -114,6 +147,9 @@ def main() -> None:
     def raw_scan() -> None:
         assert len(raw.execute(SCAN_SQL).fetchall()) == n
 
+    def hand_scan() -> None:
+        assert len(mapped(raw.execute(SCAN_SQL).fetchall())) == n
+
     def tempest_scan() -> None:
         assert len(session.execute(select(Person)).all()) == n
 
@@ -122,6 +158,10 @@ def main() -> None:
 
     def raw_filter() -> None:
         assert len(raw.execute(FILTER_SQL, (40, True)).fetchall()) == expected_filtered
+
+    def hand_filter() -> None:
+        rows = mapped(raw.execute(FILTER_SQL, (40, True)).fetchall())
+        assert len(rows) == expected_filtered
 
     def tempest_filter() -> None:
         rows = session.execute(select(Person).where({"age": {"gt": 40}, "active": True})).all()
@@ -135,6 +175,12 @@ def main() -> None:
         for k in keys:
             raw.execute(LOOKUP_SQL, (k,)).fetchone()
 
+    def hand_lookup() -> None:
+        for k in keys:
+            row = raw.execute(LOOKUP_SQL, (k,)).fetchone()
+            assert row is not None
+            PersonRow(row[0], row[1], row[2], row[3], bool(row[4]))
+
     def tempest_lookup() -> None:
         for k in keys:
             session.execute(select(Person).where({"id": k})).one()
@@ -143,21 +189,25 @@ def main() -> None:
         for k in keys:
             sa_conn.execute(sa.select(t).where(t.c.id == k)).one()
 
-    def trio(unit: str, units: int, names: tuple[str, str, str] = (
-            "raw sqlite3", "tempest_typed", "SQLAlchemy Core")) -> list[Measure]:
+    def trio(unit: str, units: int, names: tuple[str, ...] = (
+            "raw sqlite3", "sqlite3 by hand", "tempest_typed", "SQLAlchemy Core")
+             ) -> list[Measure]:
         return [Measure(name, units, unit) for name in names]
 
     batch, each = trio("row", n), trio("row", n)
     scan, filt = trio("row", n), trio("row", expected_filtered)
     look = trio("row", LOOKUPS)
     began = time.perf_counter()
-    run_rounds([(batch[0], emptied(raw_batch)), (batch[1], emptied(tempest_batch)),
-                (batch[2], emptied(alchemy_batch)),
-                (each[0], emptied(raw_each)), (each[1], emptied(tempest_each)),
-                (each[2], emptied(alchemy_each)),
-                (scan[0], raw_scan), (scan[1], tempest_scan), (scan[2], alchemy_scan),
-                (filt[0], raw_filter), (filt[1], tempest_filter), (filt[2], alchemy_filter),
-                (look[0], raw_lookup), (look[1], tempest_lookup), (look[2], alchemy_lookup)],
+    run_rounds([(batch[0], emptied(raw_batch)), (batch[1], emptied(hand_batch)),
+                (batch[2], emptied(tempest_batch)), (batch[3], emptied(alchemy_batch)),
+                (each[0], emptied(raw_each)), (each[1], emptied(hand_each)),
+                (each[2], emptied(tempest_each)), (each[3], emptied(alchemy_each)),
+                (scan[0], raw_scan), (scan[1], hand_scan), (scan[2], tempest_scan),
+                (scan[3], alchemy_scan),
+                (filt[0], raw_filter), (filt[1], hand_filter), (filt[2], tempest_filter),
+                (filt[3], alchemy_filter),
+                (look[0], raw_lookup), (look[1], hand_lookup), (look[2], tempest_lookup),
+                (look[3], alchemy_lookup)],
                rounds)
     sa_conn.close()
     sa_engine.dispose()
