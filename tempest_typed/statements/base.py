@@ -69,7 +69,8 @@ def _dialects() -> ModuleType:
 _DIALECTS = __name__.rsplit(".", 2)[0] + ".dialects"
 
 #: (Dialect,) once the dialects are imported, and the dialects found by name: compile() then
-#: makes no call before the dialect's own (1.9 -> 1.3 us for the prebuilt claim, timeit).
+#: makes no call before the dialect's own. With the in-order params of Dialect.compile(),
+#: compiling the prebuilt claim went from 13,500 to 9,700 instructions (callgrind).
 _DIALECT_TYPES: tuple[type, ...] = ()
 _NAMED: dict[str, Dialect] = {}
 

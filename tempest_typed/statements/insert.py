@@ -366,8 +366,8 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         if target is None:
             return None
         meta = self._meta
-        # A target found good once is good again: the checks below cost 25k of the 40k
-        # instructions of the seed's on_conflict_do_nothing() (valgrind --tool=callgrind).
+        # A target found good once is good again: the seed's on_conflict_do_nothing() ran
+        # 40,000 instructions checking it every time, 18,000 remembering it (callgrind).
         known_key = (meta, tuple(target), where, predicate) if type(target) is list else None
         if known_key is not None:
             try:

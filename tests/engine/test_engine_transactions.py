@@ -255,6 +255,16 @@ def test_an_insert_split_in_chunks_is_all_or_nothing(fresh: Fresh) -> None:
     assert names(engine) == []
 
 
+def test_chunks_bind_each_row_once_and_return_rows_in_order(fresh: Fresh) -> None:
+    engine = fresh(Item)
+    if engine.dialect.name == "mysql":
+        pytest.skip("MySQL 8 has no INSERT ... RETURNING")
+    n = engine.dialect.max_params // 3 + 10
+    rows = [{"name": f"n{i}", "qty": i, "note": None} for i in range(n)]
+    got = engine.execute(insert(Item).values(rows).returning("name", "qty")).all()
+    assert [(r.name, r.qty) for r in got] == [(f"n{i}", i) for i in range(n)]
+
+
 # -- SQLite: BEGIN IMMEDIATE and the busy timeout ----------------------------------------------
 
 def test_sqlite_write_transactions_serialize_instead_of_failing(tmp_path: Path) -> None:
