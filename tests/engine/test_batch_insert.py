@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from uuid import uuid4
 
 import pytest
 
 from tempest_typed import IntegrityError, insert, select, sql
 from tempest_typed.engine import Engine
 
-from .conftest import Fresh, Item, Outbound
+from .conftest import Fresh, Item, Outbound, Typed
 
 N = 120  # above the 50 rows from which PostgreSQL batches
 
@@ -132,3 +133,16 @@ def test_small_batches_and_other_shapes_still_work(engine: Engine, fresh: Fresh)
     assert engine.execute(with_expression).rows_affected() == 60
     assert {i.qty for i in engine.execute(select(Item).where({"name": {"like": "x%"}})).all()} \
         == {5}
+
+
+def test_values_the_driver_adapts_go_through_the_batch_too(fresh: Fresh) -> None:
+    # JSON on PostgreSQL, UUID and datetimes on SQLite are adapted per parameter: the batch
+    # then builds each row's parameters instead of passing the row tuples as they are.
+    engine = fresh(Typed)
+    rows = [{"ref": uuid4(), "at": datetime(2026, 1, 1, i % 24, tzinfo=UTC),
+             "doc": {"n": i, "tags": ["a", "b"]}, "items": [i, None], "count": i}
+            for i in range(N)]
+    assert engine.execute(insert(Typed).values(rows)).rows_affected() == N
+    got = engine.execute(select(Typed).order_by("count")).all()
+    assert [(t.ref, t.at, t.doc, t.items, t.count) for t in got] == [
+        (r["ref"], r["at"], r["doc"], r["items"], r["count"]) for r in rows]
