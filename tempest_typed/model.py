@@ -380,7 +380,7 @@ def _acceptor(col: ColumnMeta) -> Callable[[object], bool]:
     Building the seed's claim checks five values; with check_value() alone (a dict lookup and
     two calls each, plus isinstance() chains) the build and compile ran 127,000 instructions,
     with this 110,000 (valgrind --tool=callgrind, 2,000 builds). With the other shortcuts of
-    statements/ it is 85,000, and 0.097x -> 0.06x of SQLAlchemy's time
+    statements/ it is 90,000, and 0.097x -> about 0.05x of SQLAlchemy's time
     (`.venv/bin/python bench/bench_statements.py`, "claim: build + compile").
     """
     kind, limit = col.kind, col.max_length

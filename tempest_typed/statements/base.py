@@ -9,10 +9,10 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ..errors import ValidationError
-from ..expressions import Expression, Raw
+from ..expressions import Expression
 from ..model import ColumnMeta, ModelMeta
 from .nodes import Node
-from .where import is_mapping, value_node
+from .where import checked_value_node, is_mapping
 
 if TYPE_CHECKING:
     from ..dialects.base import Compiled, Dialect
@@ -89,7 +89,7 @@ def _resolve(dialect: object) -> Dialect:
 def assignments(meta: ModelMeta, mapping: object, values: list[object], where: str,
                 allow_excluded: bool = False) -> tuple[tuple[ColumnMeta, Node], ...]:
     """`{column: value | sql.*}` as (column, value node) pairs, each value checked."""
-    if type(mapping) is not dict and not is_mapping(mapping):
+    if not is_mapping(mapping):
         raise ValidationError(
             f"{meta.name}: {where} takes a dict of column -> value, got "
             f"{type(mapping).__name__} {mapping!r}"
@@ -97,29 +97,19 @@ def assignments(meta: ModelMeta, mapping: object, values: list[object], where: s
     if not mapping:
         raise ValidationError(f"{meta.name}: {where} needs at least one column to set")
     out: list[tuple[ColumnMeta, Node]] = []
-    by_attr = meta.by_attr
     for attr, value in mapping.items():
-        col = by_attr.get(attr) if type(attr) is str else None
-        if col is None:
-            col = meta.column(attr, where)
-        kind = type(value)
-        if kind is Raw:
-            out.append((col, ("raw", value.text)))
-            continue
+        col = meta.column(attr, where)
         if col.accepts(value):  # the common case, decided by the value's exact type
             values.append(value)
             out.append((col, ("param", len(values) - 1, col.kind)))
             continue
-        if isinstance(value, Expression):
-            out.append((col, value_node(col, meta, value, values, where, allow_excluded)))
-            continue
-        if is_mapping(value) and col.kind != "json" and not isinstance(value, Expression):
+        if not isinstance(value, Expression) and is_mapping(value) and col.kind != "json":
             raise ValidationError(
                 f"{meta.name}.{col.attr} in {where}: the dict {value!r} is not a value of "
                 f"{col.type_name()}. An object is never bound as a parameter: for an SQL "
                 "expression use sql.raw(\"...\") or sql.expr(\"...\", value)"
             )
-        out.append((col, value_node(col, meta, value, values, f"{where}", allow_excluded)))
+        out.append((col, checked_value_node(col, meta, value, values, where, allow_excluded)))
     return tuple(out)
 
 

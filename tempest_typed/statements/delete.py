@@ -65,7 +65,7 @@ class Delete(Statement[R_co], Generic[M_co, R_co]):
     def returning(self, *columns: str) -> Delete[M_co, Any]:
         """Return the deleted rows: whole models, or the named columns as Row."""
         new = self._clone()
-        new._returning = returning_columns(self._meta, columns) if columns else "*"
+        new._returning = returning_columns(self._meta, columns)
         return new
 
 

@@ -461,7 +461,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
     def returning(self, *columns: str) -> Insert[M_co, Any]:
         """Return the inserted rows: whole models, or the named columns as Row."""
         new = self._clone()
-        new._returning = returning_columns(self._meta, columns) if columns else "*"
+        new._returning = returning_columns(self._meta, columns)
         return new
 
 

@@ -42,9 +42,9 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
         new._lock = self._lock
         return new
 
-    def _key(self) -> Node:
-        return ("select", self._meta, self._columns, self._where, self._order, self._limit,
-                self._offset, self._lock)
+    def _key(self, columns: tuple[ColumnMeta, ...] | None = None) -> Node:
+        return ("select", self._meta, columns or self._columns, self._where, self._order,
+                self._limit, self._offset, self._lock)
 
     def where(self, *conditions: WhereInput) -> Select[M_co, R_co]:
         """Keep the rows matching every condition; repeated calls AND together."""
@@ -77,11 +77,7 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
     def limit(self, n: int) -> Select[M_co, R_co]:
         """Return at most n rows."""
         new = self._clone()
-        if type(n) is int and 0 <= n <= INT_MAX:
-            new._values = (*self._values, n)
-            new._limit = ("param", len(self._values), "int")
-        else:
-            new._limit = new._count("limit", n)
+        new._limit = new._count("limit", n)
         return new
 
     def offset(self, n: int) -> Select[M_co, R_co]:
@@ -130,9 +126,7 @@ class Select(Statement[R_co], Generic[M_co, R_co]):
     def as_subquery(self, column: str) -> Subquery[M_co, Any]:
         """This select projected on one column, as an `in`/`not_in` operand."""
         col = self._meta.column(column, "as_subquery()")
-        key = ("select", self._meta, (col,), self._where, self._order, self._limit,
-               self._offset, self._lock)  # _key() with the one column
-        return Subquery(key, self._values, col)
+        return Subquery(self._key((col,)), self._values, col)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -146,6 +146,13 @@ def value_node(col: ColumnMeta, meta: ModelMeta, value: object, values: list[obj
     if col.accepts(value):
         values.append(value)
         return ("param", len(values) - 1, col.kind)
+    return checked_value_node(col, meta, value, values, where, allow_excluded)
+
+
+def checked_value_node(col: ColumnMeta, meta: ModelMeta, value: object, values: list[object],
+                       where: str, allow_excluded: bool = False) -> Node:
+    """value_node() of a value col.accepts() did not settle: an expression, or a value that
+    check_value() passes or names as wrong."""
     kind = type(value)
     if kind is Raw:
         return ("raw", value.text)  # type: ignore[attr-defined]
@@ -293,11 +300,8 @@ def _mapping_node(meta: ModelMeta, mapping: Mapping[Any, Any], values: list[obje
             "or call unguarded() on an update/delete meant for every row"
         )
     parts: list[Node] = []
-    by_attr = meta.by_attr
     for attr, spec in mapping.items():
-        col = by_attr.get(attr) if type(attr) is str else None
-        if col is None:
-            col = meta.column(attr, where)
+        col = meta.column(attr, where)
         if type(spec) is not dict and col.accepts(spec):  # a value of the column's type
             values.append(spec)
             parts.append(("cmp", col, "=", ("param", len(values) - 1, col.kind)))
@@ -322,13 +326,13 @@ def _mapping_node(meta: ModelMeta, mapping: Mapping[Any, Any], values: list[obje
                     f"{meta.name}.{col.attr}: a list is not a value of {col.type_name()} in "
                     f"{where}; write {{\"in\": [...]}} to match any of them"
                 )
-            parts.append(("cmp", col, "=", value_node(col, meta, spec, values, where)))
+            parts.append(("cmp", col, "=", checked_value_node(col, meta, spec, values, where)))
     return parts[0] if len(parts) == 1 else ("and", tuple(parts))
 
 
 def condition_node(meta: ModelMeta, item: object, values: list[object], where: str) -> Node:
     """The condition node of one where input (dict or Condition)."""
-    if type(item) is dict or is_mapping(item):
+    if is_mapping(item):
         return _mapping_node(meta, item, values, where)
     if isinstance(item, Condition):
         inner = tuple(condition_node(meta, sub, values, where) for sub in item.items)
