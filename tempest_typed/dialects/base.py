@@ -132,10 +132,7 @@ class Dialect:
 
     def compile(self, stmt: Statement[object]) -> Compiled:
         """SQL text and parameters in placeholder order."""
-        key = stmt._key()
-        shape = self._shapes.get(key)
-        if shape is None:
-            shape = self.shape_of_key(key)
+        shape = self.shape(stmt)
         values = stmt._values
         if shape.in_order and len(values) == len(shape.order):
             return Compiled(shape.sql, values, shape)

@@ -53,6 +53,11 @@ class _Prepared:
         #: the statement's values are the parameters as they are (in order, none adapted)
         self.passes_values = shape.in_order and self.binders is None
 
+    def rows_only(self, start: int, n_values: int) -> bool:
+        """True when the values are rows alone (from 0, n_values of them), in order, none
+        adapted: the parameters are then a slice of the values."""
+        return self.passes_values and start == 0 and len(self.order) == n_values
+
     def params(self, values: Sequence[object],
                order: Sequence[int] | None = None) -> list[object]:
         if order is None:
@@ -64,6 +69,13 @@ class _Prepared:
             v = values[i]
             out.append(bind(v) if bind is not None and v is not None else v)
         return out
+
+
+def _shown(params: Sequence[object] | None, many: list[Sequence[object]] | None) -> str:
+    """The parameters as the SQL log shows them."""
+    if many is not None:
+        return f"x {len(many)} parameter sets"
+    return _short_params(params or ())
 
 
 def _short_params(params: Sequence[object]) -> str:
@@ -135,22 +147,31 @@ class Session:
 
     # -- execution --------------------------------------------------------------------------
 
-    def _run(self, sql: str, params: Sequence[object] | None) -> tuple[list[Any] | None, int]:
+    def _run(self, sql: str, params: Sequence[object] | None, *,
+             many: list[Sequence[object]] | None = None,
+             returning: bool = False) -> tuple[list[Any] | None, int]:
+        """Run one statement, or one per parameter set of `many`: logged, errors translated."""
         conn = self._connection()
         driver = self._driver
         log = logger.isEnabledFor(logging.INFO)
         started = time.perf_counter() if log else 0.0
         try:
-            result = driver.run(conn, sql, params)
+            if many is None:
+                result = driver.run(conn, sql, params)
+            else:
+                result = driver.run_many(conn, sql, many, returning)
         except driver.driver_errors() as exc:
             if driver.is_disconnect(exc):
                 self._broken = True
+            if many is not None:
+                # Which row failed is not told: the error carries every row's parameters.
+                params = [v for p in many for v in p]
             if log:
-                logger.info("%s %s failed after %.3f ms: %s", sql, _short_params(params or ()),
+                logger.info("%s %s failed after %.3f ms: %s", sql, _shown(params, many),
                             (time.perf_counter() - started) * 1000, exc)
             raise driver.translate(exc, sql, params or ()) from exc
         if log:
-            logger.info("%s %s %.3f ms", sql, _short_params(params or ()),
+            logger.info("%s %s %.3f ms", sql, _shown(params, many),
                         (time.perf_counter() - started) * 1000)
         return result
 
@@ -182,50 +203,28 @@ class Session:
                        tuples: list[tuple[Any, ...]] | None) -> Result[Any]:
         """A multi-row insert as the one-row statement run once per row, atomically."""
         single, n_rows, width, start = batch
-        order = single.order
-        end = start + width
-        if order == tuple(range(start, end)) and single.binders is None and tuples is not None:
-            param_sets: list[Sequence[object]] = tuples  # type: ignore[assignment]
-        elif order == tuple(range(start, end)) and single.binders is None:
+        param_sets: list[Sequence[object]]
+        if not single.rows_only(start, width):
+            end = start + width
             param_sets = [
-                values[i:i + width] for i in range(start, start + n_rows * width, width)
+                single.params(values, [i + first if start <= i < end else i for i in single.order])
+                for first in range(0, n_rows * width, width)
             ]
+        elif tuples is not None:
+            param_sets = tuples  # type: ignore[assignment]
         else:
-            param_sets = []
-            for first in range(0, n_rows * width, width):
-                param_sets.append(single.params(
-                    values, [i + first if start <= i < end else i for i in order]))
+            param_sets = [values[i:i + width] for i in range(0, n_rows * width, width)]
         returning = prepared.build is not None
         if self._depth:
-            fetched, count = self._run_many(single.sql, param_sets, returning)
+            fetched, count = self._run(single.sql, None, many=param_sets, returning=returning)
         else:
             with self.transaction():
-                fetched, count = self._run_many(single.sql, param_sets, returning)
+                fetched, count = self._run(single.sql, None, many=param_sets,
+                                           returning=returning)
         rows = None
         if prepared.build is not None:
             rows = prepared.build(fetched) if fetched is not None else []
         return Result(rows, count, prepared.sql)
-
-    def _run_many(self, sql: str, param_sets: list[Sequence[object]],
-                  returning: bool) -> tuple[list[Any] | None, int]:
-        conn = self._connection()
-        driver = self._driver
-        log = logger.isEnabledFor(logging.INFO)
-        started = time.perf_counter() if log else 0.0
-        try:
-            result = driver.run_many(conn, sql, param_sets, returning)
-        except driver.driver_errors() as exc:
-            if driver.is_disconnect(exc):
-                self._broken = True
-            if log:
-                logger.info("%s x %d parameter sets failed after %.3f ms: %s", sql,
-                            len(param_sets), (time.perf_counter() - started) * 1000, exc)
-            # Which row failed is not told: the error carries every row's parameters.
-            raise driver.translate(exc, sql, [v for p in param_sets for v in p]) from exc
-        if log:
-            logger.info("%s x %d parameter sets %.3f ms", sql, len(param_sets),
-                        (time.perf_counter() - started) * 1000)
-        return result
 
     def _execute_in_chunks(self, stmt: Statement[R], n_params: int) -> Result[R]:
         """A multi-row insert too large for one statement, as several in one transaction."""
@@ -251,8 +250,7 @@ class Session:
                 prepared = engine._prepared_for_key(chunk_key)
                 shift = first * width
                 end = start + size * width
-                if prepared.passes_values and start == 0 and len(prepared.order) == end:
-                    # The chunk's rows are its only values, in order: a slice of them.
+                if prepared.rows_only(start, end):
                     params: Sequence[object] = values[shift:shift + end]
                 else:
                     order = [i + shift if start <= i < end else i for i in prepared.order]
@@ -399,13 +397,18 @@ class Engine:
     def _prepared_for(self, stmt: Statement[Any]) -> _Prepared:
         key = stmt._key()
         prepared = self._by_key.get(key)
-        if prepared is not None:
-            return prepared
+        return prepared if prepared is not None else self._prepared_for_key(key)
+
+    def _prepared_for_key(self, key: Any) -> _Prepared:
+        """The prepared form of a statement key: made once per shape, remembered by key."""
         dialect = self._dialect or self.dialect
         shape = dialect.shape_of_key(key)
         prepared = self._prepared.get(shape)
         if prepared is None:
-            prepared = self._prepared_shape(shape, dialect)
+            prepared = _Prepared(shape, self._driver, dialect)
+            if len(self._prepared) > 8192:
+                self._prepared.clear()
+            self._prepared[shape] = prepared
             if key[0] == "insert":
                 prepared.batch = self._batch_of(key)
         if len(self._by_key) >= 8192:
@@ -426,19 +429,6 @@ class Engine:
             return None
         single = self._prepared_for_key((*key[:3], ("params", 1, rows[2]), *key[4:]))
         return (single, rows[1], len(key[2]), rows[2])
-
-    def _prepared_for_key(self, key: Any) -> _Prepared:
-        dialect = self.dialect
-        return self._prepared_shape(dialect.shape_of_key(key), dialect)
-
-    def _prepared_shape(self, shape: CompiledShape, dialect: Dialect) -> _Prepared:
-        prepared = self._prepared.get(shape)
-        if prepared is None:
-            prepared = _Prepared(shape, self._driver, dialect)
-            if len(self._prepared) > 8192:
-                self._prepared.clear()
-            self._prepared[shape] = prepared
-        return prepared
 
     def session(self) -> Session:
         """A session: one pooled connection, each execute committing on its own."""
