@@ -304,22 +304,14 @@ class Session:
             yield self
         except BaseException:
             self._depth = 0
-            if not self._broken:
-                try:
-                    self._call(driver.rollback, conn)
-                except TempestError:
-                    self._broken = True
+            self._roll_back(conn)
             raise
         else:
             self._depth = 0
             try:
                 self._call(driver.commit, conn)
             except TempestError:
-                if not self._broken:
-                    try:
-                        self._call(driver.rollback, conn)
-                    except TempestError:
-                        self._broken = True
+                self._roll_back(conn)
                 raise
         finally:
             self._depth = 0
@@ -328,6 +320,14 @@ class Session:
                     driver.end_transaction(conn)
                 except Exception:
                     self._broken = True
+
+    def _roll_back(self, conn: Any) -> None:
+        """ROLLBACK after a failure, unless the connection is broken; if that fails, it is."""
+        if not self._broken:
+            try:
+                self._call(self._driver.rollback, conn)
+            except TempestError:
+                self._broken = True
 
     def _call(self, fn: Callable[..., Any], conn: Any, *args: Any) -> None:
         driver = self._driver
