@@ -84,14 +84,13 @@ class Driver:
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
                  returning: bool) -> tuple[list[Any] | None, int]:
         """Execute one statement per parameter set: (the rows all returned, rows affected)."""
-        rows: list[Any] | None = None
+        rows: list[Any] = []
         total = 0
         for p in params:
             fetched, count = self.run(conn, sql, p)
-            if fetched is not None:
-                rows = (rows or []) + fetched
+            rows.extend(fetched or ())
             total += max(count, 0)
-        return rows, total
+        return (rows if returning else None), total
 
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
         """Start a transaction with the given isolation and access mode."""

@@ -134,7 +134,6 @@ class PyMySQLDriver(Driver):
             rows = list(cur.fetchall()) if cur.description is not None else None
             return rows, count
 
-
     @override
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
         with conn.cursor() as cur:
