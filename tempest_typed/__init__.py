@@ -20,7 +20,9 @@ from .row import Row
 from .statements import (
     Condition,
     Delete,
+    Grouped,
     Insert,
+    Join,
     Select,
     Statement,
     Subquery,
@@ -28,6 +30,7 @@ from .statements import (
     and_,
     delete,
     insert,
+    join,
     not_,
     or_,
     select,
@@ -35,11 +38,12 @@ from .statements import (
 )
 
 __all__ = [
-    "UNSET", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine", "Index", "Insert",
-    "IntegrityError", "LockNotAvailable", "Model", "MultipleResultsError", "NoResultError",
-    "QueryExecutionError", "Result", "Row", "Select", "Session", "Transaction", "Statement", "Subquery", "TempestError", "TransactionConflict", "Update",
-    "ValidationError", "and_", "column", "create_engine", "delete", "insert", "not_", "or_", "select", "sql",
-    "update",
+    "UNSET", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine",
+    "Grouped", "Index", "Insert", "IntegrityError", "Join", "LockNotAvailable", "Model",
+    "MultipleResultsError", "NoResultError", "QueryExecutionError", "Result", "Row", "Select",
+    "Session", "Statement", "Subquery", "TempestError", "Transaction", "TransactionConflict",
+    "Update", "ValidationError", "and_", "column", "create_engine", "delete", "insert", "join",
+    "not_", "or_", "select", "sql", "update",
 ]
 
 __version__ = "0.1.0"

@@ -11,7 +11,7 @@ from typing import Final
 
 from typing_extensions import override
 
-__all__ = ["Excluded", "Expr", "Expression", "Now", "Raw"]
+__all__ = ["ColumnReference", "Excluded", "Expr", "Expression", "Now", "Raw", "ScalarValue"]
 
 
 class Expression:
@@ -122,3 +122,35 @@ class Excluded(Expression):
 
 
 NOW: Final = Now()
+
+
+class ColumnReference(Expression):
+    """sql.col(name): a column where a value goes, `"column"` or `"alias.column"`."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @override
+    def shape(self) -> tuple[object, ...]:
+        return ("col", self.name)
+
+    def __repr__(self) -> str:
+        return f"sql.col({self.name!r})"
+
+
+class ScalarValue(Expression):
+    """sql.scalar(subquery): the value a one-column subquery yields."""
+
+    __slots__ = ("subquery",)
+
+    def __init__(self, subquery: object) -> None:
+        self.subquery = subquery
+
+    @override
+    def shape(self) -> tuple[object, ...]:
+        return ("scalar",)
+
+    def __repr__(self) -> str:
+        return f"sql.scalar({self.subquery!r})"

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from numbers import Real
-from typing import LiteralString
+from typing import Any, LiteralString
 
 from .errors import ValidationError
-from .expressions import NOW, Excluded, Expr, Expression, Now, Raw
+from .expressions import NOW, ColumnReference, Excluded, Expr, Expression, Now, Raw, ScalarValue
+from .statements.aggregate import AggregateFunction
+from .statements.base import Statement
+from .statements.query import Query
+from .statements.where import ExistsCondition, Subquery
 
-__all__ = ["Expression", "excluded", "expr", "now", "raw"]
+__all__ = ["Expression", "avg", "col", "count", "count_distinct", "excluded", "exists", "expr",
+           "max", "min", "not_exists", "now", "raw", "scalar", "sum"]
 
 
 def raw(text: LiteralString) -> Expression:
@@ -96,3 +101,81 @@ def excluded(column: str) -> Expression:
     if not isinstance(column, str):
         raise ValidationError(f"sql.excluded() takes a column name, got {column!r}")
     return Excluded(column)
+
+
+def col(name: str) -> Expression:
+    """A column where a value goes: `"column"`, or `"alias.column"` (a join alias, or the table
+    of an enclosing statement)."""
+    if not isinstance(name, str) or not name:
+        raise ValidationError(f"sql.col() takes a column name, got {name!r}")
+    return ColumnReference(name)
+
+
+def _exists(query: object, negated: bool) -> ExistsCondition:
+    name = "not_exists" if negated else "exists"
+    if isinstance(query, Subquery):
+        return ExistsCondition(query.key, query.values, negated)
+    if isinstance(query, Query):
+        return ExistsCondition(query._key(), query._values, negated)
+    what = "an insert, update or delete" if isinstance(query, Statement) else repr(query)
+    raise ValidationError(
+        f"sql.{name}() takes a select, a join or an as_subquery(...), got {what}"
+    )
+
+
+def exists(query: object) -> ExistsCondition:
+    """The condition that the subquery finds at least one row (EXISTS)."""
+    return _exists(query, False)
+
+
+def not_exists(query: object) -> ExistsCondition:
+    """The condition that the subquery finds no row (NOT EXISTS)."""
+    return _exists(query, True)
+
+
+def scalar(subquery: Subquery[Any, Any]) -> Expression:
+    """The one value a one-column subquery yields, as a value (NULL when it finds no row)."""
+    if not isinstance(subquery, Subquery):
+        raise ValidationError(
+            "sql.scalar() takes a one-column subquery, select(...).as_subquery(column), got "
+            f"{type(subquery).__name__}"
+        )
+    return ScalarValue(subquery)
+
+
+def count(column: str | None = None) -> AggregateFunction[int]:
+    """COUNT(*) of the rows, or COUNT(column) of its non-NULL values."""
+    return AggregateFunction("count", column)
+
+
+def count_distinct(column: str) -> AggregateFunction[int]:
+    """COUNT(DISTINCT column): how many different non-NULL values."""
+    if column is None:
+        raise ValidationError("sql.count_distinct() takes a column name")
+    return AggregateFunction("count", column, distinct=True)
+
+
+def sum(column: str) -> AggregateFunction[Any]:
+    """SUM(column): an int, float or Decimal as the column is; None over no value."""
+    return AggregateFunction("sum", _named(column, "sum"))
+
+
+def avg(column: str) -> AggregateFunction[Any]:
+    """AVG(column): a float (a Decimal for Decimal columns); None over no value."""
+    return AggregateFunction("avg", _named(column, "avg"))
+
+
+def min(column: str) -> AggregateFunction[Any]:
+    """MIN(column): of the column's type; None over no value."""
+    return AggregateFunction("min", _named(column, "min"))
+
+
+def max(column: str) -> AggregateFunction[Any]:
+    """MAX(column): of the column's type; None over no value."""
+    return AggregateFunction("max", _named(column, "max"))
+
+
+def _named(column: object, func: str) -> str:
+    if not isinstance(column, str) or not column:
+        raise ValidationError(f"sql.{func}() takes a column name, got {column!r}")
+    return column

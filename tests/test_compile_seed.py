@@ -156,7 +156,8 @@ def test_idempotent_insert_on_mysql_has_no_conflict_target(dialect: str) -> None
         ["consumer", "idempotency_key"], where={"idempotency_key": {"is_null": False}})
     with pytest.raises(DialectError) as err:
         stmt.compile(dialect)
-    assert "ON DUPLICATE KEY UPDATE has no conflict target" in str(err.value)
+    assert "INSERT IGNORE, which has no conflict target" in str(err.value)
+    assert "ON DUPLICATE KEY UPDATE" not in str(err.value)
     assert "on_conflict_do_nothing()" in str(err.value)
 
 

@@ -4,21 +4,85 @@ It turns a statement's key (pure structure, see statements/nodes.py) into SQL te
 order in which the statement's values fill the placeholders. Values are never written into
 the text: every value is a placeholder. Identifiers are always quoted. This layer does not
 touch a database. A dialect subclass overrides only what its database does differently.
+
+The visitor dispatches on the node's type: one `visit_*` method per node type, found in a
+table built once per dialect class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias
 
 from ..errors import DialectError, ValidationError
 from ..model import ColumnMeta, ModelMeta
-from ..statements.nodes import Node
+from ..statements.nodes import (
+    ALL_COLUMNS,
+    Aggregate,
+    And,
+    Between,
+    Compare,
+    Condition,
+    ConflictNothing,
+    ConflictUpdate,
+    CurrentTime,
+    DeleteStatement,
+    ExcludedValue,
+    Exists,
+    FalseCondition,
+    InList,
+    InParams,
+    InsertStatement,
+    InSubquery,
+    IsNull,
+    Labeled,
+    Like,
+    Lock,
+    Not,
+    Or,
+    OrderItem,
+    OuterColumn,
+    Param,
+    QualifiedColumn,
+    RawSQL,
+    Returning,
+    RowParams,
+    ScalarSubquery,
+    SelectQuery,
+    Source,
+    SQLExpr,
+    StatementNode,
+    TrueCondition,
+    UpdateStatement,
+    Value,
+    iter_nodes,
+)
 
 if TYPE_CHECKING:
     from ..statements.base import Statement
 
-__all__ = ["Compiled", "CompiledShape", "Dialect"]
+__all__ = ["Compiled", "CompiledShape", "Dialect", "JoinedModels", "ResultField"]
+
+
+class ResultField(NamedTuple):
+    """One field of a fetched Row: its name, the kind it is read back as, and whether it is an
+    aggregate (whose driver type is coerced: SUM of an int column is a numeric on PostgreSQL)."""
+
+    name: str
+    kind: str
+    aggregate: bool
+
+
+class JoinedModels(NamedTuple):
+    """Rows of a join: one model per alias, in column order; `optional` sides may be None."""
+
+    aliases: tuple[str, ...]
+    metas: tuple[ModelMeta, ...]
+    optional: tuple[bool, ...]
+
+
+#: what a fetched row becomes: a model, a Row of fields, models by alias, or no rows at all
+ResultShape: TypeAlias = "ModelMeta | tuple[ResultField, ...] | JoinedModels | None"
 
 
 class CompiledShape:
@@ -27,7 +91,7 @@ class CompiledShape:
     __slots__ = ("in_order", "kind", "kinds", "order", "result", "sql")
 
     def __init__(self, sql: str, order: tuple[int, ...], kinds: tuple[str | None, ...],
-                 kind: str, result: ModelMeta | tuple[ColumnMeta, ...] | None) -> None:
+                 kind: str, result: ResultShape) -> None:
         self.sql = sql
         #: for each placeholder, in textual order, the index of its value in the statement
         self.order = order
@@ -37,7 +101,7 @@ class CompiledShape:
         self.kinds = kinds
         #: "select", "insert", "update", "delete"
         self.kind = kind
-        #: what a row is: a whole model (ModelMeta), some columns, or no rows (None)
+        #: what a row is
         self.result = result
 
 
@@ -51,7 +115,7 @@ class Compiled:
         self.params = params
         self.shape = shape
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Any:
         """Unpack as `sql, params = stmt.compile(...)`."""
         yield self.sql
         yield self.params
@@ -73,7 +137,7 @@ class Compiled:
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
-    __slots__ = ("kinds", "literals", "offset", "order", "parts", "qualifier")
+    __slots__ = ("kinds", "literals", "offset", "order", "parts", "qualifier", "scopes")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
@@ -85,6 +149,8 @@ class _Out:
         self.qualifier: str | None = None
         #: DDL only: the values to write inline, since CREATE INDEX ... WHERE takes no parameter
         self.literals = literals
+        #: the statements being written, innermost last: qualifier -> table (correlation)
+        self.scopes: list[dict[str, ModelMeta]] = []
 
 
 # Measured with `python bench/bench_build.py` (CPython 3.11, PostgreSQL dialect, medians):
@@ -94,6 +160,23 @@ class _Out:
 # mostly for building. Shapes are few in real code; the bound keeps a program that generates
 # unbounded shapes (multi-row inserts of every size) from growing without end.
 _SHAPE_CACHE_SIZE: Final = 4096
+
+_Visit: TypeAlias = Callable[[Any, _Out], None]
+
+#: node type -> name of the method that writes it
+_VALUE_VISITORS: dict[type, str] = {
+    Param: "visit_param", RawSQL: "visit_raw", SQLExpr: "visit_expr",
+    CurrentTime: "visit_current_time", ExcludedValue: "visit_excluded_value",
+    ColumnMeta: "visit_column", QualifiedColumn: "visit_qualified",
+    OuterColumn: "visit_outer", Aggregate: "visit_aggregate",
+    ScalarSubquery: "visit_scalar_subquery",
+}
+_CONDITION_VISITORS: dict[type, str] = {
+    Compare: "visit_compare", IsNull: "visit_is_null", Between: "visit_between",
+    InList: "visit_in_list", InParams: "visit_in_params", InSubquery: "visit_in_subquery",
+    Like: "visit_like", And: "visit_and", Or: "visit_or", Not: "visit_not",
+    Exists: "visit_exists", TrueCondition: "visit_true", FalseCondition: "visit_false",
+}
 
 
 class Dialect:
@@ -107,9 +190,13 @@ class Dialect:
     supports_returning: ClassVar[frozenset[str]] = frozenset({"insert", "update", "delete"})
 
     def __init__(self) -> None:
-        self._shapes: dict[Node, CompiledShape] = {}
+        self._shapes: dict[StatementNode, CompiledShape] = {}
         self._quoted: dict[str, str] = {}
         self.placeholder = "%s" if self.paramstyle == "format" else "?"
+        self._value_visitors: dict[type, _Visit] = {
+            t: getattr(self, name) for t, name in _VALUE_VISITORS.items()}
+        self._condition_visitors: dict[type, _Visit] = {
+            t: getattr(self, name) for t, name in _CONDITION_VISITORS.items()}
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
@@ -120,7 +207,7 @@ class Dialect:
         """The compiled shape of a statement, from the cache when it was seen before."""
         return self.shape_of_key(stmt._key())
 
-    def shape_of_key(self, key: Node) -> CompiledShape:
+    def shape_of_key(self, key: StatementNode) -> CompiledShape:
         """The compiled shape of a statement key, compiled on first sight."""
         shape = self._shapes.get(key)
         if shape is None:
@@ -138,19 +225,57 @@ class Dialect:
             return Compiled(shape.sql, values, shape)
         return Compiled(shape.sql, tuple([values[i] for i in shape.order]), shape)
 
-    def _compile_key(self, key: Node) -> CompiledShape:
+    def _compile_key(self, key: StatementNode) -> CompiledShape:
         out = _Out()
-        kind = key[0]
-        result: ModelMeta | tuple[ColumnMeta, ...] | None
-        if kind == "select":
+        result: ResultShape
+        if type(key) is SelectQuery:
             self.visit_select(key, out)
-            result = key[2] if key[2] is not None else key[1]  # type: ignore[assignment]
-        else:
-            getattr(self, f"visit_{kind}")(key, out)
-            returning = key[-1]
-            result = None if returning is None else (key[1] if returning == "*" else returning)  # type: ignore[assignment]
-        return CompiledShape("".join(out.parts), tuple(out.order), tuple(out.kinds), str(kind),
+            result = self.result_of(key)
+        elif type(key) is InsertStatement:
+            self.visit_insert(key, out)
+            result = self.returned(key.meta, key.returning)
+        elif type(key) is UpdateStatement:
+            self.visit_update(key, out)
+            result = self.returned(key.meta, key.returning)
+        elif type(key) is DeleteStatement:
+            self.visit_delete(key, out)
+            result = self.returned(key.meta, key.returning)
+        else:  # pragma: no cover - the builders produce no other statement
+            raise ValidationError(f"not a statement: {key!r}")
+        return CompiledShape("".join(out.parts), tuple(out.order), tuple(out.kinds), key.tag,
                              result)
+
+    @staticmethod
+    def result_of(query: SelectQuery) -> ResultShape:
+        """What a row of this select is."""
+        items = query.items
+        if items is None:
+            if query.source.alias is None:
+                return query.source.meta
+            sources = [(query.source, False)] + [(j.source, j.kind == "left") for j in query.joins]
+            return JoinedModels(tuple(s.alias or s.meta.table for s, _ in sources),
+                                tuple(s.meta for s, _ in sources),
+                                tuple(optional for _, optional in sources))
+        fields: list[ResultField] = []
+        for item in items:
+            if isinstance(item, Labeled):
+                agg = item.value
+                aggregate = isinstance(agg, Aggregate)
+                kind = agg.kind if isinstance(agg, Aggregate) else _column_of(agg).kind
+                fields.append(ResultField(item.label, kind, aggregate))
+            else:
+                col = _column_of(item)
+                fields.append(ResultField(col.attr, col.kind, False))
+        return tuple(fields)
+
+    @staticmethod
+    def returned(meta: ModelMeta, returning: Returning) -> ResultShape:
+        """What a row of RETURNING is."""
+        if returning is None:
+            return None
+        if returning == ALL_COLUMNS:
+            return meta
+        return tuple(ResultField(c.attr, c.kind, False) for c in returning)
 
     # -- identifiers and values -------------------------------------------------------------
 
@@ -171,32 +296,87 @@ class Dialect:
         """Verbatim SQL made safe for the paramstyle (a literal % doubled for format)."""
         return text.replace("%", "%%") if self.paramstyle == "format" else text
 
-    def visit_value(self, node: Node, out: _Out) -> None:
-        """Write a value node: a placeholder, raw text, an expression, now() or EXCLUDED."""
-        tag = node[0]
-        if tag == "param":
-            if out.literals is not None:
-                out.parts.append(self.literal(out.literals[node[1]]))  # type: ignore[call-overload]
+    def visit_value(self, node: Value, out: _Out) -> None:
+        """Write a value node by dispatching on its type."""
+        self._value_visitors[type(node)](node, out)
+
+    def visit_param(self, node: Param, out: _Out) -> None:
+        """Write a bound value: a placeholder (inline in DDL)."""
+        if out.literals is not None:
+            out.parts.append(self.literal(out.literals[node.value_index]))
+            return
+        out.parts.append(self.placeholder)
+        out.order.append(out.offset + node.value_index)
+        out.kinds.append(node.kind)
+
+    def visit_raw(self, node: RawSQL, out: _Out) -> None:
+        """Write sql.raw text as it is."""
+        out.parts.append(node.text if out.literals is not None else self.escape_text(node.text))
+
+    def visit_expr(self, node: SQLExpr, out: _Out) -> None:
+        """Write sql.expr: its text parts around its values."""
+        nodes = node.values
+        for i, part in enumerate(node.parts):
+            out.parts.append(part if out.literals is not None else self.escape_text(part))
+            if i < len(nodes):
+                self.visit_value(nodes[i], out)
+
+    def visit_current_time(self, node: CurrentTime, out: _Out) -> None:
+        """Write sql.now()."""
+        self.visit_now(node.plus, out)
+
+    def visit_excluded_value(self, node: ExcludedValue, out: _Out) -> None:
+        """Write sql.excluded()."""
+        self.visit_excluded(node.column, out)
+
+    def visit_column(self, node: ColumnMeta, out: _Out) -> None:
+        """Write a column of the statement's one table."""
+        out.parts.append(self.column_ref(node, out))
+
+    def visit_qualified(self, node: QualifiedColumn, out: _Out) -> None:
+        """Write `qualifier.column`."""
+        out.parts.append(self.quote(node.qualifier) + "." + self.quote(node.column.name))
+
+    def visit_outer(self, node: OuterColumn, out: _Out) -> None:
+        """Write a column of an enclosing statement, found by its alias or table name."""
+        for scope in reversed(out.scopes):
+            meta = scope.get(node.qualifier)
+            if meta is not None:
+                col = meta.column(node.attr, f"sql.col({node.qualifier + '.' + node.attr!r})")
+                out.parts.append(self.quote(node.qualifier) + "." + self.quote(col.name))
                 return
-            out.parts.append(self.placeholder)
-            out.order.append(out.offset + node[1])  # type: ignore[operator]
-            out.kinds.append(node[2])  # type: ignore[arg-type]
-        elif tag == "raw":
-            text: str = node[1]  # type: ignore[assignment]
-            out.parts.append(text if out.literals is not None else self.escape_text(text))
-        elif tag == "expr":
-            parts: tuple[str, ...] = node[1]  # type: ignore[assignment]
-            nodes: tuple[Node, ...] = node[2]  # type: ignore[assignment]
-            for i, part in enumerate(parts):
-                out.parts.append(part if out.literals is not None else self.escape_text(part))
-                if i < len(nodes):
-                    self.visit_value(nodes[i], out)
-        elif tag == "now":
-            self.visit_now(node[1], out)  # type: ignore[arg-type]
-        elif tag == "excluded":
-            self.visit_excluded(node[1], out)  # type: ignore[arg-type]
-        else:  # pragma: no cover - the builders produce no other node
-            raise ValidationError(f"unknown value node {tag!r}")
+        raise ValidationError(
+            f"sql.col({node.qualifier + '.' + node.attr!r}) names no table or alias of this "
+            f"statement or of one that encloses it; qualify with a join alias or the table "
+            "name of the statement it belongs to"
+        )
+
+    def visit_aggregate(self, node: Aggregate, out: _Out) -> None:
+        """Write COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM(col) ..."""
+        self.check_aggregate(node)
+        if node.argument is None:
+            out.parts.append("COUNT(*)")
+            return
+        out.parts.append(node.func.upper() + ("(DISTINCT " if node.distinct else "("))
+        self.visit_value(node.argument, out)
+        out.parts.append(")")
+
+    def check_aggregate(self, node: Aggregate) -> None:
+        """Raise DialectError for an aggregate this database cannot compute exactly."""
+
+    def visit_scalar_subquery(self, node: ScalarSubquery, out: _Out) -> None:
+        """Write `(SELECT ...)` as a value."""
+        out.parts.append("(")
+        self._subquery(node.query, node.offset, out)
+        out.parts.append(")")
+
+    def _subquery(self, query: SelectQuery, offset: int, out: _Out) -> None:
+        saved, qualifier = out.offset, out.qualifier
+        out.offset, out.qualifier = saved + offset, None
+        try:
+            self.visit_select(query, out)
+        finally:
+            out.offset, out.qualifier = saved, qualifier
 
     def literal(self, value: object) -> str:
         """A value written inline, for DDL only (index predicates, server defaults)."""
@@ -231,7 +411,7 @@ class Dialect:
 
     table_options = ""
 
-    def visit_now(self, plus: Node | None, out: _Out) -> None:
+    def visit_now(self, plus: Value | None, out: _Out) -> None:
         """Write sql.now(), plus a number of seconds when given."""
         if plus is None:
             out.parts.append("CURRENT_TIMESTAMP")
@@ -254,107 +434,111 @@ class Dialect:
 
     # -- conditions -------------------------------------------------------------------------
 
-    def visit_condition(self, node: Node, out: _Out) -> None:
-        """Write a condition node by dispatching on its tag."""
-        getattr(self, "visit_cond_" + node[0])(node, out)  # type: ignore[operator]
+    def visit_condition(self, node: Condition, out: _Out) -> None:
+        """Write a condition node by dispatching on its type."""
+        self._condition_visitors[type(node)](node, out)
 
-    def _nested(self, node: Node, out: _Out) -> None:
-        if node[0] in ("and", "or"):
+    def _nested(self, node: Condition, out: _Out) -> None:
+        if type(node) is And or type(node) is Or:
             out.parts.append("(")
             self.visit_condition(node, out)
             out.parts.append(")")
         else:
             self.visit_condition(node, out)
 
-    def visit_cond_and(self, node: Node, out: _Out) -> None:
+    def visit_and(self, node: And, out: _Out) -> None:
         """Write `a AND b ...`."""
-        self._junction(node, " AND ", out)
+        self._junction(node.items, " AND ", out)
 
-    def visit_cond_or(self, node: Node, out: _Out) -> None:
+    def visit_or(self, node: Or, out: _Out) -> None:
         """Write `a OR b ...`."""
-        self._junction(node, " OR ", out)
+        self._junction(node.items, " OR ", out)
 
-    def _junction(self, node: Node, joiner: str, out: _Out) -> None:
-        items: tuple[Node, ...] = node[1]  # type: ignore[assignment]
+    def _junction(self, items: tuple[Condition, ...], joiner: str, out: _Out) -> None:
         for i, item in enumerate(items):
             if i:
                 out.parts.append(joiner)
             self._nested(item, out)
 
-    def visit_cond_not(self, node: Node, out: _Out) -> None:
+    def visit_not(self, node: Not, out: _Out) -> None:
         """Write `NOT (a)`."""
         out.parts.append("NOT (")
-        self.visit_condition(node[1], out)  # type: ignore[arg-type]
+        self.visit_condition(node.item, out)
         out.parts.append(")")
 
-    def visit_cond_true(self, node: Node, out: _Out) -> None:
+    def visit_true(self, node: TrueCondition, out: _Out) -> None:
         """Write a condition that always holds."""
         out.parts.append("1 = 1")
 
-    def visit_cond_false(self, node: Node, out: _Out) -> None:
+    def visit_false(self, node: FalseCondition, out: _Out) -> None:
         """Write a condition that never holds (an empty `in`)."""
         out.parts.append("1 = 0")
 
-    def visit_cond_cmp(self, node: Node, out: _Out) -> None:
-        """Write `column op value`."""
-        out.parts.append(f"{self.column_ref(node[1], out)} {node[2]} ")  # type: ignore[arg-type]
-        self.visit_value(node[3], out)  # type: ignore[arg-type]
+    def visit_compare(self, node: Compare, out: _Out) -> None:
+        """Write `left op right`."""
+        self.visit_value(node.left, out)
+        out.parts.append(f" {node.op} ")
+        self.visit_value(node.right, out)
 
-    def visit_cond_isnull(self, node: Node, out: _Out) -> None:
-        """Write `column IS [NOT] NULL`."""
-        suffix = " IS NOT NULL" if node[2] else " IS NULL"
-        out.parts.append(self.column_ref(node[1], out) + suffix)  # type: ignore[arg-type]
+    def visit_is_null(self, node: IsNull, out: _Out) -> None:
+        """Write `left IS [NOT] NULL`."""
+        self.visit_value(node.left, out)
+        out.parts.append(" IS NOT NULL" if node.negated else " IS NULL")
 
-    def visit_cond_between(self, node: Node, out: _Out) -> None:
-        """Write `column BETWEEN low AND high`."""
-        out.parts.append(self.column_ref(node[1], out) + " BETWEEN ")  # type: ignore[arg-type]
-        self.visit_value(node[2], out)  # type: ignore[arg-type]
+    def visit_between(self, node: Between, out: _Out) -> None:
+        """Write `left BETWEEN low AND high`."""
+        self.visit_value(node.left, out)
+        out.parts.append(" BETWEEN ")
+        self.visit_value(node.low, out)
         out.parts.append(" AND ")
-        self.visit_value(node[3], out)  # type: ignore[arg-type]
+        self.visit_value(node.high, out)
 
-    def visit_cond_in(self, node: Node, out: _Out) -> None:
-        """Write `column [NOT] IN (values...)`."""
-        out.parts.append(self.column_ref(node[1], out) + (" NOT IN (" if node[3] else " IN ("))  # type: ignore[arg-type]
-        items: tuple[Node, ...] = node[2]  # type: ignore[assignment]
-        for i, item in enumerate(items):
+    def visit_in_list(self, node: InList, out: _Out) -> None:
+        """Write `left [NOT] IN (values...)`."""
+        self.visit_value(node.left, out)
+        out.parts.append(" NOT IN (" if node.negated else " IN (")
+        for i, item in enumerate(node.items):
             if i:
                 out.parts.append(", ")
             self.visit_value(item, out)
         out.parts.append(")")
 
-    def visit_cond_inparams(self, node: Node, out: _Out) -> None:
-        """Write `column [NOT] IN (%s, ...)` for a run of bound values."""
-        col: ColumnMeta = node[1]  # type: ignore[assignment]
-        start: int = node[2]  # type: ignore[assignment]
-        out.parts.append(self.column_ref(col, out) + (" NOT IN (" if node[4] else " IN ("))
-        for i in range(node[3]):  # type: ignore[call-overload]
-            if i:
-                out.parts.append(", ")
-            self.visit_value(("param", start + i, col.kind), out)
+    def visit_in_params(self, node: InParams, out: _Out) -> None:
+        """Write `left [NOT] IN (%s, ...)` for a run of bound values."""
+        self.visit_value(node.left, out)
+        out.parts.append(" NOT IN (" if node.negated else " IN (")
+        if out.literals is not None:
+            for i in range(node.length):
+                out.parts.append((", " if i else "") + self.literal(out.literals[node.start + i]))
+        else:
+            out.parts.append(", ".join([self.placeholder] * node.length))
+            base = out.offset + node.start
+            out.order.extend(range(base, base + node.length))
+            out.kinds.extend([node.kind] * node.length)
         out.parts.append(")")
 
-    def visit_cond_insub(self, node: Node, out: _Out) -> None:
-        """Write `column [NOT] IN (SELECT ...)`, the subquery's values where it stands."""
-        sub: Node = node[2]  # type: ignore[assignment]
-        self.check_subquery(sub, out)
-        out.parts.append(self.column_ref(node[1], out) + (" NOT IN (" if node[4] else " IN ("))  # type: ignore[arg-type]
-        saved, qualifier = out.offset, out.qualifier
-        out.offset, out.qualifier = saved + node[3], None  # type: ignore[operator]
-        self.visit_select(sub, out)
-        out.offset, out.qualifier = saved, qualifier
+    def visit_in_subquery(self, node: InSubquery, out: _Out) -> None:
+        """Write `left [NOT] IN (SELECT ...)`, the subquery's values where it stands."""
+        self.check_subquery(node.query, out)
+        self.visit_value(node.left, out)
+        out.parts.append(" NOT IN (" if node.negated else " IN (")
+        self._subquery(node.query, node.offset, out)
         out.parts.append(")")
 
-    def check_subquery(self, sub: Node, out: _Out) -> None:
+    def check_subquery(self, query: SelectQuery, out: _Out) -> None:
         """Raise DialectError for an `in` subquery this database rejects."""
 
-    def visit_cond_like(self, node: Node, out: _Out) -> None:
-        """Write `column LIKE pattern` (or its case-insensitive form)."""
-        col: ColumnMeta = node[1]  # type: ignore[assignment]
-        if node[3]:
-            out.parts.append(f"{self.column_ref(col, out)} ILIKE ")
-        else:
-            out.parts.append(f"{self.column_ref(col, out)} LIKE ")
-        self.visit_value(node[2], out)  # type: ignore[arg-type]
+    def visit_exists(self, node: Exists, out: _Out) -> None:
+        """Write `[NOT] EXISTS (SELECT ...)`."""
+        out.parts.append("NOT EXISTS (" if node.negated else "EXISTS (")
+        self._subquery(node.query, node.offset, out)
+        out.parts.append(")")
+
+    def visit_like(self, node: Like, out: _Out) -> None:
+        """Write `left LIKE pattern` (or its case-insensitive form)."""
+        self.visit_value(node.left, out)
+        out.parts.append(" ILIKE " if node.case_insensitive else " LIKE ")
+        self.visit_value(node.pattern, out)
 
     # -- statements -------------------------------------------------------------------------
 
@@ -362,31 +546,99 @@ class Dialect:
         """Quoted column names separated by commas."""
         return ", ".join(self.quote(c.name) for c in cols)
 
-    def visit_select(self, key: Node, out: _Out) -> None:
+    def source(self, source: Source) -> str:
+        """A table in FROM or JOIN, with its alias."""
+        table = self.quote(source.meta.table)
+        return table if source.alias is None else f"{table} AS {self.quote(source.alias)}"
+
+    def check_select(self, query: SelectQuery) -> None:
+        """Raise DialectError for a select no database runs as meant."""
+        if query.lock is not None and (query.group_by is not None or query.distinct):
+            what = "aggregate()" if query.group_by is not None else "distinct()"
+            raise DialectError(
+                f"{self._label(query)}: for_{query.lock.mode}() with {what}: an aggregated or "
+                "distinct row is no row of the table to lock; lock the rows in a separate "
+                "select (in the same transaction), then aggregate"
+            )
+
+    @staticmethod
+    def _label(query: SelectQuery) -> str:
+        if query.source.alias is None:
+            return f"select({query.source.meta.name})"
+        aliases = [query.source.alias] + [j.source.alias or "" for j in query.joins]
+        return f"join({', '.join(aliases)})"
+
+    def visit_select(self, query: SelectQuery, out: _Out) -> None:
         """Write a SELECT statement."""
-        meta: ModelMeta = key[1]  # type: ignore[assignment]
-        cols: tuple[ColumnMeta, ...] = key[2] if key[2] is not None else meta.columns  # type: ignore[assignment]
-        out.parts.append(f"SELECT {self.column_list(cols)} FROM {self.quote(meta.table)}")
-        if key[3] is not None:
-            out.parts.append(" WHERE ")
-            self.visit_condition(key[3], out)  # type: ignore[arg-type]
-        order: tuple[tuple[ColumnMeta, bool], ...] = key[4]  # type: ignore[assignment]
-        if order:
-            out.parts.append(" ORDER BY " + ", ".join(self.order_item(c, d) for c, d in order))
-        self.visit_limit_offset(key[5], key[6], out)  # type: ignore[arg-type]
-        if key[7] is not None:
-            out.parts.append(" " + self.lock_clause(meta, key[7]))  # type: ignore[arg-type]
+        self.check_select(query)
+        source = query.source
+        scope = {source.alias or source.meta.table: source.meta}
+        for join in query.joins:
+            scope[join.source.alias or join.source.meta.table] = join.source.meta
+        out.scopes.append(scope)
+        parts = out.parts
+        parts.append("SELECT DISTINCT " if query.distinct else "SELECT ")
+        self.visit_items(query, out)
+        parts.append(" FROM " + self.source(source))
+        for join in query.joins:
+            parts.append((" LEFT JOIN " if join.kind == "left" else " INNER JOIN ")
+                         + self.source(join.source) + " ON ")
+            self.visit_condition(join.on, out)
+        if query.where is not None:
+            parts.append(" WHERE ")
+            self.visit_condition(query.where, out)
+        if query.group_by:
+            parts.append(" GROUP BY ")
+            for i, operand in enumerate(query.group_by):
+                if i:
+                    parts.append(", ")
+                self.visit_value(operand, out)
+        if query.having is not None:
+            parts.append(" HAVING ")
+            self.visit_condition(query.having, out)
+        if query.order:
+            parts.append(" ORDER BY ")
+            for i, item in enumerate(query.order):
+                if i:
+                    parts.append(", ")
+                self.order_item(item, out)
+        self.visit_limit_offset(query.limit, query.offset, out)
+        if query.lock is not None:
+            parts.append(" " + self.lock_clause(query, query.lock))
+        out.scopes.pop()
+
+    def visit_items(self, query: SelectQuery, out: _Out) -> None:
+        """Write the select list."""
+        items = query.items
+        if items is None:
+            if query.source.alias is None and not query.joins:
+                out.parts.append(self.column_list(query.source.meta.columns))
+                return
+            names: list[str] = []
+            for source in [query.source, *(j.source for j in query.joins)]:
+                alias = self.quote(source.alias or source.meta.table) + "."
+                names.extend(alias + self.quote(c.name) for c in source.meta.columns)
+            out.parts.append(", ".join(names))
+            return
+        for i, item in enumerate(items):
+            if i:
+                out.parts.append(", ")
+            if isinstance(item, Labeled):
+                self.visit_value(item.value, out)
+                out.parts.append(" AS " + self.quote(item.label))
+            else:
+                self.visit_value(item, out)
 
     def index_column(self, col: ColumnMeta, *, holds_null: bool) -> str:
         """One column of CREATE INDEX, in the NULL order order_item() sorts it."""
         return self.quote_identifier(col.name)
 
-    def order_item(self, col: ColumnMeta, descending: bool) -> str:
-        # NULLs sort first ascending and last descending on every dialect.
-        """One ORDER BY item."""
-        return self.quote(col.name) + (" DESC" if descending else " ASC")
+    def order_item(self, item: OrderItem, out: _Out) -> None:
+        """One ORDER BY item (NULLs sort first ascending and last descending everywhere)."""
+        self.visit_value(item.operand, out)
+        out.parts.append(" DESC" if item.descending else " ASC")
 
-    def visit_limit_offset(self, limit: Node | None, offset: Node | None, out: _Out) -> None:
+    def visit_limit_offset(self, limit: Value | None, offset: Value | None, out: _Out) -> None:
         """Write LIMIT and OFFSET."""
         if limit is not None:
             out.parts.append(" LIMIT ")
@@ -401,15 +653,14 @@ class Dialect:
     #: ON CONFLICT DO UPDATE must name the unique index or key it resolves
     conflict_update_needs_target = True
 
-    def lock_clause(self, meta: ModelMeta, lock: tuple[object, ...]) -> str:
+    def lock_clause(self, query: SelectQuery, lock: Lock) -> str:
         """The row-lock clause of a select (FOR UPDATE / FOR SHARE ...)."""
-        mode, skip_locked, no_wait, of = lock
-        text = "FOR UPDATE" if mode == "update" else "FOR SHARE"
-        if of:
-            text += " OF " + ", ".join(self.quote(t) for t in of)  # type: ignore[attr-defined]
-        if skip_locked:
+        text = "FOR UPDATE" if lock.mode == "update" else "FOR SHARE"
+        if lock.of:
+            text += " OF " + ", ".join(self.quote(t) for t in lock.of)
+        if lock.skip_locked:
             text += " SKIP LOCKED"
-        elif no_wait:
+        elif lock.no_wait:
             text += " NOWAIT"
         return text
 
@@ -422,127 +673,123 @@ class Dialect:
         """The message of the DialectError for a RETURNING this database lacks."""
         return f"{self.name} has no {kind.upper()} ... RETURNING"
 
-    def visit_returning(self, kind: str, meta: ModelMeta, returning: object, out: _Out) -> None:
+    def visit_returning(self, kind: str, meta: ModelMeta, returning: Returning,
+                        out: _Out) -> None:
         """Write RETURNING, when the statement asks for rows."""
         if returning is None:
             return
         self.check_returning(kind, meta)
-        cols: tuple[ColumnMeta, ...] = meta.columns if returning == "*" else returning  # type: ignore[assignment]
+        cols = meta.columns if returning == ALL_COLUMNS else returning
         out.parts.append(" RETURNING " + self.column_list(cols))
 
-    def visit_insert(self, key: Node, out: _Out) -> None:
+    def visit_insert(self, key: InsertStatement, out: _Out) -> None:
         """Write an INSERT statement."""
-        meta: ModelMeta = key[1]  # type: ignore[assignment]
-        cols: tuple[ColumnMeta, ...] = key[2]  # type: ignore[assignment]
-        rows = key[3]
-        conflict: Node | None = key[4]  # type: ignore[assignment]
+        meta, cols, rows = key.meta, key.columns, key.rows
         out.parts.append(
-            f"{self.insert_verb(conflict)} {self.quote(meta.table)} ({self.column_list(cols)}) "
-            "VALUES "
+            f"{self.insert_verb(key.conflict)} {self.quote(meta.table)} "
+            f"({self.column_list(cols)}) VALUES "
         )
-        if rows[0] == "params":  # type: ignore[index]
-            n_rows: int = rows[1]  # type: ignore[index]
+        if isinstance(rows, RowParams):
             width = len(cols)
             row_text = "(" + ", ".join([self.placeholder] * width) + ")"
-            out.parts.append(", ".join([row_text] * n_rows))
-            base = out.offset + rows[2]  # type: ignore[index]
-            out.order.extend(range(base, base + n_rows * width))
-            kinds = [c.kind for c in cols]
-            out.kinds.extend(kinds * n_rows)
+            out.parts.append(", ".join([row_text] * rows.n_rows))
+            base = out.offset + rows.start
+            out.order.extend(range(base, base + rows.n_rows * width))
+            out.kinds.extend([c.kind for c in cols] * rows.n_rows)
         else:
-            value_rows: tuple[tuple[Node, ...], ...] = rows  # type: ignore[assignment]
-            for r, row in enumerate(value_rows):
+            for r, row in enumerate(rows):
                 out.parts.append(", (" if r else "(")
                 for i, cell in enumerate(row):
                     if i:
                         out.parts.append(", ")
                     self.visit_value(cell, out)
                 out.parts.append(")")
-        if key[4] is not None:
-            self.visit_conflict(meta, cols, key[4], out)  # type: ignore[arg-type]
-        self.visit_returning("insert", meta, key[5], out)
+        if key.conflict is not None:
+            self.visit_conflict(meta, cols, key.conflict, out)
+        self.visit_returning("insert", meta, key.returning, out)
 
-    def insert_verb(self, conflict: Node | None) -> str:
+    def insert_verb(self, conflict: ConflictNothing | ConflictUpdate | None) -> str:
         """How the INSERT starts (MySQL skips duplicates with INSERT IGNORE)."""
         return "INSERT INTO"
 
-    def visit_conflict(self, meta: ModelMeta, cols: tuple[ColumnMeta, ...], conflict: Node,
-                       out: _Out) -> None:
+    def visit_conflict(self, meta: ModelMeta, cols: tuple[ColumnMeta, ...],
+                       conflict: ConflictNothing | ConflictUpdate, out: _Out) -> None:
         """Write the upsert clause (ON CONFLICT ...)."""
-        action = conflict[0]
-        target: tuple[ColumnMeta, ...] | None = conflict[1]  # type: ignore[assignment]
-        index_where: Node | None = conflict[2] if action == "nothing" else conflict[3]  # type: ignore[assignment]
+        target = conflict.target
+        index_where = (conflict.where if isinstance(conflict, ConflictNothing)
+                       else conflict.index_where)
         out.parts.append(" ON CONFLICT")
         if target is not None:
             out.parts.append(f" ({self.column_list(target)})")
             if index_where is not None:
                 out.parts.append(" WHERE ")
                 self.visit_condition(index_where, out)
-        elif action == "update" and self.conflict_update_needs_target:
+        elif isinstance(conflict, ConflictUpdate) and self.conflict_update_needs_target:
             raise DialectError(
                 f"insert({meta.name}).on_conflict_do_update(None, ...): {self.name} needs a "
                 "conflict target; pass the columns of the unique index or key that may "
                 "conflict, e.g. on_conflict_do_update([\"id\"], {...})"
             )
-        if action == "nothing":
+        if isinstance(conflict, ConflictNothing):
             out.parts.append(" DO NOTHING")
             return
         out.parts.append(" DO UPDATE SET ")
-        self.visit_assignments(conflict[2], out)  # type: ignore[arg-type]
-        if conflict[4] is not None:
+        self.visit_assignments(conflict.assignments, out)
+        if conflict.update_where is not None:
             # PostgreSQL: a bare column here is ambiguous between the table and EXCLUDED.
             out.parts.append(" WHERE ")
             out.qualifier = self.quote(meta.table)
             try:
-                self.visit_condition(conflict[4], out)  # type: ignore[arg-type]
+                self.visit_condition(conflict.update_where, out)
             finally:
                 out.qualifier = None
 
-    def visit_assignments(self, items: tuple[tuple[ColumnMeta, Node], ...], out: _Out) -> None:
+    def visit_assignments(self, items: tuple[tuple[ColumnMeta, Value], ...], out: _Out) -> None:
         """Write `column = value, ...`."""
         for i, (col, value) in enumerate(items):
             out.parts.append((", " if i else "") + self.quote(col.name) + " = ")
             self.visit_value(value, out)
 
-    def visit_update(self, key: Node, out: _Out) -> None:
+    def visit_update(self, key: UpdateStatement, out: _Out) -> None:
         """Write an UPDATE statement."""
-        meta: ModelMeta = key[1]  # type: ignore[assignment]
+        meta = key.meta
+        out.scopes.append({meta.table: meta})
         out.parts.append(f"UPDATE {self.quote(meta.table)} SET ")
-        self.visit_assignments(key[2], out)  # type: ignore[arg-type]
-        self.visit_where_of(meta, key[3], out)  # type: ignore[arg-type]
-        self.visit_returning("update", meta, key[4], out)
+        self.visit_assignments(key.assignments, out)
+        self.visit_where_of(meta, key.where, out)
+        self.visit_returning("update", meta, key.returning, out)
+        out.scopes.pop()
 
-    def visit_delete(self, key: Node, out: _Out) -> None:
+    def visit_delete(self, key: DeleteStatement, out: _Out) -> None:
         """Write a DELETE statement."""
-        meta: ModelMeta = key[1]  # type: ignore[assignment]
+        meta = key.meta
+        out.scopes.append({meta.table: meta})
         out.parts.append(f"DELETE FROM {self.quote(meta.table)}")
-        self.visit_where_of(meta, key[2], out)  # type: ignore[arg-type]
-        self.visit_returning("delete", meta, key[3], out)
+        self.visit_where_of(meta, key.where, out)
+        self.visit_returning("delete", meta, key.returning, out)
+        out.scopes.pop()
 
-    def visit_where_of(self, meta: ModelMeta, where: Node | None, out: _Out) -> None:
+    def visit_where_of(self, meta: ModelMeta, where: Condition | None, out: _Out) -> None:
         """The WHERE of an UPDATE or DELETE on `meta`'s table."""
         if where is not None:
             out.parts.append(" WHERE ")
             self.visit_condition(where, out)
 
 
-def subqueries(node: object) -> list[Node]:
-    """Every subquery key inside a condition tree."""
-    found: list[Node] = []
-
-    def walk(n: object) -> None:
-        if isinstance(n, tuple) and n:
-            if n[0] == "insub":
-                found.append(n[2])
-                walk(n[2][3])
-            elif n[0] in ("and", "or"):
-                for item in n[1]:
-                    walk(item)
-            elif n[0] == "not":
-                walk(n[1])
-
-    walk(node)
-    return found
+def _column_of(operand: ColumnMeta | QualifiedColumn | OuterColumn | Aggregate) -> ColumnMeta:
+    """The column an operand of a select list reads."""
+    if isinstance(operand, QualifiedColumn):
+        return operand.column
+    if isinstance(operand, ColumnMeta):
+        return operand
+    raise ValidationError(f"a select list holds columns and labeled aggregates, not {operand!r}")
 
 
-Checker = Callable[[Node], None]
+def subqueries(node: tuple[object, ...]) -> list[SelectQuery]:
+    """Every subquery inside a node (or the node itself), at any depth."""
+    return [n for n in iter_nodes((node,)) if isinstance(n, SelectQuery)]
+
+
+def in_subqueries(node: tuple[object, ...]) -> list[SelectQuery]:
+    """The subqueries of every `in (SELECT ...)` inside a node (or itself), at any depth."""
+    return [n.query for n in iter_nodes((node,)) if isinstance(n, InSubquery)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import DialectError
 from ..expressions import Expression
 from ..model import ColumnMeta, Index, ModelMeta, meta_of
-from ..statements.nodes import Node
+from ..statements.nodes import And, Condition, IsNull
 from ..statements.where import condition_node, expression_node
 from .base import Dialect, _Out
 
@@ -63,13 +63,13 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
             f"{dialect.table_options}")
 
 
-def _mysql_equivalent_predicate(meta: ModelMeta, index: Index, node: Node) -> bool:
+def _mysql_equivalent_predicate(meta: ModelMeta, index: Index, node: Condition) -> bool:
     """True when `where` only says that indexed columns are not NULL: MySQL's unique
     indexes never see NULL keys as duplicates, so a full index behaves the same."""
-    items: tuple[Node, ...] = node[1] if node[0] == "and" else (node,)  # type: ignore[assignment]
+    items = node.items if isinstance(node, And) else (node,)
     return all(
-        item[0] == "isnull" and item[2] is True
-        and isinstance(item[1], ColumnMeta) and item[1].attr in index.columns
+        isinstance(item, IsNull) and item.negated
+        and isinstance(item.left, ColumnMeta) and item.left.attr in index.columns
         for item in items
     )
 

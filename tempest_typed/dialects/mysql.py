@@ -26,8 +26,17 @@ from typing_extensions import override
 
 from ..errors import DialectError
 from ..model import ColumnMeta, ModelMeta
-from ..statements.nodes import Node
-from .base import Dialect, _Out, subqueries
+from ..statements.nodes import (
+    Condition,
+    ConflictNothing,
+    ConflictUpdate,
+    InsertStatement,
+    Like,
+    Lock,
+    SelectQuery,
+    Value,
+)
+from .base import Dialect, _Out, in_subqueries, subqueries
 
 __all__ = ["MariaDBDialect", "MySQLDialect"]
 
@@ -95,7 +104,7 @@ class MySQLDialect(Dialect):
         )
 
     @override
-    def visit_now(self, plus: Node | None, out: _Out) -> None:
+    def visit_now(self, plus: Value | None, out: _Out) -> None:
         if plus is None:
             out.parts.append("UTC_TIMESTAMP(6)")
             return
@@ -108,74 +117,80 @@ class MySQLDialect(Dialect):
         out.parts.append(f"VALUES({self.quote(col.name)})")
 
     @override
-    def visit_cond_like(self, node: Node, out: _Out) -> None:
-        col: ColumnMeta = node[1]  # type: ignore[assignment]
-        if node[3]:
-            out.parts.append(f"LOWER({self.column_ref(col, out)}) LIKE LOWER(")
-            self.visit_value(node[2], out)  # type: ignore[arg-type]
+    def visit_like(self, node: Like, out: _Out) -> None:
+        if node.case_insensitive:
+            out.parts.append("LOWER(")
+            self.visit_value(node.left, out)
+            out.parts.append(") LIKE LOWER(")
+            self.visit_value(node.pattern, out)
             out.parts.append(")")
         else:
-            out.parts.append(f"{self.column_ref(col, out)} LIKE ")
-            self.visit_value(node[2], out)  # type: ignore[arg-type]
+            self.visit_value(node.left, out)
+            out.parts.append(" LIKE ")
+            self.visit_value(node.pattern, out)
 
     @override
-    def check_subquery(self, sub: Node, out: _Out) -> None:
-        meta: ModelMeta = sub[1]  # type: ignore[assignment]
-        if sub[5] is not None or sub[6] is not None:
+    def check_subquery(self, query: SelectQuery, out: _Out) -> None:
+        if query.limit is not None or query.offset is not None:
             raise DialectError(
-                f"select({meta.name}).limit()/offset() inside an `in` subquery: {self.name} "
+                f"{self._label(query)}.limit()/offset() inside an `in` subquery: {self.name} "
                 f"rejects LIMIT in IN (SELECT ...); {_TWO_STEP}"
             )
 
     @override
-    def visit_where_of(self, meta: ModelMeta, where: Node | None, out: _Out) -> None:
-        found = subqueries(where)
-        for sub in found:
-            self.check_subquery(sub, out)
-        for sub in found:
-            if sub[1] is meta:
-                raise DialectError(
-                    f"{meta.name}: {self.name} cannot read the table being updated or deleted "
-                    f"in an `in` subquery (error 1093); {_TWO_STEP}"
-                )
+    def visit_where_of(self, meta: ModelMeta, where: Condition | None, out: _Out) -> None:
+        if where is not None:
+            for sub in in_subqueries(where):
+                self.check_subquery(sub, out)
+            for sub in subqueries(where):
+                tables = [sub.source.meta] + [j.source.meta for j in sub.joins]
+                if meta in tables:
+                    raise DialectError(
+                        f"{meta.name}: {self.name} cannot read the table being updated or "
+                        f"deleted in a subquery (error 1093); {_TWO_STEP}"
+                    )
         super().visit_where_of(meta, where, out)
 
     @override
-    def visit_conflict(self, meta: ModelMeta, cols: tuple[ColumnMeta, ...], conflict: Node,
-                       out: _Out) -> None:
-        action = conflict[0]
-        predicates = (conflict[2],) if action == "nothing" else (conflict[3], conflict[4])
-        if conflict[1] is not None or any(p is not None for p in predicates):
-            what = "on_conflict_do_nothing" if action == "nothing" else "on_conflict_do_update"
-            raise DialectError(
-                f"insert({meta.name}).{what}(): {self.name}'s ON DUPLICATE KEY UPDATE has no "
-                "conflict target and no predicate; it fires on any unique key (rows whose key "
-                "columns are NULL never conflict). Call it without a target and without "
-                "where/index_where/update_where on this dialect"
-                + (", i.e. on_conflict_do_nothing()" if action == "nothing" else
-                   ", i.e. on_conflict_do_update(None, set)")
-            )
-        if action == "nothing":
+    def visit_conflict(self, meta: ModelMeta, cols: tuple[ColumnMeta, ...],
+                       conflict: ConflictNothing | ConflictUpdate, out: _Out) -> None:
+        if isinstance(conflict, ConflictNothing):
+            if conflict.target is not None or conflict.where is not None:
+                raise DialectError(
+                    f"insert({meta.name}).on_conflict_do_nothing(): {self.name} spells it "
+                    "INSERT IGNORE, which has no conflict target and no predicate: it skips a "
+                    "row that hits any unique key (rows whose key columns are NULL never "
+                    "conflict). Call on_conflict_do_nothing() without a target and without "
+                    "where= on this dialect"
+                )
             return  # spelled INSERT IGNORE, see insert_verb
+        if (conflict.target is not None or conflict.index_where is not None
+                or conflict.update_where is not None):
+            raise DialectError(
+                f"insert({meta.name}).on_conflict_do_update(): {self.name}'s ON DUPLICATE KEY "
+                "UPDATE has no conflict target and no predicate; it fires on any unique key "
+                "(rows whose key columns are NULL never conflict). Call it without a target "
+                "and without index_where/update_where on this dialect, i.e. "
+                "on_conflict_do_update(None, set)"
+            )
         out.parts.append(" ON DUPLICATE KEY UPDATE ")
-        self.visit_assignments(conflict[2], out)  # type: ignore[arg-type]
+        self.visit_assignments(conflict.assignments, out)
 
     @override
-    def insert_verb(self, conflict: Node | None) -> str:
+    def insert_verb(self, conflict: ConflictNothing | ConflictUpdate | None) -> str:
         # INSERT IGNORE skips rows that hit any unique key, and RETURNING (MariaDB) then
         # yields only the rows inserted, as ON CONFLICT DO NOTHING does. ON DUPLICATE KEY
         # UPDATE pk = pk would count and return the existing row instead. IGNORE also turns
         # some other errors into warnings (a foreign key that does not match skips the row):
         # the README lists it among MySQL's differences.
-        if conflict is not None and conflict[0] == "nothing":
+        if isinstance(conflict, ConflictNothing):
             return "INSERT IGNORE INTO"
         return "INSERT INTO"
 
     @override
-    def visit_insert(self, key: Node, out: _Out) -> None:
-        meta: ModelMeta = key[1]  # type: ignore[assignment]
-        if key[5] is not None:
-            self.check_returning("insert", meta)
+    def visit_insert(self, key: InsertStatement, out: _Out) -> None:
+        if key.returning is not None:
+            self.check_returning("insert", key.meta)
         super().visit_insert(key, out)
 
 
@@ -199,11 +214,21 @@ class MariaDBDialect(MySQLDialect):
         )
 
     @override
-    def lock_clause(self, meta: ModelMeta, lock: tuple[object, ...]) -> str:
-        mode, skip_locked, no_wait, _of = lock  # OF can only name this table: same rows.
-        text = "FOR UPDATE" if mode == "update" else "LOCK IN SHARE MODE"
-        if skip_locked:
+    def lock_clause(self, query: SelectQuery, lock: Lock) -> str:
+        if lock.of and query.source.alias is not None:
+            every = [query.source.alias] + [j.source.alias for j in query.joins]
+            missing = [a for a in every if a not in lock.of]
+            if missing:
+                raise DialectError(
+                    f"{self._label(query)}.for_{lock.mode}(of={list(lock.of)!r}): MariaDB has "
+                    "no OF: a lock takes the rows of every joined table. Lock all of them "
+                    f"(drop of=), or select the rows of {', '.join(map(repr, lock.of))} with "
+                    "their own locking select in the same transaction"
+                )
+        # Without a join, OF can only name this table: the same rows.
+        text = "FOR UPDATE" if lock.mode == "update" else "LOCK IN SHARE MODE"
+        if lock.skip_locked:
             text += " SKIP LOCKED"
-        elif no_wait:
+        elif lock.no_wait:
             text += " NOWAIT"
         return text

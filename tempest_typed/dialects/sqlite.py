@@ -20,8 +20,18 @@ from typing import ClassVar
 from typing_extensions import override
 
 from ..errors import DialectError
-from ..model import ColumnMeta, ModelMeta
-from ..statements.nodes import Node
+from ..model import ColumnMeta
+from ..statements.nodes import (
+    Aggregate,
+    Between,
+    Compare,
+    Like,
+    Lock,
+    OrderItem,
+    SelectQuery,
+    Value,
+    operand_column,
+)
 from .base import Dialect, _Out
 
 __all__ = ["SQLiteDialect"]
@@ -60,16 +70,16 @@ class SQLiteDialect(Dialect):
         return super().literal(value)
 
     @override
-    def lock_clause(self, meta: ModelMeta, lock: tuple[object, ...]) -> str:
-        mode = lock[0]
+    def lock_clause(self, query: SelectQuery, lock: Lock) -> str:
+        mode = lock.mode
         raise DialectError(
-            f"select({meta.name}).for_{mode}(): SQLite has no row-level locks; serialize the "
+            f"{self._label(query)}.for_{mode}(): SQLite has no row-level locks; serialize the "
             "claim in a transaction instead (engine.transaction() starts with BEGIN IMMEDIATE, "
-            "so one writer runs at a time): drop for_{mode}() for SQLite".replace("{mode}", str(mode))
+            f"so one writer runs at a time): drop for_{mode}() for SQLite"
         )
 
     @override
-    def visit_now(self, plus: Node | None, out: _Out) -> None:
+    def visit_now(self, plus: Value | None, out: _Out) -> None:
         if plus is None:
             out.parts.append(f"({_NOW} || '000')")
             return
@@ -82,19 +92,22 @@ class SQLiteDialect(Dialect):
         out.parts.append("excluded." + self.quote(col.name))
 
     @override
-    def visit_cond_like(self, node: Node, out: _Out) -> None:
-        col: ColumnMeta = node[1]  # type: ignore[assignment]
-        if node[3]:
-            out.parts.append(f"lower({self.column_ref(col, out)}) LIKE lower(")
-            self.visit_value(node[2], out)  # type: ignore[arg-type]
+    def visit_like(self, node: Like, out: _Out) -> None:
+        if node.case_insensitive:
+            out.parts.append("lower(")
+            self.visit_value(node.left, out)
+            out.parts.append(") LIKE lower(")
+            self.visit_value(node.pattern, out)
             out.parts.append(") ESCAPE '\\'")
         else:
-            out.parts.append(f"{self.column_ref(col, out)} LIKE ")
-            self.visit_value(node[2], out)  # type: ignore[arg-type]
+            self.visit_value(node.left, out)
+            out.parts.append(" LIKE ")
+            self.visit_value(node.pattern, out)
             out.parts.append(" ESCAPE '\\'")
 
-    def _ordered_decimal(self, col: ColumnMeta, op: str) -> None:
-        if col.kind == "decimal":
+    def _ordered_decimal(self, operand: Value, op: str) -> None:
+        col = operand_column(operand)
+        if col is not None and col.kind == "decimal":
             raise DialectError(
                 f"{col.model_name}.{col.attr} `{op}`: SQLite stores Decimal as text, which "
                 "does not order numerically; compare with eq/in, or use float or int "
@@ -102,17 +115,29 @@ class SQLiteDialect(Dialect):
             )
 
     @override
-    def visit_cond_cmp(self, node: Node, out: _Out) -> None:
-        if node[2] not in ("=", "<>"):
-            self._ordered_decimal(node[1], str(node[2]))  # type: ignore[arg-type]
-        super().visit_cond_cmp(node, out)
+    def check_aggregate(self, node: Aggregate) -> None:
+        if node.func != "count" and node.argument is not None:
+            col = operand_column(node.argument)
+            if col is not None and col.kind == "decimal":
+                raise DialectError(
+                    f"sql.{node.func}({col.attr!r}): SQLite stores Decimal as text, so it "
+                    f"cannot {node.func} {col.model_name}.{col.attr} exactly; compute it in "
+                    "Python over the fetched values, or store an int (e.g. cents) or a float "
+                    "on SQLite"
+                )
 
     @override
-    def order_item(self, col: ColumnMeta, descending: bool) -> str:
-        self._ordered_decimal(col, "order_by")
-        return super().order_item(col, descending)
+    def visit_compare(self, node: Compare, out: _Out) -> None:
+        if node.op not in ("=", "<>"):
+            self._ordered_decimal(node.left, node.op)
+        super().visit_compare(node, out)
 
     @override
-    def visit_cond_between(self, node: Node, out: _Out) -> None:
-        self._ordered_decimal(node[1], "between")  # type: ignore[arg-type]
-        super().visit_cond_between(node, out)
+    def order_item(self, item: OrderItem, out: _Out) -> None:
+        self._ordered_decimal(item.operand, "order_by")
+        super().order_item(item, out)
+
+    @override
+    def visit_between(self, node: Between, out: _Out) -> None:
+        self._ordered_decimal(node.left, "between")
+        super().visit_between(node, out)

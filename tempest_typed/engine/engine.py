@@ -19,6 +19,7 @@ from ..dialects.ddl import create_statements
 from ..errors import ConfigurationError, QueryExecutionError, TempestError, ValidationError
 from ..statements.base import Statement
 from ..statements.delete import Delete
+from ..statements.nodes import ConflictUpdate, InsertStatement, RowParams, StatementNode
 from ..statements.update import Update
 from .drivers.base import Driver
 from .result import Result, row_builder
@@ -230,14 +231,14 @@ class Session:
         """A multi-row insert too large for one statement, as several in one transaction."""
         engine = self._engine
         key = stmt._key()
-        rows = key[3] if key[0] == "insert" else None
-        if not (isinstance(rows, tuple) and rows[:1] == ("params",)):
+        rows = key.rows if isinstance(key, InsertStatement) else None
+        if not isinstance(key, InsertStatement) or not isinstance(rows, RowParams):
             raise ValidationError(
                 f"this statement binds {n_params} parameters, more than {engine.dialect.name} "
                 f"takes ({engine._max_params}); split it (e.g. a shorter `in` list)"
             )
-        n_rows, start = rows[1], rows[2]
-        width = len(key[2])  # type: ignore[arg-type]
+        n_rows, start = rows.n_rows, rows.start
+        width = len(key.columns)
         per_chunk = max(1, (engine._max_params - (n_params - n_rows * width)) // width)
         values = stmt._values
         out_rows: list[Any] | None = None
@@ -246,7 +247,7 @@ class Session:
         with self.transaction():
             for first in range(0, n_rows, per_chunk):
                 size = min(per_chunk, n_rows - first)
-                chunk_key = (*key[:3], ("params", size, start), *key[4:])
+                chunk_key = key._replace(rows=RowParams(size, start))
                 prepared = engine._prepared_for_key(chunk_key)
                 shift = first * width
                 end = start + size * width
@@ -380,7 +381,7 @@ class Engine:
         # The prepared form by statement key: one lookup where the shape's took two (with
         # in-order params passed as they are, SQLite's 1,000 lookups of bench_sqlite.py went
         # from 0.45x to 0.54x of sqlite3, process time, median of 6).
-        self._by_key: dict[Any, _Prepared] = {}
+        self._by_key: dict[StatementNode, _Prepared] = {}
         self._dialect: Dialect | None = None
         self._max_params = 0
         if echo:
@@ -399,7 +400,7 @@ class Engine:
         prepared = self._by_key.get(key)
         return prepared if prepared is not None else self._prepared_for_key(key)
 
-    def _prepared_for_key(self, key: Any) -> _Prepared:
+    def _prepared_for_key(self, key: StatementNode) -> _Prepared:
         """The prepared form of a statement key: made once per shape, remembered by key."""
         dialect = self._dialect or self.dialect
         shape = dialect.shape_of_key(key)
@@ -409,26 +410,26 @@ class Engine:
             if len(self._prepared) > 8192:
                 self._prepared.clear()
             self._prepared[shape] = prepared
-            if key[0] == "insert":
+            if isinstance(key, InsertStatement):
                 prepared.batch = self._batch_of(key)
         if len(self._by_key) >= 8192:
             self._by_key.clear()
         self._by_key[key] = prepared
         return prepared
 
-    def _batch_of(self, key: Any) -> tuple[_Prepared, int, int, int] | None:
+    def _batch_of(self, key: InsertStatement) -> tuple[_Prepared, int, int, int] | None:
         """How a multi-row insert runs as one-row statements, when the driver prefers that."""
-        rows, conflict, returning = key[3], key[4], key[5]
-        if not (rows[0] == "params" and rows[1] > 1):
+        rows = key.rows
+        if not (isinstance(rows, RowParams) and rows.n_rows > 1):
             return None
         # ON CONFLICT DO UPDATE stays one statement: run row by row, two rows with the same
         # key would both be applied, where the one statement refuses them.
-        if conflict is not None and conflict[0] == "update":
+        if isinstance(key.conflict, ConflictUpdate):
             return None
-        if not self._driver.batches_rows(rows[1], returning is not None):
+        if not self._driver.batches_rows(rows.n_rows, key.returning is not None):
             return None
-        single = self._prepared_for_key((*key[:3], ("params", 1, rows[2]), *key[4:]))
-        return (single, rows[1], len(key[2]), rows[2])
+        single = self._prepared_for_key(key._replace(rows=RowParams(1, rows.start)))
+        return (single, rows.n_rows, len(key.columns), rows.start)
 
     def session(self) -> Session:
         """A session: one pooled connection, each execute committing on its own."""

@@ -6,8 +6,9 @@ import gc
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
+from ..dialects.base import JoinedModels, ResultShape
 from ..errors import MultipleResultsError, NoResultError, TempestError
-from ..model import ColumnMeta, ModelMeta
+from ..model import ModelMeta
 from ..row import row_class
 from .types import Adapter, to_bool, to_float
 
@@ -93,35 +94,51 @@ def _first_column(row: Any) -> Any:
 #: five-column model with one bool column, 20,000 rows: 340 -> 287 ns a row)
 _BUILTIN: dict[Any, Any] = {to_bool: bool, to_float: float}
 
+#: how an aggregate's value is read whatever the driver returns: SUM of an int column is a
+#: numeric (Decimal) on PostgreSQL and MariaDB, AVG a numeric on both
+_AGGREGATE: dict[str, Any] = {"int": int, "float": float}
 
-def row_builder(result: ModelMeta | tuple[ColumnMeta, ...] | None,
+
+def _converter(kind: str, adapters: dict[str, Adapter], aggregate: bool = False) -> Any:
+    convert = _AGGREGATE.get(kind) if aggregate else None
+    if convert is None:
+        convert = adapters.get(kind)
+    return _BUILTIN.get(convert, convert)
+
+
+def row_builder(result: ResultShape,
                 adapters: dict[str, Adapter]) -> Callable[[Sequence[Any]], list[Any]] | None:
     """The function turning fetched tuples into model instances or Rows, resolved once."""
     if result is None:
         return None
-    cols = result.columns if isinstance(result, ModelMeta) else result
     # The builder is written out as Python source once per statement shape: one unpacking of
     # the fetched tuple, one converter call per column that needs one, one store per
     # attribute. Against the generic loop it replaced (zip over the attributes, a copy of
     # each row to convert in place) a five-column model costs 0.39 us a row instead of
     # 1.05 us, and the SQLite whole-table scan of bench/bench_sqlite.py goes from 0.38 to
     # 0.62 of sqlite3's own fetchall (`.venv/bin/python bench/bench_sqlite.py --quick`).
-    names: dict[str, Any] = {}
+    names: dict[str, Any] = {"new": object.__new__, "make": tuple.__new__}
+    if isinstance(result, JoinedModels):
+        return _without_gc_pauses(_joined_builder(result, adapters, names))
+    if isinstance(result, ModelMeta):
+        kinds = [(c.kind, False) for c in result.columns]
+    else:
+        kinds = [(f.kind, f.aggregate) for f in result]
     cells: list[str] = []
-    for i, col in enumerate(cols):
-        convert = adapters.get(col.kind)
-        convert = _BUILTIN.get(convert, convert)
+    for i, (kind, aggregate) in enumerate(kinds):
+        convert = _converter(kind, adapters, aggregate)
         if convert is None:
             cells.append(f"v{i}")
         else:
             names[f"c{i}"] = convert
             cells.append(f"(c{i}(v{i}) if v{i} is not None else None)")
-    unpack = "".join(f"v{i}, " for i in range(len(cols)))
+    unpack = "".join(f"v{i}, " for i in range(len(kinds)))
     if isinstance(result, ModelMeta):
-        names.update(new=object.__new__, model=result.model)
-        stores = "".join(f"        d[{c.attr!r}] = {cell}\n" for c, cell in zip(cols, cells, strict=True))
+        names["model"] = result.model
+        stores = "".join(f"        d[{c.attr!r}] = {cell}\n"
+                         for c, cell in zip(result.columns, cells, strict=True))
         source = (
-            "def build_models(rows):\n"
+            "def build(rows):\n"
             "    out = []\n"
             "    append = out.append\n"
             f"    for {unpack}in rows:\n"
@@ -132,18 +149,63 @@ def row_builder(result: ModelMeta | tuple[ColumnMeta, ...] | None,
             "    return out\n"
         )
     else:
-        names.update(make=tuple.__new__, row_cls=row_class(tuple(c.attr for c in cols)))
+        names["row_cls"] = row_class(tuple(f.name for f in result))
         if not any(cell != f"v{i}" for i, cell in enumerate(cells)):
-            source = "def build_rows(rows):\n    return [make(row_cls, raw) for raw in rows]\n"
+            source = "def build(rows):\n    return [make(row_cls, raw) for raw in rows]\n"
         else:
             source = (
-                "def build_rows(rows):\n"
+                "def build(rows):\n"
                 f"    return [make(row_cls, ({', '.join(cells)},)) for {unpack}in rows]\n"
             )
     exec(source, names)
-    built: Callable[[Sequence[Any]], list[Any]] = names[
-        "build_models" if isinstance(result, ModelMeta) else "build_rows"]
+    built: Callable[[Sequence[Any]], list[Any]] = names["build"]
     return _without_gc_pauses(built)
+
+
+def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
+                    names: dict[str, Any]) -> Callable[[Sequence[Any]], list[Any]]:
+    """The builder of join rows: one model per alias, None for a left-joined side whose
+    primary key (or, without one, every column) is NULL."""
+    lines: list[str] = []
+    position = 0
+    for n, (meta, optional) in enumerate(zip(result.metas, result.optional, strict=True)):
+        names[f"model{n}"] = meta.model
+        first = position
+        body: list[str] = [f"o{n} = new(model{n})", "d = o{n}.__dict__".replace("{n}", str(n))]
+        for col in meta.columns:
+            i = position
+            position += 1
+            convert = _converter(col.kind, adapters)
+            if convert is None:
+                cell = f"v{i}"
+            else:
+                names[f"c{i}"] = convert
+                cell = f"(c{i}(v{i}) if v{i} is not None else None)"
+            body.append(f"d[{col.attr!r}] = {cell}")
+        if optional:
+            keys = meta.primary_key or meta.columns
+            test = " and ".join(f"v{first + meta.columns.index(k)} is None" for k in keys)
+            lines.append(f"        if {test}:")
+            lines.append(f"            o{n} = None")
+            lines.append("        else:")
+            lines.extend("            " + line for line in body)
+        else:
+            lines.extend("        " + line for line in body)
+    names["row_cls"] = row_class(result.aliases)
+    unpack = "".join(f"v{i}, " for i in range(position))
+    made = ", ".join(f"o{n}" for n in range(len(result.metas)))
+    source = (
+        "def build(rows):\n"
+        "    out = []\n"
+        "    append = out.append\n"
+        f"    for {unpack}in rows:\n"
+        + "".join(line + "\n" for line in lines)
+        + f"        append(make(row_cls, ({made},)))\n"
+        "    return out\n"
+    )
+    exec(source, names)
+    built: Callable[[Sequence[Any]], list[Any]] = names["build"]
+    return built
 
 
 #: from this many rows on, a result is built with the cyclic garbage collector paused

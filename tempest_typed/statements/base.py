@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from ..errors import ValidationError
 from ..expressions import Expression
 from ..model import ColumnMeta, ModelMeta
-from .nodes import Node
+from .nodes import ALL_COLUMNS, Param, Returning, StatementNode, Value
 from .where import checked_value_node, is_mapping
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class Statement(Generic[R_co]):
     _meta: ModelMeta
     _values: tuple[object, ...]
 
-    def _key(self) -> Node:
+    def _key(self) -> StatementNode:
         raise NotImplementedError
 
     def compile(self, dialect: str | Dialect = "postgresql") -> Compiled:
@@ -87,7 +87,7 @@ def _resolve(dialect: object) -> Dialect:
 
 
 def assignments(meta: ModelMeta, mapping: object, values: list[object], where: str,
-                allow_excluded: bool = False) -> tuple[tuple[ColumnMeta, Node], ...]:
+                allow_excluded: bool = False) -> tuple[tuple[ColumnMeta, Value], ...]:
     """`{column: value | sql.*}` as (column, value node) pairs, each value checked."""
     if not is_mapping(mapping):
         raise ValidationError(
@@ -96,12 +96,12 @@ def assignments(meta: ModelMeta, mapping: object, values: list[object], where: s
         )
     if not mapping:
         raise ValidationError(f"{meta.name}: {where} needs at least one column to set")
-    out: list[tuple[ColumnMeta, Node]] = []
+    out: list[tuple[ColumnMeta, Value]] = []
     for attr, value in mapping.items():
         col = meta.column(attr, where)
         if col.accepts(value):  # the common case, decided by the value's exact type
             values.append(value)
-            out.append((col, ("param", len(values) - 1, col.kind)))
+            out.append((col, Param(len(values) - 1, col.kind)))
             continue
         if not isinstance(value, Expression) and is_mapping(value) and col.kind != "json":
             raise ValidationError(
@@ -113,10 +113,10 @@ def assignments(meta: ModelMeta, mapping: object, values: list[object], where: s
     return tuple(out)
 
 
-def returning_columns(meta: ModelMeta, columns: tuple[object, ...]) -> str | tuple[ColumnMeta, ...]:
+def returning_columns(meta: ModelMeta, columns: tuple[object, ...]) -> Returning:
     """`returning()` is every column ("*"); `returning("id", ...)` those columns."""
     if not columns:
-        return "*"
+        return ALL_COLUMNS
     return tuple(meta.column(c, "returning()") for c in columns)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Generic, Never, TypeVar, overload
 
-from ..model import ColumnMeta, Model, meta_of
+from ..model import Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, returning_columns
-from .nodes import Node
+from .nodes import Condition, DeleteStatement, Returning
 from .where import WhereInput, with_conditions
 
 __all__ = ["Delete", "delete"]
@@ -21,8 +21,8 @@ class Delete(Statement[R_co], Generic[M_co, R_co]):
 
     __slots__ = ("_returning", "_unguarded", "_where")
 
-    _where: Node | None
-    _returning: str | tuple[ColumnMeta, ...] | None
+    _where: Condition | None
+    _returning: Returning
     _unguarded: bool
 
     def _clone(self) -> Delete[M_co, R_co]:
@@ -34,8 +34,8 @@ class Delete(Statement[R_co], Generic[M_co, R_co]):
         new._unguarded = self._unguarded
         return new
 
-    def _key(self) -> Node:
-        return ("delete", self._meta, self._where, self._returning)
+    def _key(self) -> DeleteStatement:
+        return DeleteStatement(self._meta, self._where, self._returning)
 
     @property
     def guarded(self) -> bool:

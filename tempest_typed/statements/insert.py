@@ -15,7 +15,16 @@ from ..expressions import Expression
 from ..model import INT_MAX, INT_MIN, UNSET, ColumnMeta, Model, ModelMeta, meta_of
 from ..row import Row
 from .base import R_co, Statement, assignments, column_list, returning_columns
-from .nodes import Node
+from .nodes import (
+    Condition,
+    ConflictNothing,
+    ConflictUpdate,
+    InsertStatement,
+    Param,
+    Returning,
+    RowParams,
+    Value,
+)
 from .where import WhereInput, condition_node, value_node
 
 __all__ = ["Insert", "insert"]
@@ -225,9 +234,9 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
     __slots__ = ("_columns", "_conflict", "_returning", "_rows", "_tuples")
 
     _columns: tuple[ColumnMeta, ...]
-    _rows: Node | tuple[tuple[Node, ...], ...]
-    _conflict: Node | None
-    _returning: str | tuple[ColumnMeta, ...] | None
+    _rows: RowParams | tuple[tuple[Value, ...], ...]
+    _conflict: ConflictNothing | ConflictUpdate | None
+    _returning: Returning
     _tuples: list[tuple[Any, ...]] | None
 
     def _clone(self) -> Insert[M_co, R_co]:
@@ -241,11 +250,11 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new._tuples = self._tuples
         return new
 
-    def _key(self) -> Node:
+    def _key(self) -> InsertStatement:
         if not self._columns:
             raise ValidationError(f"insert({self._meta.name}) has no values(): give it a row")
-        return ("insert", self._meta, self._columns, self._rows, self._conflict,
-                self._returning)
+        return InsertStatement(self._meta, self._columns, self._rows, self._conflict,
+                               self._returning)
 
     @property
     def row_count(self) -> int:
@@ -253,23 +262,21 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         rows = self._rows
         if not self._columns:
             return 0
-        if rows and rows[0] == "params":
-            return rows[1]  # type: ignore[return-value]
+        if type(rows) is RowParams:
+            return rows.n_rows
         return len(rows)
 
-    def _row_nodes(self) -> tuple[tuple[Node, ...], ...]:
+    def _row_nodes(self) -> tuple[tuple[Value, ...], ...]:
         """The rows given so far as value-node rows, whatever their layout."""
         rows = self._rows
-        if rows and rows[0] == "params":
-            n_rows: int = rows[1]  # type: ignore[assignment]
-            start: int = rows[2]  # type: ignore[assignment]
+        if isinstance(rows, RowParams):
             width = len(self._columns)
             return tuple(
-                tuple(("param", start + r * width + i, col.kind)
+                tuple(Param(rows.start + r * width + i, col.kind)
                       for i, col in enumerate(self._columns))
-                for r in range(n_rows)
+                for r in range(rows.n_rows)
             )
-        return rows  # type: ignore[return-value]
+        return rows
 
     def values(self, rows: M_co | Mapping[str, object] | Sequence[M_co | Mapping[str, object]]
                ) -> Insert[M_co, R_co]:
@@ -290,16 +297,18 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
             items = [rows]
         old = self._rows
         start = len(self._values)
-        if not self._columns or (old and old[0] == "params"
-                                 and old[2] + old[1] * len(self._columns) == start):  # type: ignore[operator]
+        # the rows so far are one block of bound values that ends where new values start
+        block = (old if isinstance(old, RowParams)
+                 and old.start + old.n_rows * len(self._columns) == start else None)
+        if not self._columns or block is not None:
             plain_rows = _plain_rows(meta, items, self._columns)
             if plain_rows is not None:
                 columns, tuples = plain_rows
                 new = self._clone()
                 new._columns = columns
-                first_row: int = old[2] if self._columns else start  # type: ignore[assignment]
-                added: int = old[1] if self._columns else 0  # type: ignore[assignment]
-                new._rows = ("params", added + len(tuples), first_row)
+                first_row = block.start if block is not None else start
+                added = block.n_rows if block is not None else 0
+                new._rows = RowParams(added + len(tuples), first_row)
                 new._values = (*self._values, *chain.from_iterable(tuples))
                 # The rows as tuples, for a driver that takes one parameter set per row:
                 # only while they are the statement's only values, in one block from 0.
@@ -344,12 +353,11 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new._tuples = None
         if plain and not self._columns:
             values.extend(mapping[col.attr] for mapping in mappings for col in columns)
-            new._rows = ("params", len(mappings), start)
-        elif (plain and old and old[0] == "params"
-              and old[2] + old[1] * len(columns) == start):  # type: ignore[operator]
+            new._rows = RowParams(len(mappings), start)
+        elif plain and block is not None:
             # The new cells follow the old ones in the value list: one block still.
             values.extend(mapping[col.attr] for mapping in mappings for col in columns)
-            new._rows = ("params", old[1] + len(mappings), old[2])  # type: ignore[operator]
+            new._rows = RowParams(block.n_rows + len(mappings), block.start)
         else:
             new._rows = self._row_nodes() + tuple(
                 tuple(value_node(col, meta, mapping[col.attr], values, "values()")
@@ -413,7 +421,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         label = "on_conflict_do_nothing()"
         cols = self._target(target, label, where is not None)
         values = list(self._values)
-        cond = None
+        cond: Condition | None = None
         if where is not None:
             if cols is None:
                 raise ValidationError(
@@ -422,7 +430,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 )
             cond = condition_node(self._meta, where, values, f"{label} where=")
         new = self._clone()
-        new._conflict = ("nothing", cols, cond)
+        new._conflict = ConflictNothing(cols, cond)
         new._values = tuple(values)
         return new
 
@@ -448,7 +456,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         update_cond = (None if update_where is None else
                        condition_node(self._meta, update_where, values, f"{label} update_where="))
         new = self._clone()
-        new._conflict = ("update", cols, items, index_cond, update_cond)
+        new._conflict = ConflictUpdate(cols, items, index_cond, update_cond)
         new._values = tuple(values)
         return new
 

@@ -1,41 +1,391 @@
-"""The statement tree: plain tagged tuples that hold structure, never values.
+"""The statement tree: one small immutable node type per SQL idea, holding structure, never values.
 
-A statement is `(key, values)`: `key` is a tree of the tuples below, `values` the bound values
-in the order the builder met them. Because the key holds no value, it is also the cache key of
-the compiled SQL: two statements of the same shape share one compilation.
+A statement is `(key, values)`: `key` is a tree of the nodes below, `values` the bound values
+in the order the builder met them (a `Param` names its value by index). Because the key holds
+no value, it is also the cache key of the compiled SQL: two statements of the same shape share
+one compilation.
 
-Value nodes
-    ("param", i, kind)            values[i] (of the enclosing statement); kind: column kind or None
-    ("raw", text)                 verbatim SQL from sql.raw
-    ("expr", parts, nodes)        sql.expr: parts[0] nodes[0] parts[1] ... parts[-1]
-    ("now", plus | None)          sql.now(plus=...): plus is a value node
-    ("excluded", column)          sql.excluded: the row an upsert tried to insert
-Condition nodes
-    ("cmp", column, op, value)    op is one of = <> < <= > >=
-    ("isnull", column, negated)
-    ("between", column, low, high)
-    ("in", column, values, negated)
-    ("inparams", column, start, count, negated)    `in` over values[start:start + count]
-    ("insub", column, select_key, offset, negated)   offset: where the subquery's values start
-    ("like", column, value, ilike)
-    ("and", conditions) ("or", conditions) ("not", condition) ("true",) ("false",)
-Statement keys
-    ("select", meta, columns | None, where | None, order, limit, offset, lock)
-    ("insert", meta, columns, rows, conflict | None, returning)
-    ("update", meta, assignments, where | None, returning)
-    ("delete", meta, where | None, returning)
-where `columns` are ColumnMeta tuples, `order` is ((column, descending), ...), `lock` is
-(mode, skip_locked, no_wait, of_tables), `rows` is ("params", n_rows, start) when every cell
-is a bound value laid out row by row from values[start], or a tuple of value-node rows, `returning` is None, "*" or
-a ColumnMeta tuple, and `conflict` is ("nothing", target, where) or
-("update", target, assignments, index_where, update_where).
+Every node is a `NamedTuple`: hashing and comparing a key is the C code of tuples, as cheap as
+the tagged tuples this grammar replaced, and each field has a name and a type. Tuples of
+different classes with equal items compare equal, so every node ends with a `tag` field that
+is its own: two node types can never stand for each other in a cache key. Columns appear as
+their `ColumnMeta` (hashed by identity), tables as their `ModelMeta`.
+
+The grammar, as types:
+
+    Value     = Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery | Operand
+    Operand   = ColumnMeta            a column of the statement's one table, unqualified
+              | QualifiedColumn       alias.column (a join alias, or a table name)
+              | OuterColumn           alias.column of an enclosing statement (correlation)
+              | Aggregate             count/sum/avg/min/max over a column (or rows)
+    Condition = Compare | IsNull | Between | InList | InParams | InSubquery | Like
+              | And | Or | Not | Exists | TrueCondition | FalseCondition
+    Statement = SelectQuery | InsertStatement | UpdateStatement | DeleteStatement
+
+A subquery's `Param.value_index` counts from the start of its own values; the node that holds the
+subquery (`InSubquery`, `Exists`, `ScalarSubquery`) says at which of the enclosing
+statement's values they start (`offset`).
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Literal, NamedTuple, TypeAlias
 
-Node: TypeAlias = tuple[object, ...]
+from ..model import ColumnMeta, ModelMeta
+
+__all__ = [
+    "ALL_COLUMNS", "COMPARISONS", "FALSE", "OPERATORS", "ORDERED_KINDS", "TEXT_KINDS", "TRUE",
+    "Aggregate", "And", "Between", "Compare", "Condition", "ConflictNothing", "ConflictUpdate",
+    "CurrentTime", "DeleteStatement", "ExcludedValue", "Exists", "FalseCondition", "InList",
+    "InParams", "InSubquery", "InsertStatement", "IsNull", "JoinClause", "Labeled", "Like",
+    "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn", "Param", "QualifiedColumn",
+    "RawSQL", "Returning", "RowParams", "SQLExpr", "ScalarSubquery", "SelectQuery", "Source",
+    "StatementNode", "TrueCondition", "UpdateStatement", "Value", "iter_nodes", "operand_column",
+]
+
+# -- values -----------------------------------------------------------------------------------
+
+
+class Param(NamedTuple):
+    """A bound value: values[value_index]; `kind` is the column kind it meets (for adapters),
+    or None."""
+
+    value_index: int
+    kind: str | None
+    tag: Literal["param"] = "param"
+
+
+class RawSQL(NamedTuple):
+    """Verbatim SQL from sql.raw."""
+
+    text: str
+    tag: Literal["raw"] = "raw"
+
+
+class SQLExpr(NamedTuple):
+    """sql.expr: parts[0] values[0] parts[1] ... parts[-1]."""
+
+    parts: tuple[str, ...]
+    values: tuple[Value, ...]
+    tag: Literal["expr"] = "expr"
+
+
+class CurrentTime(NamedTuple):
+    """sql.now(), plus a number of seconds when `plus` is given."""
+
+    plus: Value | None
+    tag: Literal["now"] = "now"
+
+
+class ExcludedValue(NamedTuple):
+    """sql.excluded(column): the value an upsert tried to insert."""
+
+    column: ColumnMeta
+    tag: Literal["excluded"] = "excluded"
+
+
+class QualifiedColumn(NamedTuple):
+    """`qualifier.column`: a column of a join alias, or of a table named by its table name."""
+
+    qualifier: str
+    column: ColumnMeta
+    tag: Literal["qcol"] = "qcol"
+
+
+class OuterColumn(NamedTuple):
+    """`qualifier.attr` naming an enclosing statement's alias or table (a correlated subquery).
+
+    It is resolved against the enclosing statements when compiled; `expected` is the column it
+    was compared with or assigned to, whose type family it must share.
+    """
+
+    qualifier: str
+    attr: str
+    expected: ColumnMeta | None
+    tag: Literal["outer"] = "outer"
+
+
+class Aggregate(NamedTuple):
+    """An aggregate: func(argument), func(DISTINCT argument), or COUNT(*) when argument is None.
+
+    `kind` is the kind of its result (see statements/aggregate.py), `nullable` whether it can
+    be NULL (every aggregate but count).
+    """
+
+    func: Literal["count", "sum", "avg", "min", "max"]
+    argument: ColumnMeta | QualifiedColumn | None
+    distinct: bool
+    kind: str
+    nullable: bool
+    tag: Literal["aggregate"] = "aggregate"
+
+
+class ScalarSubquery(NamedTuple):
+    """sql.scalar(subquery): the one value a one-column subquery yields (NULL for no row)."""
+
+    query: SelectQuery
+    offset: int
+    tag: Literal["scalar"] = "scalar"
+
+
+Operand: TypeAlias = "ColumnMeta | QualifiedColumn | OuterColumn | Aggregate"
+Value: TypeAlias = (
+    "Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery | Operand"
+)
+
+# -- conditions -------------------------------------------------------------------------------
+
+
+class Compare(NamedTuple):
+    """`left op right`, op one of = <> < <= > >=."""
+
+    left: Operand
+    op: str
+    right: Value
+    tag: Literal["cmp"] = "cmp"
+
+
+class IsNull(NamedTuple):
+    """`left IS [NOT] NULL`."""
+
+    left: Operand
+    negated: bool
+    tag: Literal["isnull"] = "isnull"
+
+
+class Between(NamedTuple):
+    """`left BETWEEN low AND high`."""
+
+    left: Operand
+    low: Value
+    high: Value
+    tag: Literal["between"] = "between"
+
+
+class InList(NamedTuple):
+    """`left [NOT] IN (items...)`."""
+
+    left: Operand
+    items: tuple[Value, ...]
+    negated: bool
+    tag: Literal["in"] = "in"
+
+
+class InParams(NamedTuple):
+    """`left [NOT] IN (...)` over the run values[start:start + length], bound as `kind`."""
+
+    left: Operand
+    start: int
+    length: int
+    kind: str | None
+    negated: bool
+    tag: Literal["inparams"] = "inparams"
+
+
+class InSubquery(NamedTuple):
+    """`left [NOT] IN (SELECT ...)`."""
+
+    left: Operand
+    query: SelectQuery
+    offset: int
+    negated: bool
+    tag: Literal["insub"] = "insub"
+
+
+class Like(NamedTuple):
+    """`left LIKE pattern`; case-folded for ilike/icontains; `escaped`: the pattern was made
+    from literal text whose %, _ and backslash were escaped with a backslash."""
+
+    left: Operand
+    pattern: Value
+    case_insensitive: bool
+    escaped: bool
+    tag: Literal["like"] = "like"
+
+
+class And(NamedTuple):
+    """All of the items hold."""
+
+    items: tuple[Condition, ...]
+    tag: Literal["and"] = "and"
+
+
+class Or(NamedTuple):
+    """At least one of the items holds."""
+
+    items: tuple[Condition, ...]
+    tag: Literal["or"] = "or"
+
+
+class Not(NamedTuple):
+    """The item does not hold."""
+
+    item: Condition
+    tag: Literal["not"] = "not"
+
+
+class Exists(NamedTuple):
+    """`[NOT] EXISTS (SELECT ...)`."""
+
+    query: SelectQuery
+    offset: int
+    negated: bool
+    tag: Literal["exists"] = "exists"
+
+
+class TrueCondition(NamedTuple):
+    """A condition that always holds."""
+
+    tag: Literal["true"] = "true"
+
+
+class FalseCondition(NamedTuple):
+    """A condition that never holds (an empty `in` list)."""
+
+    tag: Literal["false"] = "false"
+
+
+Condition: TypeAlias = (
+    "Compare | IsNull | Between | InList | InParams | InSubquery | Like | And | Or | Not"
+    " | Exists | TrueCondition | FalseCondition"
+)
+
+TRUE = TrueCondition()
+FALSE = FalseCondition()
+
+# -- select -----------------------------------------------------------------------------------
+
+
+class Source(NamedTuple):
+    """A table in FROM or JOIN; `alias` None for a plain select's one table."""
+
+    meta: ModelMeta
+    alias: str | None
+    tag: Literal["source"] = "source"
+
+
+class JoinClause(NamedTuple):
+    """`INNER JOIN` / `LEFT JOIN` source ON condition."""
+
+    kind: Literal["inner", "left"]
+    source: Source
+    on: Condition
+    tag: Literal["join"] = "join"
+
+
+class Labeled(NamedTuple):
+    """A select item with an output name: an aggregate and its label."""
+
+    label: str
+    value: Operand
+    tag: Literal["labeled"] = "labeled"
+
+
+class OrderItem(NamedTuple):
+    """One ORDER BY item; `nullable`: the operand can be NULL (PostgreSQL spells NULL order)."""
+
+    operand: Operand
+    descending: bool
+    nullable: bool
+    tag: Literal["order"] = "order"
+
+
+class Lock(NamedTuple):
+    """FOR UPDATE / FOR SHARE [OF qualifiers] [SKIP LOCKED | NOWAIT]."""
+
+    mode: Literal["update", "share"]
+    skip_locked: bool
+    no_wait: bool
+    of: tuple[str, ...]
+    tag: Literal["lock"] = "lock"
+
+
+class SelectQuery(NamedTuple):
+    """SELECT [DISTINCT] items FROM source [joins] [WHERE] [GROUP BY] [HAVING] [ORDER BY]
+    [LIMIT] [OFFSET] [lock].
+
+    `items` None selects every column of every source (rows are models, or models by alias in
+    a join); otherwise it is the projection: operands, and labeled aggregates.
+    """
+
+    source: Source
+    joins: tuple[JoinClause, ...]
+    items: tuple[Operand | Labeled, ...] | None
+    where: Condition | None
+    group_by: tuple[Operand, ...] | None
+    having: Condition | None
+    order: tuple[OrderItem, ...]
+    limit: Value | None
+    offset: Value | None
+    lock: Lock | None
+    distinct: bool
+    tag: Literal["select"] = "select"
+
+
+# -- writes -----------------------------------------------------------------------------------
+
+#: returning() of every column
+ALL_COLUMNS: Literal["*"] = "*"
+Returning: TypeAlias = "Literal['*'] | tuple[ColumnMeta, ...] | None"
+
+
+class RowParams(NamedTuple):
+    """Insert rows that are all bound values, laid out row by row from values[start]."""
+
+    n_rows: int
+    start: int
+    tag: Literal["rowparams"] = "rowparams"
+
+
+class ConflictNothing(NamedTuple):
+    """ON CONFLICT [(target) [WHERE index predicate]] DO NOTHING."""
+
+    target: tuple[ColumnMeta, ...] | None
+    where: Condition | None
+    tag: Literal["do_nothing"] = "do_nothing"
+
+
+class ConflictUpdate(NamedTuple):
+    """ON CONFLICT [(target) [WHERE index_where]] DO UPDATE SET ... [WHERE update_where]."""
+
+    target: tuple[ColumnMeta, ...] | None
+    assignments: tuple[tuple[ColumnMeta, Value], ...]
+    index_where: Condition | None
+    update_where: Condition | None
+    tag: Literal["do_update"] = "do_update"
+
+
+class InsertStatement(NamedTuple):
+    """INSERT INTO table (columns) VALUES rows [conflict] [RETURNING]."""
+
+    meta: ModelMeta
+    columns: tuple[ColumnMeta, ...]
+    rows: RowParams | tuple[tuple[Value, ...], ...]
+    conflict: ConflictNothing | ConflictUpdate | None
+    returning: Returning
+    tag: Literal["insert"] = "insert"
+
+
+class UpdateStatement(NamedTuple):
+    """UPDATE table SET assignments [WHERE] [RETURNING]."""
+
+    meta: ModelMeta
+    assignments: tuple[tuple[ColumnMeta, Value], ...]
+    where: Condition | None
+    returning: Returning
+    tag: Literal["update"] = "update"
+
+
+class DeleteStatement(NamedTuple):
+    """DELETE FROM table [WHERE] [RETURNING]."""
+
+    meta: ModelMeta
+    where: Condition | None
+    returning: Returning
+    tag: Literal["delete"] = "delete"
+
+
+StatementNode: TypeAlias = "SelectQuery | InsertStatement | UpdateStatement | DeleteStatement"
 
 ORDERED_KINDS = frozenset({"int", "float", "decimal", "datetime", "date"})
 TEXT_KINDS = frozenset({"str", "literal"})
@@ -43,7 +393,28 @@ TEXT_KINDS = frozenset({"str", "literal"})
 #: operator name in the where language -> SQL comparison operator
 COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "lte": "<=", "gt": ">", "gte": ">="}
 OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "between", "in", "not_in", "is_null",
-             "like", "ilike")
+             "like", "ilike", "contains", "icontains", "startswith", "endswith")
 
-TRUE: Node = ("true",)
-FALSE: Node = ("false",)
+
+def iter_nodes(node: tuple[object, ...]) -> list[tuple[object, ...]]:
+    """Every node inside `node` (itself excluded), depth first; columns and tables are leaves."""
+    found: list[tuple[object, ...]] = []
+
+    def walk(item: tuple[object, ...]) -> None:
+        for child in item:
+            if isinstance(child, tuple):
+                if hasattr(child, "_fields"):
+                    found.append(child)
+                walk(child)
+
+    walk(node)
+    return found
+
+
+def operand_column(node: object) -> ColumnMeta | None:
+    """The column a value node reads directly (a bare or qualified column), if any."""
+    if isinstance(node, ColumnMeta):
+        return node
+    if isinstance(node, QualifiedColumn):
+        return node.column
+    return None

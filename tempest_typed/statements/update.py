@@ -9,7 +9,7 @@ from ..errors import ValidationError
 from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, assignments, returning_columns
-from .nodes import Node
+from .nodes import Condition, Returning, UpdateStatement, Value
 from .where import WhereInput, with_conditions
 
 __all__ = ["Update", "update"]
@@ -23,9 +23,9 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
 
     __slots__ = ("_returning", "_set", "_unguarded", "_where")
 
-    _set: tuple[tuple[ColumnMeta, Node], ...]
-    _where: Node | None
-    _returning: str | tuple[ColumnMeta, ...] | None
+    _set: tuple[tuple[ColumnMeta, Value], ...]
+    _where: Condition | None
+    _returning: Returning
     _unguarded: bool
 
     def _clone(self) -> Update[M_co, R_co]:
@@ -38,10 +38,10 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
         new._unguarded = self._unguarded
         return new
 
-    def _key(self) -> Node:
+    def _key(self) -> UpdateStatement:
         if not self._set:
             raise ValidationError(f"update({self._meta.name}) has no set(): say what to change")
-        return ("update", self._meta, self._set, self._where, self._returning)
+        return UpdateStatement(self._meta, self._set, self._where, self._returning)
 
     @property
     def guarded(self) -> bool:

@@ -1,7 +1,8 @@
-"""The where language: dicts and and_/or_/not_ turned into condition nodes, validated.
+"""The where language: dicts and and_/or_/not_/exists turned into condition nodes, validated.
 
-Every value met is appended to the statement's value list and replaced by a param node, so
-the resulting tree is pure structure (see nodes.py).
+Every value met is appended to the statement's value list and replaced by a `Param`, so the
+resulting tree is pure structure (see nodes.py). Names are resolved by the statement's scope
+(scope.py): bare attributes on one table, `alias.column` in a join.
 """
 
 from __future__ import annotations
@@ -11,22 +12,55 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeAlias, TypeGuard, TypeVar
 
 from ..errors import ValidationError
-from ..expressions import Excluded, Expr, Expression, Now, Raw
+from ..expressions import ColumnReference, Excluded, Expr, Expression, Now, Raw, ScalarValue
 from ..model import ColumnMeta, ModelMeta, check_text
-from .nodes import COMPARISONS, FALSE, OPERATORS, ORDERED_KINDS, TEXT_KINDS, TRUE, Node
+from .nodes import (
+    COMPARISONS,
+    FALSE,
+    OPERATORS,
+    ORDERED_KINDS,
+    TEXT_KINDS,
+    TRUE,
+    And,
+    Between,
+    Compare,
+    CurrentTime,
+    ExcludedValue,
+    Exists,
+    InList,
+    InParams,
+    InSubquery,
+    IsNull,
+    Like,
+    Not,
+    Operand,
+    Or,
+    OuterColumn,
+    Param,
+    QualifiedColumn,
+    RawSQL,
+    ScalarSubquery,
+    SelectQuery,
+    SQLExpr,
+    Value,
+)
+from .nodes import (
+    Condition as ConditionNode,
+)
+from .scope import TABLE_SCOPES, Scope, table_scope
 
-__all__ = ["Condition", "Subquery", "WhereInput", "and_", "not_", "or_"]
+__all__ = ["Condition", "ExistsCondition", "Subquery", "WhereInput", "and_", "not_", "or_"]
 
 M_co = TypeVar("M_co", covariant=True)
 T_co = TypeVar("T_co", covariant=True)
 
 
 class Subquery(Generic[M_co, T_co]):
-    """A one-column select, usable only as an `in` / `not_in` operand."""
+    """A one-column select: an `in` / `not_in` operand, or a value through sql.scalar()."""
 
     __slots__ = ("column", "key", "values")
 
-    def __init__(self, key: Node, values: tuple[object, ...], column: ColumnMeta) -> None:
+    def __init__(self, key: SelectQuery, values: tuple[object, ...], column: ColumnMeta) -> None:
         self.key = key
         self.values = values
         self.column = column
@@ -36,7 +70,7 @@ class Subquery(Generic[M_co, T_co]):
 
 
 class Condition:
-    """A combination of where inputs (`and_`, `or_`, `not_`), checked when a model is known."""
+    """A combination of where inputs (`and_`, `or_`, `not_`), checked when a scope is known."""
 
     __slots__ = ("items", "op")
 
@@ -48,14 +82,28 @@ class Condition:
         return f"{self.op}_({', '.join(repr(i) for i in self.items)})"
 
 
-WhereInput: TypeAlias = "Mapping[str, Any] | Condition"
+class ExistsCondition:
+    """sql.exists(query) / sql.not_exists(query): a condition on whether a subquery has rows."""
+
+    __slots__ = ("key", "negated", "values")
+
+    def __init__(self, key: SelectQuery, values: tuple[object, ...], negated: bool) -> None:
+        self.key = key
+        self.values = values
+        self.negated = negated
+
+    def __repr__(self) -> str:
+        return f"sql.{'not_' if self.negated else ''}exists(...)"
+
+
+WhereInput: TypeAlias = "Mapping[str, Any] | Condition | ExistsCondition"
 
 
 def _check_inputs(name: str, items: tuple[object, ...]) -> None:
     for item in items:
-        if not isinstance(item, Mapping | Condition):
+        if not isinstance(item, Mapping | Condition | ExistsCondition):
             raise ValidationError(
-                f"{name}() takes where dicts or and_/or_/not_ conditions, got "
+                f"{name}() takes where dicts, and_/or_/not_ or sql.exists() conditions, got "
                 f"{type(item).__name__} {item!r}"
             )
 
@@ -96,115 +144,198 @@ def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
 
 _SCALARS = frozenset({str, int, float, bool, type(None), bytes, _dt.datetime, _dt.date})
 
+NOW_NODE = CurrentTime(None)
 
-NOW_NODE: Node = ("now", None)
+#: the type families whose values compare with each other; JSON compares with nothing
+FAMILIES = {"int": "number", "float": "number", "decimal": "number", "str": "text",
+            "literal": "text", "bool": "bool", "datetime": "datetime", "date": "date",
+            "uuid": "UUID", "bytes": "bytes"}
+
+
+def same_family(a: ColumnMeta, b: ColumnMeta) -> bool:
+    """True when values of the two columns can be compared (or one assigned to the other)."""
+    family = FAMILIES.get(a.kind)
+    return family is not None and family == FAMILIES.get(b.kind)
+
+
+def _family_error(col: ColumnMeta, other: ColumnMeta, what: str, where: str) -> ValidationError:
+    return ValidationError(
+        f"{col.model_name}.{col.attr} is {col.type_name()}, but {what} is "
+        f"{other.model_name}.{other.attr} of type {other.type_name()} (in {where}): compared "
+        "columns must be of one family (numbers, text, bool, datetime, date, UUID, bytes)"
+    )
+
+
+def as_scope(scope: Scope | ModelMeta) -> Scope:
+    """A scope, given one or the model of a plain statement."""
+    if isinstance(scope, ModelMeta):
+        return TABLE_SCOPES.get(scope) or table_scope(scope)
+    return scope
 
 
 def _naive(value: object) -> bool:
     return isinstance(value, _dt.datetime) and value.utcoffset() is None
 
 
-def expression_node(meta: ModelMeta, expr: Expression, values: list[object], where: str,
-                    allow_excluded: bool = False) -> Node:
-    """The value node of an sql.* expression; its bound values are appended to `values`."""
+def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[object],
+                    where: str, allow_excluded: bool = False,
+                    expected: ColumnMeta | None = None) -> Value:
+    """The value node of an sql.* expression; its bound values are appended to `values`.
+
+    `expected` is the column the expression is compared with or assigned to, if any.
+    """
+    scope = as_scope(scope)
     if isinstance(expr, Raw):
-        return ("raw", expr.text)
+        return RawSQL(expr.text)
     if isinstance(expr, Expr):
-        nodes: list[Node] = []
+        nodes: list[Value] = []
         for value in expr.values:
             if isinstance(value, Expression):
-                nodes.append(expression_node(meta, value, values, where, allow_excluded))
+                nodes.append(expression_node(scope, value, values, where, allow_excluded))
             else:
                 if _naive(value):
                     raise ValidationError(
                         f"sql.expr in {where}: naive datetime {value!r}; pass an aware one, "
                         "e.g. datetime.now(UTC)"
                     )
-                nodes.append(("param", len(values), None))
+                nodes.append(Param(len(values), None))
                 values.append(value)
-        return ("expr", expr.parts, tuple(nodes))
+        return SQLExpr(expr.parts, tuple(nodes))
     if isinstance(expr, Now):
         if expr.plus is None:
             return NOW_NODE
         if isinstance(expr.plus, Expression):
-            return ("now", expression_node(meta, expr.plus, values, where, allow_excluded))
+            return CurrentTime(expression_node(scope, expr.plus, values, where, allow_excluded))
         values.append(expr.plus)
-        return ("now", ("param", len(values) - 1, None))
+        return CurrentTime(Param(len(values) - 1, None))
     if isinstance(expr, Excluded):
-        if not allow_excluded:
+        if not allow_excluded or scope.meta is None:
             raise ValidationError(
                 f"sql.excluded({expr.column!r}) in {where}: it names the row an upsert tried to "
                 "insert, so it belongs in on_conflict_do_update(..., set)"
             )
-        return ("excluded", meta.column(expr.column, f"sql.excluded() in {where}"))
+        return ExcludedValue(scope.meta.column(expr.column, f"sql.excluded() in {where}"))
+    if isinstance(expr, ColumnReference):
+        return column_reference(scope, expr.name, where, expected)
+    if isinstance(expr, ScalarValue):
+        raise ValidationError(
+            f"sql.scalar() in {where} stands where a column's value goes: compare a column "
+            "with it or set a column to it"
+        )
     raise ValidationError(f"unknown expression {expr!r} in {where}")
 
 
-def value_node(col: ColumnMeta, meta: ModelMeta, value: object, values: list[object], where: str,
-               allow_excluded: bool = False) -> Node:
+def column_reference(scope: Scope, name: object, where: str,
+                     expected: ColumnMeta | None) -> Value:
+    """sql.col(name): a column of this statement, or of an enclosing one (`alias.column`)."""
+    if not isinstance(name, str) or not name:
+        raise ValidationError(f"sql.col() takes a column name, got {name!r} (in {where})")
+    found = scope.names.get(name)
+    if found is None:
+        qualifier, dot, attr = name.partition(".")
+        if not dot or qualifier in scope.qualifiers:
+            meta = scope.qualifiers.get(qualifier) if dot else None
+            if meta is not None and scope.meta is meta:
+                col = meta.column(attr, f"sql.col() in {where}")
+                found = (QualifiedColumn(qualifier, col), col)
+            else:
+                raise ValidationError(scope.unknown(name, f"sql.col() in {where}"))
+        else:
+            # Another statement's table or alias: this is a correlated subquery, resolved
+            # (and its column checked) when it is placed inside the statement it names.
+            return OuterColumn(qualifier, attr, expected)
+    operand, col = found
+    if expected is not None and not same_family(expected, col):
+        raise _family_error(expected, col, f"sql.col({name!r})", where)
+    return operand
+
+
+def _scalar_node(scope: Scope, col: ColumnMeta | None, value: ScalarValue, values: list[object],
+                 where: str) -> Value:
+    sub = value.subquery
+    if not isinstance(sub, Subquery):
+        raise ValidationError(
+            f"sql.scalar() takes a one-column subquery, select(...).as_subquery(column), got "
+            f"{type(sub).__name__} (in {where})"
+        )
+    if col is not None and not same_family(col, sub.column):
+        raise _family_error(col, sub.column, "the sql.scalar() subquery's column", where)
+    check_outer(scope, sub.key, where)
+    offset = len(values)
+    values.extend(sub.values)
+    return ScalarSubquery(sub.key, offset)
+
+
+def value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object, values: list[object],
+               where: str, allow_excluded: bool = False) -> Value:
     """A bound value checked against the column's type, or an expression node."""
     if col.accepts(value):
         values.append(value)
-        return ("param", len(values) - 1, col.kind)
-    return checked_value_node(col, meta, value, values, where, allow_excluded)
+        return Param(len(values) - 1, col.kind)
+    return checked_value_node(col, scope, value, values, where, allow_excluded)
 
 
-def checked_value_node(col: ColumnMeta, meta: ModelMeta, value: object, values: list[object],
-                       where: str, allow_excluded: bool = False) -> Node:
+def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
+                       values: list[object], where: str, allow_excluded: bool = False) -> Value:
     """value_node() of a value col.accepts() did not settle: an expression, or a value that
     check_value() passes or names as wrong."""
-    kind = type(value)
-    if kind is Raw:
-        return ("raw", value.text)  # type: ignore[attr-defined]
-    if kind is Now and value.plus is None and col.kind == "datetime":  # type: ignore[attr-defined]
+    if isinstance(value, Raw):
+        return RawSQL(value.text)
+    if isinstance(value, Now) and value.plus is None and col.kind == "datetime":
         return NOW_NODE
     if isinstance(value, Expression):
+        scope = as_scope(scope)
         if isinstance(value, Now) and col.kind != "datetime":
             raise ValidationError(
-                f"{meta.name}.{col.attr} is {col.type_name()}: sql.now() is a timestamp, a value "
-                f"of datetime columns only (in {where})"
+                f"{col.model_name}.{col.attr} is {col.type_name()}: sql.now() is a timestamp, a "
+                f"value of datetime columns only (in {where})"
             )
-        if (isinstance(value, Excluded) and allow_excluded
-                and (other := meta.column(value.column, f"sql.excluded() in {where}")).kind
+        if isinstance(value, ScalarValue):
+            return _scalar_node(scope, col, value, values, where)
+        if (isinstance(value, Excluded) and allow_excluded and scope.meta is not None
+                and (other := scope.meta.column(value.column, f"sql.excluded() in {where}")).kind
                 != col.kind and not {other.kind, col.kind} <= TEXT_KINDS):
             raise ValidationError(
-                f"{meta.name}.{col.attr} is {col.type_name()}: sql.excluded({value.column!r}) "
-                f"is {other.type_name()} (in {where})"
+                f"{col.model_name}.{col.attr} is {col.type_name()}: sql.excluded("
+                f"{value.column!r}) is {other.type_name()} (in {where})"
             )
-        return expression_node(meta, value, values, where, allow_excluded)
+        return expression_node(scope, value, values, where, allow_excluded, expected=col)
     col.check_value(value, where)
     values.append(value)
-    return ("param", len(values) - 1, col.kind)
+    return Param(len(values) - 1, col.kind)
 
 
-def _in_node(meta: ModelMeta, col: ColumnMeta, op: str, operand: object, values: list[object],
-             where: str) -> Node:
+def _in_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: object,
+             values: list[object], where: str) -> ConditionNode:
     negated = op == "not_in"
     if isinstance(operand, Subquery):
         sub: Subquery[Any, Any] = operand
         sub_col = sub.column
         if sub_col.kind != col.kind and not ({sub_col.kind, col.kind} <= TEXT_KINDS):
             raise ValidationError(
-                f"{meta.name}.{col.attr} `{op}`: the subquery yields {sub_col.model_name}."
+                f"{col.model_name}.{col.attr} `{op}`: the subquery yields {sub_col.model_name}."
                 f"{sub_col.attr} of type {sub_col.type_name()}, not {col.type_name()}"
             )
+        check_outer(scope, sub.key, where)
         offset = len(values)
         values.extend(sub.values)
-        return ("insub", col, sub.key, offset, negated)
+        return InSubquery(left, sub.key, offset, negated)
     if hasattr(operand, "as_subquery") and hasattr(operand, "_key"):
         raise ValidationError(
-            f"{meta.name}.{col.attr} `{op}` takes a one-column subquery: add "
+            f"{col.model_name}.{col.attr} `{op}` takes a one-column subquery: add "
             f".as_subquery(\"{col.attr}\") (or the column to compare) to the select"
         )
     if isinstance(operand, str | bytes | Mapping) or not isinstance(
         operand, Sequence | set | frozenset
     ):
         raise ValidationError(
-            f"{meta.name}.{col.attr} `{op}` takes a list of {col.type_name()} values or "
+            f"{col.model_name}.{col.attr} `{op}` takes a list of {col.type_name()} values or "
             f"select(...).as_subquery(column), got {type(operand).__name__} {operand!r}"
         )
     if col.kind == "json":
-        raise ValidationError(f"{meta.name}.{col.attr} is a JSON column: `{op}` does not apply")
+        raise ValidationError(
+            f"{col.model_name}.{col.attr} is a JSON column: `{op}` does not apply"
+        )
     items = list(operand)
     if not items:
         return TRUE if negated else FALSE
@@ -213,161 +344,248 @@ def _in_node(meta: ModelMeta, col: ColumnMeta, op: str, operand: object, values:
         # param nodes: the ack of a batch of 10, built and compiled, 83,000 -> 58,000
         # instructions (callgrind); bench/bench_queue.py's batch ack 0.88x -> 1.03x of raw.
         values.extend(items)
-        return ("inparams", col, len(values) - len(items), len(items), negated)
-    nodes: list[Node] = []
+        return InParams(left, len(values) - len(items), len(items), col.kind, negated)
+    nodes: list[Value] = []
     for item in items:
         if item is None:
             raise ValidationError(
-                f"{meta.name}.{col.attr} `{op}`: None never matches in a list; "
+                f"{col.model_name}.{col.attr} `{op}`: None never matches in a list; "
                 "use {\"is_null\": True} (combined with or_)"
             )
-        nodes.append(value_node(col, meta, item, values, f"{where} `{op}`"))
-    return ("in", col, tuple(nodes), negated)
+        nodes.append(value_node(col, scope, item, values, f"{where} `{op}`"))
+    return InList(left, tuple(nodes), negated)
 
 
-def _op_node(meta: ModelMeta, col: ColumnMeta, op: str, operand: object, values: list[object],
-             where: str) -> Node:
+#: the escaping operators: how the user's literal text becomes a LIKE pattern
+_PATTERNS = {"contains": ("%", "%"), "icontains": ("%", "%"), "startswith": ("", "%"),
+             "endswith": ("%", "")}
+
+
+def escape_like(text: str) -> str:
+    """Literal text as a LIKE pattern that matches only itself (backslash escapes)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: object,
+             values: list[object], where: str) -> ConditionNode:
+    name = f"{col.model_name}.{col.attr}"
     if op in COMPARISONS:
         if col.kind == "json":
-            raise ValidationError(
-                f"{meta.name}.{col.attr} is a JSON column: `{op}` does not apply"
-            )
+            raise ValidationError(f"{name} is a JSON column: `{op}` does not apply")
         if op not in ("eq", "ne") and col.kind not in ORDERED_KINDS:
             raise ValidationError(
-                f"{meta.name}.{col.attr} is {col.type_name()}: `{op}` applies to numbers, "
-                "dates and times only"
+                f"{name} is {col.type_name()}: `{op}` applies to numbers, dates and times only"
             )
         if operand is None:
             if op not in ("eq", "ne"):
-                raise ValidationError(f"{meta.name}.{col.attr} `{op}` None: None has no order")
+                raise ValidationError(f"{name} `{op}` None: None has no order")
             col.check_value(None, where)
-            return ("isnull", col, op == "ne")
-        return ("cmp", col, COMPARISONS[op], value_node(col, meta, operand, values, where))
+            return IsNull(left, op == "ne")
+        return Compare(left, COMPARISONS[op], value_node(col, scope, operand, values, where))
     if op in ("in", "not_in"):
-        return _in_node(meta, col, op, operand, values, where)
+        return _in_node(scope, left, col, op, operand, values, where)
     if op == "is_null":
         if not isinstance(operand, bool):
-            raise ValidationError(
-                f"{meta.name}.{col.attr} `is_null` takes True or False, got {operand!r}"
-            )
-        return ("isnull", col, not operand)
+            raise ValidationError(f"{name} `is_null` takes True or False, got {operand!r}")
+        return IsNull(left, not operand)
     if op == "between":
         if col.kind not in ORDERED_KINDS:
             raise ValidationError(
-                f"{meta.name}.{col.attr} is {col.type_name()}: `between` applies to numbers, "
-                "dates and times only"
+                f"{name} is {col.type_name()}: `between` applies to numbers, dates and times only"
             )
         if isinstance(operand, str | bytes) or not isinstance(operand, Sequence) or len(operand) != 2:
-            raise ValidationError(
-                f"{meta.name}.{col.attr} `between` takes a pair [low, high], got {operand!r}"
-            )
+            raise ValidationError(f"{name} `between` takes a pair [low, high], got {operand!r}")
         low, high = operand
         if low is None or high is None:
-            raise ValidationError(f"{meta.name}.{col.attr} `between`: bounds cannot be None")
-        return ("between", col, value_node(col, meta, low, values, where),
-                value_node(col, meta, high, values, where))
-    if op in ("like", "ilike"):
+            raise ValidationError(f"{name} `between`: bounds cannot be None")
+        return Between(left, value_node(col, scope, low, values, where),
+                       value_node(col, scope, high, values, where))
+    if op in ("like", "ilike") or op in _PATTERNS:
         if col.kind not in TEXT_KINDS:
             raise ValidationError(
-                f"{meta.name}.{col.attr} is {col.type_name()}: `{op}` applies to strings only"
+                f"{name} is {col.type_name()}: `{op}` applies to strings only"
             )
-        if isinstance(operand, Raw | Expr):
-            node = expression_node(meta, operand, values, where)
+        escaped = op in _PATTERNS
+        node: Value
+        if not escaped and isinstance(operand, Raw | Expr):
+            node = expression_node(scope, operand, values, where)
         elif isinstance(operand, str):
-            check_text(f"{meta.name}.{col.attr} `{op}`", operand)
+            check_text(f"{name} `{op}`", operand)
+            if escaped:
+                before, after = _PATTERNS[op]
+                operand = before + escape_like(operand) + after
             values.append(operand)
-            node = ("param", len(values) - 1, "str")
+            node = Param(len(values) - 1, "str")
         else:
-            raise ValidationError(
-                f"{meta.name}.{col.attr} `{op}` takes a pattern string, got {operand!r}"
-            )
-        return ("like", col, node, op == "ilike")
+            what = "the text to look for" if escaped else "a pattern string"
+            raise ValidationError(f"{name} `{op}` takes {what}, got {operand!r}")
+        return Like(left, node, op in ("ilike", "icontains"), escaped)
     import difflib
 
     near = difflib.get_close_matches(str(op), OPERATORS, n=1)
     hint = f"; did you mean {near[0]!r}?" if near else ""
     raise ValidationError(
-        f"{meta.name}.{col.attr}: unknown operator {op!r} in {where}{hint} "
-        f"(operators: {', '.join(OPERATORS)})"
+        f"{name}: unknown operator {op!r} in {where}{hint} (operators: {', '.join(OPERATORS)})"
     )
 
 
-def _mapping_node(meta: ModelMeta, mapping: Mapping[Any, Any], values: list[object],
-                  where: str) -> Node:
+def _mapping_node(scope: Scope, mapping: Mapping[Any, Any], values: list[object],
+                  where: str) -> ConditionNode:
     if not mapping:
         raise ValidationError(
-            f"{meta.name}: an empty where dict in {where} matches every row; say what to match, "
-            "or call unguarded() on an update/delete meant for every row"
+            f"{scope.label}: an empty where dict in {where} matches every row; say what to "
+            "match, or call unguarded() on an update/delete meant for every row"
         )
-    parts: list[Node] = []
+    parts: list[ConditionNode] = []
+    names = scope.names
     for attr, spec in mapping.items():
-        col = meta.column(attr, where)
+        found = names.get(attr) if type(attr) is str else None
+        left, col = found if found is not None else scope.lookup(attr, where)
         if type(spec) is not dict and col.accepts(spec):  # a value of the column's type
             values.append(spec)
-            parts.append(("cmp", col, "=", ("param", len(values) - 1, col.kind)))
+            parts.append(Compare(left, "=", Param(len(values) - 1, col.kind)))
         elif is_mapping(spec):
             if not spec:
                 raise ValidationError(
-                    f"{meta.name}.{col.attr}: empty operator dict in {where}; "
+                    f"{col.model_name}.{col.attr}: empty operator dict in {where}; "
                     f"write a value or {{op: value}} with op one of {', '.join(OPERATORS)}"
                 )
             for op, operand in spec.items():
-                parts.append(_op_node(meta, col, op, operand, values, where))
+                parts.append(_op_node(scope, left, col, op, operand, values, where))
         elif spec is None:
             col.check_value(None, where)
-            parts.append(("isnull", col, False))
+            parts.append(IsNull(left, False))
         else:
             if col.kind == "json":
                 raise ValidationError(
-                    f"{meta.name}.{col.attr} is a JSON column: it cannot be compared in {where}"
+                    f"{col.model_name}.{col.attr} is a JSON column: it cannot be compared in "
+                    f"{where}"
                 )
             if isinstance(spec, list | tuple | set | frozenset):
                 raise ValidationError(
-                    f"{meta.name}.{col.attr}: a list is not a value of {col.type_name()} in "
-                    f"{where}; write {{\"in\": [...]}} to match any of them"
+                    f"{col.model_name}.{col.attr}: a list is not a value of {col.type_name()} "
+                    f"in {where}; write {{\"in\": [...]}} to match any of them"
                 )
-            parts.append(("cmp", col, "=", checked_value_node(col, meta, spec, values, where)))
-    return parts[0] if len(parts) == 1 else ("and", tuple(parts))
+            parts.append(Compare(left, "=", checked_value_node(col, scope, spec, values, where)))
+    return parts[0] if len(parts) == 1 else And(tuple(parts))
 
 
-def condition_node(meta: ModelMeta, item: object, values: list[object], where: str) -> Node:
-    """The condition node of one where input (dict or Condition)."""
+def condition_node(scope: Scope | ModelMeta, item: object, values: list[object],
+                   where: str) -> ConditionNode:
+    """The condition node of one where input (dict, and_/or_/not_, or sql.exists)."""
+    scope = as_scope(scope)
     if is_mapping(item):
-        return _mapping_node(meta, item, values, where)
+        return _mapping_node(scope, item, values, where)
     if isinstance(item, Condition):
-        inner = tuple(condition_node(meta, sub, values, where) for sub in item.items)
+        inner = tuple(condition_node(scope, sub, values, where) for sub in item.items)
         if item.op == "not":
-            return ("not", inner[0])
+            return Not(inner[0])
         if not inner:
             return TRUE
-        return inner[0] if len(inner) == 1 else (item.op, inner)
+        if len(inner) == 1:
+            return inner[0]
+        return And(inner) if item.op == "and" else Or(inner)
+    if isinstance(item, ExistsCondition):
+        check_outer(scope, item.key, where)
+        offset = len(values)
+        values.extend(item.values)
+        return Exists(item.key, offset, item.negated)
     raise ValidationError(
-        f"{meta.name}: {where} takes a dict such as {{\"status\": \"queued\"}} or "
-        f"and_/or_/not_, got {type(item).__name__} {item!r}"
+        f"{scope.label}: {where} takes a dict such as {{\"status\": \"queued\"}}, "
+        f"and_/or_/not_ or sql.exists(...), got {type(item).__name__} {item!r}"
     )
 
 
-def with_conditions(meta: ModelMeta, existing: Node | None, bound: tuple[object, ...],
-                    conditions: tuple[WhereInput, ...]) -> tuple[Node, tuple[object, ...]]:
-    """The where node and bound values after ANDing `conditions` to `existing` (where())."""
+def with_conditions(scope: Scope | ModelMeta, existing: ConditionNode | None,
+                    bound: tuple[object, ...], conditions: tuple[WhereInput, ...],
+                    where: str = "where()") -> tuple[ConditionNode, tuple[object, ...]]:
+    """The condition and bound values after ANDing `conditions` to `existing` (where())."""
+    scope = as_scope(scope)
     if not conditions:
-        raise ValidationError(f"{meta.name}: where() needs a condition")
+        raise ValidationError(f"{scope.label}: {where} needs a condition")
     values = list(bound)
     if existing is None and len(conditions) == 1:
         item = conditions[0]
         if type(item) is dict:
-            return _mapping_node(meta, item, values, "where()"), tuple(values)
-        return condition_node(meta, item, values, "where()"), tuple(values)
-    nodes = [condition_node(meta, c, values, "where()") for c in conditions]
+            return _mapping_node(scope, item, values, where), tuple(values)
+        return condition_node(scope, item, values, where), tuple(values)
+    nodes = [condition_node(scope, c, values, where) for c in conditions]
     return conjunction(existing, nodes), tuple(values)
 
 
-def conjunction(existing: Node | None, added: Sequence[Node]) -> Node:
+def conjunction(existing: ConditionNode | None, added: Sequence[ConditionNode]) -> ConditionNode:
     """`existing AND added...`, flattening nested ANDs."""
-    parts: list[Node] = []
+    parts: list[ConditionNode] = []
     for node in ((existing,) if existing is not None else ()) + tuple(added):
-        if node[0] == "and":
-            parts.extend(node[1])  # type: ignore[arg-type]
+        if type(node) is And:
+            parts.extend(node.items)
         else:
             parts.append(node)
-    return parts[0] if len(parts) == 1 else ("and", tuple(parts))
+    return parts[0] if len(parts) == 1 else And(tuple(parts))
+
+
+# -- correlated references ------------------------------------------------------------------
+
+
+def qualifiers_of(query: SelectQuery) -> set[str]:
+    """The names a column of this query may be qualified with: its aliases, or its table."""
+    source = query.source
+    names = {source.alias if source.alias is not None else source.meta.table}
+    names.update(j.source.alias or j.source.meta.table for j in query.joins)
+    return names
+
+
+def _collect(node: tuple[object, ...], refs: list[OuterColumn],
+             nested: list[SelectQuery]) -> None:
+    for item in node:
+        if isinstance(item, OuterColumn):
+            refs.append(item)
+        elif isinstance(item, SelectQuery):
+            nested.append(item)
+        elif isinstance(item, tuple):
+            _collect(item, refs, nested)
+
+
+_FREE: dict[SelectQuery, list[OuterColumn]] = {}
+
+
+def free_references(query: SelectQuery) -> list[OuterColumn]:
+    """The references to enclosing statements that no scope inside `query` resolves."""
+    # Remembered by the query's shape, as compiled shapes are: walking the seed claim's
+    # subquery on every build made its build + compile 2.5 times slower (cProfile).
+    found = _FREE.get(query)
+    if found is None:
+        found = _free_references(query)
+        if len(_FREE) >= 4096:
+            _FREE.clear()
+        _FREE[query] = found
+    return found
+
+
+def _free_references(query: SelectQuery) -> list[OuterColumn]:
+    refs: list[OuterColumn] = []
+    nested: list[SelectQuery] = []
+    _collect(query, refs, nested)
+    own = qualifiers_of(query)
+    free = [r for r in refs if r.qualifier not in own]
+    for sub in nested:
+        free.extend(r for r in free_references(sub) if r.qualifier not in own)
+    return free
+
+
+def check_outer(scope: Scope, query: SelectQuery, where: str) -> None:
+    """Check the subquery's references to this scope: the column exists, and its type family
+    is the one of the column it is compared with."""
+    for ref in free_references(query):
+        meta = scope.qualifiers.get(ref.qualifier)
+        if meta is None:
+            continue  # it names a statement further out
+        found = scope.names.get(f"{ref.qualifier}.{ref.attr}")
+        if found is not None:
+            col = found[1]
+        else:
+            col = meta.column(ref.attr, f"sql.col({ref.qualifier + '.' + ref.attr!r}) in {where}")
+        if ref.expected is not None and not same_family(ref.expected, col):
+            raise _family_error(ref.expected, col, f"sql.col('{ref.qualifier}.{ref.attr}')",
+                                where)
+

@@ -1,0 +1,174 @@
+"""Aggregates and grouping: `aggregate(group_by, {label: sql.count() ...})` and `having`.
+
+An aggregate's result has the same Python type on every database: `count` is an int; `sum`
+an int, float or Decimal as its column is; `avg` a float for int and float columns, a Decimal
+for Decimal ones; `min`/`max` the column's type. All but `count` can be None (no row, or only
+NULLs). The kind recorded on each `Aggregate` node tells the engine how to read it back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+from ..errors import ValidationError
+from ..model import ColumnMeta
+from .nodes import Aggregate, Labeled, Operand, QualifiedColumn
+from .query import FIELD, Query, replaced
+from .scope import Scope
+from .where import WhereInput, with_conditions
+
+if TYPE_CHECKING:
+    from ..row import Row
+
+__all__ = ["AggregateFunction", "Grouped"]
+
+T_co = TypeVar("T_co", covariant=True)
+R_co = TypeVar("R_co", covariant=True)
+
+AggregateName = Literal["count", "sum", "avg", "min", "max"]
+
+_NUMBERS = frozenset({"int", "float", "decimal"})
+_ORDERED = frozenset({"int", "float", "decimal", "datetime", "date", "str", "literal"})
+
+
+class AggregateFunction(Generic[T_co]):
+    """sql.count() / sql.sum("col") ...: an aggregate to compute per group."""
+
+    __slots__ = ("column", "distinct", "func")
+
+    def __init__(self, func: AggregateName, column: str | None, distinct: bool = False) -> None:
+        if column is not None and not isinstance(column, str):
+            raise ValidationError(f"sql.{func}() takes a column name, got {column!r}")
+        self.func: AggregateName = func
+        self.column = column
+        self.distinct = distinct
+
+    def __repr__(self) -> str:
+        name = "count_distinct" if self.distinct else self.func
+        return f"sql.{name}({'' if self.column is None else repr(self.column)})"
+
+
+def _result(func: AggregateName, col: ColumnMeta | None, label: str) -> tuple[str, bool]:
+    """The kind of an aggregate's result and whether it can be NULL."""
+    if func == "count":
+        return "int", False
+    assert col is not None  # only count() goes without a column (see sql.py)
+    what = f"sql.{func}({col.attr!r}) for {label!r}: {col.model_name}.{col.attr} is {col.type_name()}"
+    if func in ("sum", "avg"):
+        if col.kind not in _NUMBERS:
+            raise ValidationError(f"{what}; {func} takes numbers only (int, float, Decimal)")
+        if func == "avg" and col.kind != "decimal":
+            return "float", True
+        return col.kind, True
+    if col.kind not in _ORDERED:
+        raise ValidationError(f"{what}; {func} takes numbers, dates, times and strings")
+    return col.kind, True
+
+
+def label_column(label: str, kind: str, nullable: bool, like: ColumnMeta | None) -> ColumnMeta:
+    """The column an aggregate's label stands for in having() and order_by(): its checks."""
+    return ColumnMeta(
+        model_name="aggregate", attr=label, name=label, kind=kind, nullable=nullable,
+        primary_key=False, has_default=False, server_default=None, autoincrement=False,
+        unique=False, max_length=None,
+        literal_values=like.literal_values if like is not None and kind == "literal" else (),
+        references=None, position=0, indexed=False,
+    )
+
+
+class Grouped(Query[R_co]):
+    """An aggregated select: rows are the group columns, then the labels."""
+
+    __slots__ = ()
+
+    def having(self, *conditions: WhereInput) -> Grouped[R_co]:
+        """Keep the groups matching every condition (labels and group columns); repeated
+        calls AND together."""
+        scope = self._group_scope
+        assert scope is not None  # a Grouped is made by grouped(), which sets it
+        having, values = with_conditions(scope, self._node.having, self._values, conditions,
+                                         "having()")
+        return self._with(FIELD["having"], having, values)
+
+
+def grouped(query: Query[Any], group_by: Sequence[str],
+            aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
+    """`query` grouped by `group_by`, with the labeled aggregates."""
+    scope = query._scope
+    label = scope.label
+    node = query._node
+    if query._group_scope is not None:
+        raise ValidationError(f"{label}: aggregate() is called once per statement")
+    if isinstance(group_by, str) or not isinstance(group_by, list | tuple):
+        raise ValidationError(
+            f"{label}: aggregate() takes a list of group columns first, got {group_by!r}"
+            + (f"; write [{group_by!r}]" if isinstance(group_by, str) else "")
+        )
+    if not isinstance(aggregates, Mapping) or not aggregates:
+        raise ValidationError(
+            f"{label}: aggregate() takes a dict of label -> sql.count()/sql.sum(...)..., got "
+            f"{aggregates!r}"
+        )
+    names: dict[str, tuple[Operand, ColumnMeta]] = {}
+    fields: dict[str, str] = {}
+    operands: list[Operand] = []
+    for name in group_by:
+        operand, col = scope.lookup(name, "aggregate() group_by")
+        if col.attr in fields:
+            raise ValidationError(
+                f"{label}: aggregate() groups by {fields[col.attr]!r} and {name!r}, which both "
+                f"name a row field {col.attr!r}; a row names a group column by its attribute"
+            )
+        if col.kind == "json":
+            raise ValidationError(f"{label}: {name!r} is a JSON column and cannot be grouped by")
+        fields[col.attr] = name
+        names[name] = (operand, col)
+        operands.append(operand)
+    items: list[Operand | Labeled] = list(operands)
+    for key, spec in aggregates.items():
+        if not isinstance(key, str) or not key.isidentifier():
+            raise ValidationError(
+                f"{label}: an aggregate label is a Python identifier (it becomes a row field), "
+                f"got {key!r}"
+            )
+        if key in fields:
+            raise ValidationError(
+                f"{label}: the label {key!r} is also the field of the group column "
+                f"{fields[key]!r}; choose another label"
+            )
+        if not isinstance(spec, AggregateFunction):
+            raise ValidationError(
+                f"{label}: aggregate() label {key!r} takes sql.count(), sql.count_distinct(), "
+                f"sql.sum(), sql.avg(), sql.min() or sql.max(), got {spec!r}"
+            )
+        argument: ColumnMeta | QualifiedColumn | None = None
+        of: ColumnMeta | None = None
+        if spec.column is not None:
+            found, of = scope.lookup(spec.column, f"sql.{spec.func}() for {key!r}")
+            if not isinstance(found, ColumnMeta | QualifiedColumn):
+                raise ValidationError(f"{label}: sql.{spec.func}() takes a column of the rows")
+            argument = found
+            if of.kind == "json":
+                raise ValidationError(
+                    f"{label}: sql.{spec.func}({spec.column!r}) for {key!r}: a JSON column "
+                    "cannot be aggregated"
+                )
+        kind, nullable = _result(spec.func, of, key)
+        aggregate = Aggregate(spec.func, argument, spec.distinct, kind, nullable)
+        names[key] = (aggregate, label_column(key, kind, nullable, of))
+        items.append(Labeled(key, aggregate))
+    group_scope = Scope(label, None, names, {}, ())
+    for item in node.order:
+        if item.operand not in operands:
+            raise ValidationError(
+                f"{label}: order_by() before aggregate() names a column that is not a group "
+                "column; after aggregate(), order by group columns and labels"
+            )
+    new: Grouped[Row] = object.__new__(Grouped)
+    new._meta = query._meta
+    new._values = query._values
+    new._scope = scope
+    new._group_scope = group_scope
+    new._node = replaced(replaced(node, "items", tuple(items)), "group_by", tuple(operands))
+    return new

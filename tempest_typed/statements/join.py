@@ -1,0 +1,118 @@
+"""Joins: `join(User, "user").inner_join(Order, "order", {"user.id": "order.user_id"})`.
+
+Every column is written `alias.column`; the alias is the key of the row (`row.user`,
+`row.order`). A left-joined side whose row did not match is None: the engine decides it by the
+joined table's primary key being NULL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from ..errors import ValidationError
+from ..model import Model, ModelMeta, meta_of
+from ..row import Row
+from .base import R_co
+from .nodes import And, Compare, Condition, JoinClause, SelectQuery, Source
+from .query import FIELD, Query
+from .scope import join_scope
+from .where import _family_error, same_family
+
+if TYPE_CHECKING:
+    from .aggregate import AggregateFunction, Grouped
+
+__all__ = ["Join", "join"]
+
+M = TypeVar("M", bound=Model)
+
+
+def _sources(node: SelectQuery) -> list[tuple[str, ModelMeta, bool]]:
+    """(alias, model, left-joined) for every table of the join, in order."""
+    first = node.source
+    out = [(first.alias or first.meta.table, first.meta, False)]
+    out += [(j.source.alias or j.source.meta.table, j.source.meta, j.kind == "left")
+            for j in node.joins]
+    return out
+
+
+def _check_alias(alias: object, taken: Sequence[str], call: str) -> str:
+    if not isinstance(alias, str) or not alias or "." in alias:
+        raise ValidationError(
+            f"{call}: an alias is a non-empty name without '.', got {alias!r}"
+        )
+    if alias in taken:
+        raise ValidationError(
+            f"{call}: the alias {alias!r} is already used (aliases: {', '.join(taken)}); "
+            "aliases are unique within a statement (a self-join gives each side its own)"
+        )
+    return alias
+
+
+class Join(Query[R_co]):
+    """SELECT every column of several tables, joined; rows are models keyed by alias."""
+
+    __slots__ = ()
+
+    def _joined(self, kind: Literal["inner", "left"], model: type[Model], alias: str,
+                on: Mapping[str, str]) -> Join[R_co]:
+        call = f"{self._scope.label}.{kind}_join()"
+        meta = meta_of(model)
+        sources = _sources(self._node)
+        _check_alias(alias, [a for a, _, _ in sources], call)
+        if not isinstance(on, Mapping) or not on:
+            raise ValidationError(
+                f"{call}: `on` maps columns of the tables joined so far to columns of "
+                f"{alias!r}, e.g. {{'{sources[0][0]}.id': '{alias}.{sources[0][1].name.lower()}_id'}}"
+            )
+        before = self._scope
+        scope = join_scope([*sources, (alias, meta, kind == "left")])
+        pairs: list[Condition] = []
+        for left_name, right_name in on.items():
+            left, left_col = before.lookup(left_name, f"{call} on")
+            if not isinstance(right_name, str) or not right_name.startswith(alias + "."):
+                raise ValidationError(
+                    f"{call}: in `on`, {left_name!r} maps to a column of the new table "
+                    f"{alias!r}, written '{alias}.column', got {right_name!r}"
+                )
+            right, right_col = scope.lookup(right_name, f"{call} on")
+            if not same_family(left_col, right_col):
+                raise _family_error(left_col, right_col, right_name, f"{call} on")
+            pairs.append(Compare(left, "=", right))
+        condition = pairs[0] if len(pairs) == 1 else And(tuple(pairs))
+        clause = JoinClause(kind, Source(meta, alias), condition)
+        new = self._with(FIELD["joins"], (*self._node.joins, clause))
+        new._scope = scope
+        return new
+
+    def inner_join(self, model: type[Model], alias: str, on: Mapping[str, str]) -> Join[R_co]:
+        """Add a table: only rows with a match on both sides (INNER JOIN)."""
+        return self._joined("inner", model, alias, on)
+
+    def left_join(self, model: type[Model], alias: str, on: Mapping[str, str]) -> Join[R_co]:
+        """Add a table whose side is None where no row matches (LEFT JOIN)."""
+        return self._joined("left", model, alias, on)
+
+    def aggregate(self, group_by: Sequence[str],
+                  aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
+        """Group the joined rows by qualified columns and compute aggregates per group."""
+        return self._grouped(group_by, aggregates)
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The aliases of the joined tables, in order."""
+        return self._scope.aliases
+
+
+def join(model: type[M], alias: str, /) -> Join[Row]:
+    """Start a join with a model under an alias; add tables with inner_join()/left_join()."""
+    meta = meta_of(model)
+    _check_alias(alias, [], f"join({meta.name}, ...)")
+    stmt: Join[Row] = object.__new__(Join)
+    stmt._meta = meta
+    stmt._values = ()
+    stmt._scope = join_scope([(alias, meta, False)])
+    stmt._group_scope = None
+    stmt._node = SelectQuery(Source(meta, alias), (), None, None, None, None, (), None, None,
+                             None, False)
+    return stmt

@@ -1,0 +1,196 @@
+"""What every SELECT builder shares: a plain select, a join, and an aggregate.
+
+The builder's state is its node (`SelectQuery`): every method returns a new builder holding a
+new node, so `_key()` costs nothing and a prebuilt statement runs again without rebuilding it.
+Names are resolved by the builder's scope: bare attributes on one table, `alias.column` in a
+join, group columns and labels after `aggregate()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
+
+from ..errors import ValidationError
+from ..model import INT_MAX, ColumnMeta, Model, ModelMeta, meta_of
+from .base import R_co, Statement
+from .nodes import (
+    Aggregate,
+    Labeled,
+    Lock,
+    Operand,
+    OrderItem,
+    Param,
+    QualifiedColumn,
+    SelectQuery,
+    Value,
+)
+from .scope import Scope
+from .where import Subquery, WhereInput, with_conditions
+
+if TYPE_CHECKING:
+    from .aggregate import AggregateFunction, Grouped
+
+__all__ = ["Query"]
+
+T = TypeVar("T")
+
+#: where each field sits in SelectQuery, for `replaced()`
+FIELD = {name: i for i, name in enumerate(SelectQuery._fields)}
+_WHERE, _ORDER, _LIMIT = FIELD["where"], FIELD["order"], FIELD["limit"]
+_OFFSET, _LOCK, _DISTINCT = FIELD["offset"], FIELD["lock"], FIELD["distinct"]
+
+
+def replaced(node: SelectQuery, field: str, value: object) -> SelectQuery:
+    """The node with one field changed.
+
+    NamedTuple._replace() costs twice as much (it goes through _make and a dict of the
+    fields); the seed's claim replaces four fields while it is built.
+    """
+    i = FIELD[field]
+    return tuple.__new__(SelectQuery, (*node[:i], value, *node[i + 1:]))
+
+
+class Query(Statement[R_co]):
+    """A SELECT builder: where, order_by, limit/offset, distinct, row locks, subqueries."""
+
+    __slots__ = ("_group_scope", "_node", "_scope")
+
+    _node: SelectQuery
+    #: the names where() understands
+    _scope: Scope
+    #: after aggregate(): the names having() and order_by() understand (group columns, labels)
+    _group_scope: Scope | None
+
+    def _key(self) -> SelectQuery:
+        return self._node
+
+    def _with(self, field: int, value: object, values: tuple[object, ...] | None = None) -> Self:
+        """A new builder whose node has one field changed (replaced(), inlined: the claim's
+        select changes four fields while it is built)."""
+        node = self._node
+        new = object.__new__(type(self))
+        new._meta = self._meta
+        new._values = self._values if values is None else values
+        new._node = tuple.__new__(SelectQuery, (*node[:field], value, *node[field + 1:]))
+        new._scope = self._scope
+        new._group_scope = self._group_scope
+        return new
+
+    def where(self, *conditions: WhereInput) -> Self:
+        """Keep the rows matching every condition; repeated calls AND together."""
+        where, values = with_conditions(self._scope, self._node.where, self._values, conditions)
+        return self._with(_WHERE, where, values)
+
+    def order_by(self, column: str, direction: Literal["asc", "desc"] = "asc") -> Self:
+        """Sort by a column, ascending or descending; repeated calls add tie-breakers."""
+        scope = self._group_scope or self._scope
+        operand, col = scope.lookup(column, "order_by()")
+        if direction not in ("asc", "desc"):
+            raise ValidationError(
+                f"{scope.label}.order_by({column!r}, {direction!r}): direction is 'asc' or "
+                "'desc'"
+            )
+        item = OrderItem(operand, direction == "desc", col.nullable)
+        return self._with(_ORDER, (*self._node.order, item))
+
+    def _count(self, name: str, n: object) -> tuple[Value, tuple[object, ...]]:
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= INT_MAX:
+            raise ValidationError(
+                f"{self._scope.label}: {name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}"
+            )
+        return Param(len(self._values), "int"), (*self._values, n)
+
+    def limit(self, n: int) -> Self:
+        """Return at most n rows."""
+        node, values = self._count("limit", n)
+        return self._with(_LIMIT, node, values)
+
+    def offset(self, n: int) -> Self:
+        """Skip the first n rows."""
+        node, values = self._count("offset", n)
+        return self._with(_OFFSET, node, values)
+
+    def distinct(self) -> Self:
+        """SELECT DISTINCT: each different row once."""
+        return self._with(_DISTINCT, True)
+
+    def _lock_targets(self, mode: str, of: object) -> tuple[str, ...]:
+        """The qualifiers `of=` names (models of a plain select; aliases of a join)."""
+        node = self._node
+        if node.joins or node.source.alias is not None:
+            aliases = self._scope.aliases
+            names = [of] if isinstance(of, str) else of
+            if not isinstance(names, list | tuple) or not all(isinstance(a, str) for a in names):
+                raise ValidationError(
+                    f"{self._scope.label}: for_{mode}(of=...) takes a list of aliases of this "
+                    f"join ({', '.join(aliases)}), got {of!r}"
+                )
+            for alias in names:
+                if alias not in aliases:
+                    raise ValidationError(
+                        f"{self._scope.label}: for_{mode}(of=[{alias!r}]) names no alias of "
+                        f"this join (aliases: {', '.join(aliases)})"
+                    )
+            return tuple(names)
+        if not isinstance(of, type | list | tuple):
+            raise ValidationError(
+                f"{self._meta.name}: for_{mode}(of=...) takes a model or a list of models, "
+                f"got {type(of).__name__} {of!r}"
+            )
+        tables: tuple[str, ...] = ()
+        for model in [of] if isinstance(of, type) else of:
+            meta = meta_of(model)
+            if meta is not self._meta:
+                raise ValidationError(
+                    f"{self._meta.name}: for_{mode}(of=[{meta.name}]) names a table that is "
+                    f"not in this select (FROM {self._meta.table})"
+                )
+            tables += (meta.table,)
+        return tables
+
+    def _locked(self, mode: Literal["update", "share"], skip_locked: bool, no_wait: bool,
+                of: object) -> Self:
+        if skip_locked and no_wait:
+            raise ValidationError(
+                f"{self._scope.label}: for_{mode}() takes skip_locked=True or no_wait=True, "
+                "not both: skip rows another transaction holds, or fail at once on them"
+            )
+        targets = () if of is None else self._lock_targets(mode, of)
+        lock = Lock(mode, bool(skip_locked), bool(no_wait), targets)
+        return self._with(_LOCK, lock)
+
+    def for_update(self, *, skip_locked: bool = False, no_wait: bool = False,
+                   of: type[Model] | Sequence[type[Model]] | Sequence[str] | None = None
+                   ) -> Self:
+        """Lock the selected rows until the transaction ends (FOR UPDATE)."""
+        return self._locked("update", skip_locked, no_wait, of)
+
+    def for_share(self, *, skip_locked: bool = False, no_wait: bool = False,
+                  of: type[Model] | Sequence[type[Model]] | Sequence[str] | None = None
+                  ) -> Self:
+        """Take a read lock on the selected rows until the transaction ends (FOR SHARE)."""
+        return self._locked("share", skip_locked, no_wait, of)
+
+    def as_subquery(self, column: str) -> Subquery[Any, Any]:
+        """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""
+        return self._subquery(column)
+
+    def _subquery(self, column: str) -> Subquery[Any, Any]:
+        scope = self._group_scope or self._scope
+        operand, col = scope.lookup(column, "as_subquery()")
+        item: Operand | Labeled = operand
+        if type(operand) is Aggregate:
+            item = Labeled(column, operand)
+        return Subquery(replaced(self._node, "items", (item,)), self._values, col)
+
+    def _grouped(self, group_by: Sequence[str],
+                 aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Any]:
+        from .aggregate import grouped
+
+        return grouped(self, group_by, aggregates)
+
+
+def qualified(meta: ModelMeta, alias: str | None, col: ColumnMeta) -> Operand:
+    """A column as a statement on `meta` (under `alias`) names it."""
+    return col if alias is None else QualifiedColumn(alias, col)
