@@ -11,6 +11,7 @@ from .errors import (
     MultipleResultsError,
     NoResultError,
     QueryExecutionError,
+    SchemaError,
     TempestError,
     TransactionConflict,
     ValidationError,
@@ -37,7 +38,7 @@ from .statements import (
 __all__ = [
     "UNSET", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine", "Index", "Insert",
     "IntegrityError", "LockNotAvailable", "Model", "MultipleResultsError", "NoResultError",
-    "QueryExecutionError", "Result", "Row", "Select", "Session", "Transaction", "Statement", "Subquery", "TempestError", "TransactionConflict", "Update",
+    "QueryExecutionError", "Result", "Row", "SchemaError", "Select", "Session", "Transaction", "Statement", "Subquery", "TempestError", "TransactionConflict", "Update",
     "ValidationError", "and_", "column", "create_engine", "delete", "insert", "not_", "or_", "select", "sql",
     "update",
 ]
