@@ -20,6 +20,7 @@ accepted, never a TypeError from a driver or a PRAGMA that SQLite silently ignor
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -40,6 +41,18 @@ _NAMES = {"sqlite": "SQLite (sqlite:///path)", "postgresql": "PostgreSQL (postgr
           "mysql": "MySQL/MariaDB (mysql://, mariadb://)"}
 
 
+_TRANSACTIONS = ("connections run in autocommit mode and engine.transaction() opens "
+                 "transactions: use it (with isolation= and read_only=)")
+#: connect() arguments the driver sets itself, and what to use instead
+_DRIVER_SETS = {
+    "sqlite": {"timeout": "use busy_timeout= (seconds)", "isolation_level": _TRANSACTIONS,
+               "autocommit": _TRANSACTIONS,
+               "check_same_thread": "the pool hands a connection to one thread at a time"},
+    "postgresql": {"autocommit": _TRANSACTIONS},
+    "mysql": {"autocommit": _TRANSACTIONS},
+}
+
+
 def _owner(option: str) -> str | None:
     for backend, names in OWN.items():
         if option in names:
@@ -47,7 +60,14 @@ def _owner(option: str) -> str | None:
     return None
 
 
-def _refuse(option: str, backend: str, how: str) -> ConfigurationError:
+_URL_PARAMETERS = {
+    "postgresql": "libpq's connection parameters (sslmode, application_name, options, ...)",
+    "mysql": "pymysql.connect()'s parameters (charset, ssl_ca, read_timeout, ...)",
+}
+
+
+def _refuse(option: str, backend: str, how: str,
+            accepted: frozenset[str] | None = None) -> ConfigurationError:
     """The error for an option the engine's database does not take."""
     takes = ", ".join(COMMON + OWN[backend])
     owner = _owner(option)
@@ -56,10 +76,17 @@ def _refuse(option: str, backend: str, how: str) -> ConfigurationError:
             f"create_engine(): {option} is an option of {_NAMES[owner]}; a {_NAMES[backend]} "
             f"engine does not take it. Drop {how} (a {backend} engine takes: {takes})"
         )
+    if accepted is not None:  # a URL query option of a server
+        names = accepted
+        takes = f"its URL takes {_URL_PARAMETERS[backend]}"
+    else:
+        names = frozenset(COMMON + OWN[backend])
+        takes = f"it takes {takes}"
+    near = difflib.get_close_matches(option, sorted(names), n=1, cutoff=0.7)
+    hint = f"did you mean {near[0]!r}? " if near else ""
     return ConfigurationError(
-        f"create_engine(): unknown option {option!r} ({how}) for {_NAMES[backend]}; it takes "
-        f"{takes}" + ("" if backend == "sqlite" else
-                      ", and the driver's connection parameters in the URL or connect_args")
+        f"create_engine(): unknown option {option!r} ({how}) for {_NAMES[backend]}; "
+        f"{hint}{takes}"
     )
 
 
@@ -146,6 +173,12 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
             f"create_engine(): connect_args must be a dict of keyword arguments for the "
             f"driver's connect(), got {type(connect_args).__name__}"
         )
+    for name in connect_args or ():
+        if name in _DRIVER_SETS[backend]:
+            raise ConfigurationError(
+                f"create_engine(): connect_args={{{name!r}: ...}}: the engine sets {name} "
+                f"itself; {_DRIVER_SETS[backend][name]}"
+            )
     kwargs["connect_args"] = connect_args
     if backend == "sqlite":
         kwargs.update(_sqlite_options(url, dict(options)))
@@ -158,5 +191,6 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
                 f"not a URL option; write create_engine(url, {name}=...)"
             )
         if _owner(name) is not None or (accepted is not None and name not in accepted):
-            raise _refuse(name, backend, f"?{name}= in the URL")
+            raise _refuse(name, backend, f"?{name}= in the URL",
+                          accepted if accepted is not None else frozenset())
     return kwargs

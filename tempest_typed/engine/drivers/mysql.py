@@ -105,8 +105,10 @@ class PyMySQLDriver(Driver):
         except pymysql.Error as exc:
             raise QueryExecutionError(f"cannot connect to MySQL: {exc}", "", ()) from exc
         except (TypeError, ValueError) as exc:  # a URL option or connect_arg of the wrong type
-            raise ConfigurationError(f"pymysql.connect() refused the connection options: "
-                                     f"{exc}") from exc
+            raise ConfigurationError(
+                f"pymysql.connect() refused the connection options: {exc}. A URL option is a "
+                "string: pass a number or a flag in connect_args (connect_args="
+                "{'connect_timeout': 5})") from exc
         sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
         try:
             with conn.cursor() as cur:
@@ -147,14 +149,7 @@ class PyMySQLDriver(Driver):
     @override
     def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:
-            try:
-                count = cur.execute(sql, params)
-            except (TypeError, ValueError) as exc:
-                # PyMySQL fills the placeholders with Python's % operator, whose mismatch
-                # errors are no pymysql.Error.
-                raise pymysql.err.ProgrammingError(
-                    f"the parameters do not fit the statement's %s placeholders: {exc}"
-                ) from exc
+            count = cur.execute(sql, params)
             rows = list(cur.fetchall()) if cur.description is not None else None
             return rows, count
 
