@@ -106,8 +106,8 @@ class SQLiteDriver(Driver):
                 f"cannot open SQLite database {self.path!r}: {exc}", "", ()) from exc
         except TypeError as exc:
             raise ConfigurationError(
-                f"sqlite3.connect() refused connect_args {sorted(self._connect_args)}: {exc}; "
-                "busy_timeout=, not timeout=, sets the lock wait") from exc
+                f"sqlite3.connect() refused connect_args {sorted(self._connect_args)}: {exc}"
+            ) from exc
         sql = ""
         try:
             _no_string_identifiers(conn)
@@ -119,8 +119,8 @@ class SQLiteDriver(Driver):
                     conn.execute(sql)
         except sqlite3.Error as exc:
             conn.close()
-            hint = (" (the file is read-only: make it writable, or open it with the "
-                    "journal_mode it already has)" if "readonly" in str(exc) else "")
+            hint = (" (the file is read-only: make it writable, or ask for the journal_mode "
+                    "it already has, e.g. ?journal_mode=delete)" if "readonly" in str(exc) else "")
             raise QueryExecutionError(
                 f"cannot set up SQLite database {self.path!r}: {exc}{hint}", sql, ()) from exc
         return conn
