@@ -11,6 +11,7 @@ from .errors import (
     MultipleResultsError,
     NoResultError,
     QueryExecutionError,
+    SchemaError,
     TempestError,
     TransactionConflict,
     ValidationError,
@@ -40,10 +41,10 @@ from .statements import (
 __all__ = [
     "UNSET", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine",
     "Grouped", "Index", "Insert", "IntegrityError", "Join", "LockNotAvailable", "Model",
-    "MultipleResultsError", "NoResultError", "QueryExecutionError", "Result", "Row", "Select",
-    "Session", "Statement", "Subquery", "TempestError", "Transaction", "TransactionConflict",
-    "Update", "ValidationError", "and_", "column", "create_engine", "delete", "insert", "join",
-    "not_", "or_", "select", "sql", "update",
+    "MultipleResultsError", "NoResultError", "QueryExecutionError", "Result", "Row",
+    "SchemaError", "Select", "Session", "Statement", "Subquery", "TempestError", "Transaction",
+    "TransactionConflict", "Update", "ValidationError", "and_", "column", "create_engine",
+    "delete", "insert", "join", "not_", "or_", "select", "sql", "update",
 ]
 
 __version__ = "0.1.0"

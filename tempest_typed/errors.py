@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 __all__ = [
@@ -12,6 +13,8 @@ __all__ = [
     "MultipleResultsError",
     "NoResultError",
     "QueryExecutionError",
+    "SchemaDifference",
+    "SchemaError",
     "TempestError",
     "TransactionConflict",
     "ValidationError",
@@ -89,3 +92,42 @@ class MultipleResultsError(TempestError, LookupError):
 
 class ConfigurationError(TempestError, ValueError):
     """An engine cannot be made as asked: a malformed URL, a missing driver, a bad option."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SchemaDifference:
+    """One way an existing table differs from its model, and the statement that fixes it."""
+
+    table: str
+    #: the SQL column name; None when the whole table is missing
+    column: str | None
+    #: "missing column", "extra column", "changed type", "changed nullability" or
+    #: "missing table"
+    problem: str
+    #: what the model makes (a column type, NULL / NOT NULL)
+    expected: str
+    #: what the database has
+    actual: str
+    #: the statement (or the model change) that makes the two agree
+    fix: str
+
+    def __str__(self) -> str:
+        where = f"{self.table}.{self.column}" if self.column is not None else self.table
+        return (f"{where}: {self.problem} (model: {self.expected}; database: {self.actual}); "
+                f"fix: {self.fix}")
+
+
+class SchemaError(TempestError):
+    """An existing table differs from its model (create_all, check_schema); `.differences`
+    lists each difference with its fix."""
+
+    def __init__(self, differences: Sequence[SchemaDifference], dialect: str) -> None:
+        self.differences = tuple(differences)
+        tables = sorted({d.table for d in self.differences})
+        lines = "\n".join(f"  - {d}" for d in self.differences)
+        super().__init__(
+            f"{dialect}: the table{'s' if len(tables) > 1 else ''} {', '.join(tables)} "
+            f"differ{'' if len(tables) > 1 else 's'} from the model "
+            f"({len(self.differences)} difference{'s' if len(self.differences) > 1 else ''}); "
+            f"alter the table or the model:\n{lines}"
+        )

@@ -21,7 +21,9 @@ from ..statements.base import Statement
 from ..statements.delete import Delete
 from ..statements.nodes import ConflictUpdate, InsertStatement, RowParams, StatementNode
 from ..statements.update import Update
+from . import schema
 from .drivers.base import Driver
+from .options import driver_options
 from .result import Result, row_builder
 from .types import Adapter
 from .url import DatabaseURL, parse_url
@@ -105,6 +107,26 @@ def _control_text(fn: Callable[..., Any], args: tuple[Any, ...]) -> str:
     elif args:
         text += f" {args[0]}"
     return text
+
+
+def _check_params(params: object) -> None:
+    """Refuse execute_sql() parameters that are not a sequence of values.
+
+    A str or bytes is a sequence too, of characters or of ints: `execute_sql(sql, "1")` would
+    bind each character as a parameter of its own.
+    """
+    if isinstance(params, str | bytes | bytearray | memoryview):
+        shown = _short_params((params,))[1:-1]
+        raise ValidationError(
+            f"execute_sql(sql, {shown}): params is a {type(params).__name__}, which would "
+            "bind each of its items as a parameter of its own; pass a tuple or list of "
+            f"values, one per placeholder: execute_sql(sql, ({shown},))"
+        )
+    if not isinstance(params, Sequence):
+        raise ValidationError(
+            f"execute_sql(sql, params): params is a {type(params).__name__}; pass a tuple or "
+            "list of values, one per placeholder, in order (named parameters are not taken)"
+        )
 
 
 class Session:
@@ -265,6 +287,7 @@ class Session:
 
     def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
+        _check_params(params)
         # No parameters: pass None, so that a literal % in the SQL is not read as a placeholder.
         rows, count = self._run(sql, tuple(params) if params else None)
         return Result(rows, count, sql)
@@ -451,23 +474,37 @@ class Engine:
             return session.execute_sql(sql, params)
 
     def create_all(self, *models: type) -> None:
-        """CREATE TABLE and CREATE INDEX IF NOT EXISTS for each model (idempotent)."""
+        """CREATE TABLE and CREATE INDEX IF NOT EXISTS for each model, parents first.
+
+        A table that already exists is compared with its model first: if any differs, a
+        SchemaError lists every difference and nothing is created.
+        """
+        ordered = schema.dependency_order(models)
         with self.session() as session:
-            for model in models:
-                for sql in create_statements(model, self.dialect):
+            dialect = self.dialect
+            schema.check_models(_catalog_runner(session), dialect, ordered, missing_ok=True)
+            for model in ordered:
+                for sql in create_statements(model, dialect):
                     try:
                         session._run(sql, None)
                     except QueryExecutionError as exc:
                         if exc.__cause__ is None or not self._driver.ddl_already_done(exc.__cause__):
                             raise
 
-    def drop_all(self, *models: type) -> None:
-        """DROP TABLE IF EXISTS for each model (tests and demos)."""
+    def check_schema(self, *models: type) -> None:
+        """Compare each model's table with the model; SchemaError lists every difference
+        (a missing table, a missing or extra column, a changed type or nullability)."""
         with self.session() as session:
-            for model in reversed(models):
-                from ..model import meta_of
+            schema.check_models(_catalog_runner(session), self.dialect, models, missing_ok=False)
 
-                session._run(f"DROP TABLE IF EXISTS {self.dialect.quote_identifier(meta_of(model).table)}", None)
+    def drop_all(self, *models: type) -> None:
+        """DROP TABLE IF EXISTS for each model, children before the tables they reference."""
+        from ..model import meta_of
+
+        with self.session() as session:
+            for model in reversed(schema.dependency_order(models)):
+                table = self.dialect.quote_identifier(meta_of(model).table)
+                session._run(f"DROP TABLE IF EXISTS {table}", None)
 
     def close(self) -> None:
         """Close every pooled connection."""
@@ -483,6 +520,13 @@ class Engine:
         return f"<Engine {self.url}>"
 
 
+def _catalog_runner(session: Session) -> schema.Runner:
+    """Run a catalog query on `session` and return its rows."""
+    def run(sql: str, params: tuple[object, ...]) -> list[Any]:
+        return session._run(sql, params)[0] or []
+    return run
+
+
 def _echo_on() -> None:
     if not any(getattr(h, "_tempest_echo", False) for h in logger.handlers):
         handler = logging.StreamHandler()
@@ -495,25 +539,30 @@ def _echo_on() -> None:
 def create_engine(url: str, *, echo: bool = False, pool_size: int | None = None,
                   pool_timeout: float = 30.0, connect_args: dict[str, Any] | None = None,
                   **options: Any) -> Engine:
-    """An engine for a database URL: postgresql://, mysql:// or mariadb://, sqlite:///path."""
+    """An engine for a database URL: postgresql://, mysql:// or mariadb://, sqlite:///path.
+
+    Every option is checked before anything connects (see engine/options.py for which
+    database takes which): an unknown one, or one another database owns, is a
+    ConfigurationError.
+    """
     parsed = parse_url(url)
-    kwargs: dict[str, Any] = {"pool_timeout": pool_timeout, "connect_args": connect_args}
-    if pool_size is not None:
-        if pool_size < 1:
-            raise ConfigurationError(f"pool_size must be at least 1, got {pool_size}")
-        kwargs["pool_size"] = pool_size
-    kwargs.update(options)
-    driver: Driver
+    driver_class: Callable[..., Driver]
+    names: Callable[[], frozenset[str]] | None = None
     if parsed.backend == "postgresql":
         from .drivers.psycopg import PsycopgDriver
+        from .drivers.psycopg import url_option_names as pg_names
 
-        driver = PsycopgDriver(parsed, **kwargs)
+        driver_class, names = PsycopgDriver, pg_names
     elif parsed.backend == "sqlite":
         from .drivers.sqlite import SQLiteDriver
 
-        driver = SQLiteDriver(parsed, **kwargs)
+        driver_class = SQLiteDriver
     else:
         from .drivers.mysql import PyMySQLDriver
+        from .drivers.mysql import url_option_names as mysql_names
 
-        driver = PyMySQLDriver(parsed, **kwargs)
-    return Engine(parsed, driver, echo=echo)
+        driver_class, names = PyMySQLDriver, mysql_names
+    kwargs = driver_options(parsed, pool_size=pool_size, pool_timeout=pool_timeout,
+                            connect_args=connect_args, options=options,
+                            url_option_names=names)
+    return Engine(parsed, driver_class(parsed, **kwargs), echo=echo)

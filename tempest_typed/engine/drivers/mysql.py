@@ -47,6 +47,14 @@ _KEY_NAME = re.compile(r"for key '([^']+)'")
 _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
 
 
+def url_option_names() -> frozenset[str]:
+    """The keyword arguments pymysql.connect() takes (the query options of a mysql:// URL)."""
+    import inspect
+
+    params = inspect.signature(pymysql.connections.Connection.__init__).parameters
+    return frozenset(name for name in params if name != "self")
+
+
 def _auto(value: Any) -> Any:
     import datetime as _dt
     import uuid
@@ -96,8 +104,19 @@ class PyMySQLDriver(Driver):
             conn = pymysql.connect(**self._kwargs)
         except pymysql.Error as exc:
             raise QueryExecutionError(f"cannot connect to MySQL: {exc}", "", ()) from exc
-        with conn.cursor() as cur:
-            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        except (TypeError, ValueError) as exc:  # a URL option or connect_arg of the wrong type
+            raise ConfigurationError(
+                f"pymysql.connect() refused the connection options: {exc}. A URL option is a "
+                "string: pass a number or a flag in connect_args (connect_args="
+                "{'connect_timeout': 5})") from exc
+        sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+        except pymysql.Error as exc:
+            conn.close()
+            raise QueryExecutionError(f"cannot set up the MySQL connection: {exc}", sql,
+                                      ()) from exc
         if self._dialect is None:
             version = str(conn.get_server_info())  # type: ignore[no-untyped-call]
             self._dialect = get_dialect("mariadb" if "mariadb" in version.lower() else "mysql")

@@ -39,6 +39,11 @@ _INTEGRITY_KINDS = {
 }
 
 
+def url_option_names() -> frozenset[str]:
+    """The connection parameters libpq takes (the query options of a postgresql:// URL)."""
+    return frozenset(o.keyword.decode() for o in psycopg.pq.Conninfo.get_defaults())
+
+
 def _jsonb(value: Any) -> Any:
     return Jsonb(value)
 
@@ -96,7 +101,7 @@ class PsycopgDriver(Driver):
             return self._pool.getconn()
         except PoolClosed as exc:
             raise ConfigurationError(f"{self._pool.name}: the engine is closed") from exc
-        except psycopg.OperationalError as exc:
+        except psycopg.Error as exc:  # PoolTimeout is an OperationalError
             raise QueryExecutionError(f"cannot connect to PostgreSQL: {exc}", "", ()) from exc
 
     @override

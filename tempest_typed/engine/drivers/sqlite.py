@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from typing_extensions import override
 
 from ...dialects import get_dialect
-from ...errors import IntegrityError, LockNotAvailable, QueryExecutionError
+from ...errors import ConfigurationError, IntegrityError, LockNotAvailable, QueryExecutionError
 from .. import types as t
 from ..types import Adapters
 from ..url import DatabaseURL
@@ -49,6 +49,25 @@ def _auto(value: Any) -> Any:
     return value
 
 
+def _close(conn: Any) -> None:
+    conn.close()
+
+
+def _no_string_identifiers(conn: Any) -> None:
+    """Turn off SQLite's fallback that reads an unknown double-quoted identifier as a string.
+
+    With it on, a select of a column the table lacks returns the column's name in every row.
+    sqlite3 can switch it off from Python 3.12 (Connection.setconfig); on 3.11 it stays on,
+    and engine.check_schema() / create_all() are the guard against a table missing a column.
+    """
+    setconfig = getattr(conn, "setconfig", None)
+    dml = getattr(sqlite3, "SQLITE_DBCONFIG_DQS_DML", None)
+    ddl = getattr(sqlite3, "SQLITE_DBCONFIG_DQS_DDL", None)
+    if setconfig is not None and dml is not None and ddl is not None:
+        setconfig(dml, False)
+        setconfig(ddl, False)
+
+
 class SQLiteDriver(Driver):
     """sqlite3 connections; an in-memory database is one connection shared under a lock."""
 
@@ -63,17 +82,19 @@ class SQLiteDriver(Driver):
     }
 
     def __init__(self, url: DatabaseURL, *, pool_size: int = 5, pool_timeout: float = 30.0,
-                 busy_timeout: float = 30.0, connect_args: dict[str, Any] | None = None) -> None:
+                 busy_timeout: float = 30.0, journal_mode: str | None = None,
+                 synchronous: str | None = None,
+                 connect_args: dict[str, Any] | None = None) -> None:
+        # The options arrive checked by create_engine() (engine/options.py).
         self.dialect = get_dialect("sqlite")
         self.path = url.database or ":memory:"
         self.memory = self.path == ":memory:"
-        self.busy_timeout = float(url.options.get("busy_timeout", busy_timeout))
-        self.journal_mode = url.options.get("journal_mode", "wal")
-        self.synchronous = url.options.get("synchronous")
+        self.busy_timeout = busy_timeout
+        self.journal_mode = journal_mode or "wal"
+        self.synchronous = synchronous
         self._connect_args = connect_args or {}
         size = 1 if self.memory else pool_size
-        self._pool = SimplePool(self._open, lambda c: c.close(), size, pool_timeout,
-                                f"sqlite:///{self.path}")
+        self._pool = SimplePool(self._open, _close, size, pool_timeout, f"sqlite:///{self.path}")
         self._lock = threading.Lock()
 
     def _open(self) -> Any:
@@ -83,16 +104,40 @@ class SQLiteDriver(Driver):
         except sqlite3.Error as exc:
             raise QueryExecutionError(
                 f"cannot open SQLite database {self.path!r}: {exc}", "", ()) from exc
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-        conn.execute("PRAGMA foreign_keys = ON")
-        # LIKE is case-sensitive on PostgreSQL and on MySQL's binary collation: same here.
-        conn.execute("PRAGMA case_sensitive_like = ON")
-        if not self.memory:
-            with self._lock:
-                conn.execute(f"PRAGMA journal_mode = {self.journal_mode}")
-        if self.synchronous:
-            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        except TypeError as exc:
+            raise ConfigurationError(
+                f"sqlite3.connect() refused connect_args {sorted(self._connect_args)}: {exc}"
+            ) from exc
+        sql = ""
+        try:
+            _no_string_identifiers(conn)
+            for sql in self._setup():
+                if sql.startswith("PRAGMA journal_mode"):
+                    with self._lock:
+                        conn.execute(sql)
+                else:
+                    conn.execute(sql)
+        except sqlite3.Error as exc:
+            conn.close()
+            hint = (" (the file is read-only: make it writable, or ask for the journal_mode "
+                    "it already has, e.g. ?journal_mode=delete)" if "readonly" in str(exc) else "")
+            raise QueryExecutionError(
+                f"cannot set up SQLite database {self.path!r}: {exc}{hint}", sql, ()) from exc
         return conn
+
+    def _setup(self) -> list[str]:
+        """The PRAGMAs every new connection runs."""
+        pragmas = [
+            f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}",
+            "PRAGMA foreign_keys = ON",
+            # LIKE is case-sensitive on PostgreSQL and on MySQL's binary collation: same here.
+            "PRAGMA case_sensitive_like = ON",
+        ]
+        if not self.memory:
+            pragmas.append(f"PRAGMA journal_mode = {self.journal_mode}")
+        if self.synchronous:
+            pragmas.append(f"PRAGMA synchronous = {self.synchronous}")
+        return pragmas
 
     @override
     def adapt_any(self, value: Any) -> Any:
@@ -105,7 +150,10 @@ class SQLiteDriver(Driver):
     @override
     def release(self, conn: Any, *, broken: bool = False) -> None:
         if not broken and conn.in_transaction:
-            conn.execute("ROLLBACK")
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                broken = True  # a connection that cannot roll back is not handed out again
         self._pool.release(conn, broken)
 
     @override

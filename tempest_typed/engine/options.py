@@ -1,0 +1,196 @@
+"""create_engine()'s options: which database takes which, and the values each accepts.
+
+Every option is checked here, before a driver is constructed (psycopg's pool starts
+connecting in its constructor), so a misspelt option, one another database owns, or a value
+out of range is a ConfigurationError from create_engine() that names the option and what is
+accepted, never a TypeError from a driver or a PRAGMA that SQLite silently ignores.
+
+| option | where | databases | accepted |
+|---|---|---|---|
+| `pool_size` | keyword | all | an int >= 1 (default 10 on the servers, 5 on SQLite, 1 for :memory:) |
+| `pool_timeout` | keyword | all | seconds > 0 to wait for a free connection (default 30) |
+| `connect_args` | keyword | all | a dict passed to the driver's connect() |
+| `echo` | keyword | all | True logs every statement |
+| `busy_timeout` | keyword or URL | SQLite | seconds >= 0 to wait for the write lock (default 30) |
+| `journal_mode` | keyword or URL | SQLite files | delete, truncate, persist, memory, wal (default), off |
+| `synchronous` | keyword or URL | SQLite | off, normal, full, extra (or 0-3) |
+| libpq parameters (`sslmode`, `options`, ...) | URL | PostgreSQL | what libpq takes |
+| PyMySQL connect() parameters (`ssl_ca`, ...) | URL | MySQL/MariaDB | what pymysql.connect takes |
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..errors import ConfigurationError
+from .url import DatabaseURL
+
+__all__ = ["JOURNAL_MODES", "SYNCHRONOUS", "driver_options"]
+
+JOURNAL_MODES = ("delete", "truncate", "persist", "memory", "wal", "off")
+SYNCHRONOUS = ("off", "normal", "full", "extra", "0", "1", "2", "3")
+
+#: the keywords every create_engine() takes
+COMMON = ("echo", "pool_size", "pool_timeout", "connect_args")
+#: the options only one database takes, keyword or URL
+OWN = {"sqlite": ("busy_timeout", "journal_mode", "synchronous"), "postgresql": (), "mysql": ()}
+_NAMES = {"sqlite": "SQLite (sqlite:///path)", "postgresql": "PostgreSQL (postgresql://)",
+          "mysql": "MySQL/MariaDB (mysql://, mariadb://)"}
+
+
+_TRANSACTIONS = ("connections run in autocommit mode and engine.transaction() opens "
+                 "transactions: use it (with isolation= and read_only=)")
+#: connect() arguments the driver sets itself, and what to use instead
+_DRIVER_SETS = {
+    "sqlite": {"timeout": "use busy_timeout= (seconds)", "isolation_level": _TRANSACTIONS,
+               "autocommit": _TRANSACTIONS,
+               "check_same_thread": "the pool hands a connection to one thread at a time"},
+    "postgresql": {"autocommit": _TRANSACTIONS},
+    "mysql": {"autocommit": _TRANSACTIONS},
+}
+
+
+def _owner(option: str) -> str | None:
+    for backend, names in OWN.items():
+        if option in names:
+            return backend
+    return None
+
+
+_URL_PARAMETERS = {
+    "postgresql": "libpq's connection parameters (sslmode, application_name, options, ...)",
+    "mysql": "pymysql.connect()'s parameters (charset, ssl_ca, read_timeout, ...)",
+}
+
+
+def _refuse(option: str, backend: str, how: str,
+            accepted: frozenset[str] | None = None) -> ConfigurationError:
+    """The error for an option the engine's database does not take."""
+    takes = ", ".join(COMMON + OWN[backend])
+    owner = _owner(option)
+    if owner is not None and owner != backend:
+        return ConfigurationError(
+            f"create_engine(): {option} is an option of {_NAMES[owner]}; a {_NAMES[backend]} "
+            f"engine does not take it. Drop {how} (a {backend} engine takes: {takes})"
+        )
+    if accepted is not None:  # a URL query option of a server
+        names = accepted
+        takes = f"its URL takes {_URL_PARAMETERS[backend]}"
+    else:
+        names = frozenset(COMMON + OWN[backend])
+        takes = f"it takes {takes}"
+    near = difflib.get_close_matches(option, sorted(names), n=1, cutoff=0.7)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    return ConfigurationError(
+        f"create_engine(): unknown option {option!r} ({how}) for {_NAMES[backend]}; "
+        f"{hint}{takes}"
+    )
+
+
+def _seconds(option: str, value: object, *, zero_ok: bool) -> float:
+    """A number of seconds, or ConfigurationError naming the option."""
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or number < 0 or (number == 0 and not zero_ok):
+        bound = ">= 0" if zero_ok else "> 0"
+        raise ConfigurationError(
+            f"create_engine(): {option}={value!r}: {option} is a number of seconds {bound} "
+            f"(e.g. {option}=5)"
+        )
+    return number
+
+
+def _choice(option: str, value: object, accepted: tuple[str, ...]) -> str:
+    """One of `accepted` (case-insensitive), or ConfigurationError listing them."""
+    text = value.strip().lower() if isinstance(value, str) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+    if text is None or text not in accepted:
+        raise ConfigurationError(
+            f"create_engine(): {option}={value!r} is not a value SQLite takes; use one of "
+            f"{', '.join(accepted)}"
+        )
+    return text
+
+
+def _sqlite_options(url: DatabaseURL, keywords: dict[str, Any]) -> dict[str, Any]:
+    values = dict(keywords)
+    for name, value in url.options.items():
+        if name not in OWN["sqlite"]:
+            raise _refuse(name, "sqlite", f"?{name}= in the URL")
+        values[name] = value  # the URL's value wins over the keyword's
+    out: dict[str, Any] = {}
+    if "busy_timeout" in values:
+        out["busy_timeout"] = _seconds("busy_timeout", values["busy_timeout"], zero_ok=True)
+    if "journal_mode" in values:
+        mode = _choice("journal_mode", values["journal_mode"], JOURNAL_MODES)
+        if url.database == ":memory:":
+            raise ConfigurationError(
+                f"create_engine(): journal_mode={values['journal_mode']!r} does not apply to "
+                "sqlite://:memory:, whose journal always stays in memory; drop journal_mode, "
+                "or use a file (sqlite:///path.db)"
+            )
+        out["journal_mode"] = mode
+    if "synchronous" in values:
+        out["synchronous"] = _choice("synchronous", values["synchronous"], SYNCHRONOUS)
+    return out
+
+
+def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
+                   connect_args: object, options: Mapping[str, Any],
+                   url_option_names: Callable[[], frozenset[str]] | None = None,
+                   ) -> dict[str, Any]:
+    """The keyword arguments for the driver of `url`, every option checked.
+
+    `url_option_names` gives the names the driver's connect() takes, to check the URL's query
+    options against (SQLite's are checked here).
+    """
+    backend = url.backend
+    for name in options:
+        if name not in OWN[backend]:
+            raise _refuse(name, backend, f"{name}=...")
+    kwargs: dict[str, Any] = {
+        "pool_timeout": _seconds("pool_timeout", pool_timeout, zero_ok=False),
+    }
+    if pool_size is not None:
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ConfigurationError(
+                f"create_engine(): pool_size must be an int of at least 1, got {pool_size!r}"
+            )
+        kwargs["pool_size"] = pool_size
+    if connect_args is not None and not (
+            isinstance(connect_args, dict) and all(isinstance(k, str) for k in connect_args)):
+        raise ConfigurationError(
+            f"create_engine(): connect_args must be a dict of keyword arguments for the "
+            f"driver's connect(), got {type(connect_args).__name__}"
+        )
+    for name in connect_args or ():
+        if name in _DRIVER_SETS[backend]:
+            raise ConfigurationError(
+                f"create_engine(): connect_args={{{name!r}: ...}}: the engine sets {name} "
+                f"itself; {_DRIVER_SETS[backend][name]}"
+            )
+    kwargs["connect_args"] = connect_args
+    if backend == "sqlite":
+        kwargs.update(_sqlite_options(url, dict(options)))
+        return kwargs
+    accepted = url_option_names() if url_option_names is not None else None
+    for name in url.options:
+        if name in COMMON:
+            raise ConfigurationError(
+                f"create_engine(): ?{name}= in the URL: {name} is a keyword of create_engine(), "
+                f"not a URL option; write create_engine(url, {name}=...)"
+            )
+        if _owner(name) is not None or (accepted is not None and name not in accepted):
+            raise _refuse(name, backend, f"?{name}= in the URL",
+                          accepted if accepted is not None else frozenset())
+    return kwargs
