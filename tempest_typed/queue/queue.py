@@ -29,7 +29,6 @@ from uuid import UUID, uuid4
 from .. import sql
 from ..engine import Engine, Result, Session
 from ..errors import TransactionConflict, ValidationError
-from ..model import meta_of
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
 from .model import QueueMessage, Status
@@ -398,18 +397,13 @@ class Queue:
 
     def counts(self) -> dict[Status, int]:
         """How many of this consumer's messages are in each status."""
-        # The builder has no aggregates: one GROUP BY, written for the engine's dialect.
-        dialect = self.engine.dialect
-        table = dialect.quote(_table(self.model))
-        rows = self.engine.execute_sql(
-            f"SELECT {dialect.quote('status')}, COUNT(*) FROM {table} "
-            f"WHERE {dialect.quote('consumer')} = {dialect.placeholder} "
-            f"GROUP BY {dialect.quote('status')}",
-            (self.consumer,),
+        rows = self.engine.execute(
+            select(self.model).where({"consumer": self.consumer})
+            .aggregate(["status"], {"n": sql.count()})
         ).all()
         out: dict[Status, int] = {"queued": 0, "sending": 0, "sent": 0, "failed": 0}
-        for status, count in rows:
-            out[status] = int(count)
+        for row in rows:
+            out[row.status] = row.n
         return out
 
     def oldest_waiting_age(self) -> timedelta | None:
@@ -469,10 +463,6 @@ def _retry_deadlocks(run: Callable[[], R], attempts: int = 5) -> R:
                 raise
             time.sleep(0.005 * (attempt + 1) * random.random())
     raise AssertionError("unreachable")
-
-
-def _table(model: type[QueueMessage]) -> str:
-    return meta_of(model).table
 
 
 def _lease(row: QueueMessage) -> Lease:
