@@ -158,7 +158,7 @@ def grouped(query: Query[Any], group_by: Sequence[str],
         aggregate = Aggregate(spec.func, argument, spec.distinct, kind, nullable)
         names[key] = (aggregate, label_column(key, kind, nullable, of))
         items.append(Labeled(key, aggregate))
-    group_scope = Scope(label, None, names, {}, ())
+    group_scope = Scope(label, None, names, {}, (), grouped=True)
     for item in node.order:
         if item.operand not in operands:
             raise ValidationError(

@@ -22,11 +22,12 @@ __all__ = ["Scope", "join_scope", "nullable_column", "table_scope"]
 class Scope:
     """The names one statement (or one clause of it) understands."""
 
-    __slots__ = ("aliases", "label", "meta", "names", "qualifiers")
+    __slots__ = ("aliases", "grouped", "label", "meta", "names", "qualifiers")
 
     def __init__(self, label: str, meta: ModelMeta | None,
                  names: dict[str, tuple[Operand, ColumnMeta]],
-                 qualifiers: dict[str, ModelMeta], aliases: tuple[str, ...] = ()) -> None:
+                 qualifiers: dict[str, ModelMeta], aliases: tuple[str, ...] = (),
+                 grouped: bool = False) -> None:
         #: how messages name the statement: the model, or `join(user, order)`
         self.label = label
         #: the one table of a plain statement (None in a join)
@@ -35,6 +36,8 @@ class Scope:
         #: the aliases (a join) or the table name (a plain statement) a qualified name may use
         self.qualifiers = qualifiers
         self.aliases = aliases
+        #: the scope of having() and of order_by() after aggregate(): group columns and labels
+        self.grouped = grouped
 
     def lookup(self, name: object, where: str) -> tuple[Operand, ColumnMeta]:
         """The operand a name means and the column that checks its values."""
@@ -47,6 +50,12 @@ class Scope:
         """The message for a name this scope does not know, with the near miss."""
         if self.meta is not None:
             return unknown_column_message(self.meta, name, where)
+        if self.grouped:
+            near = difflib.get_close_matches(str(name), list(self.names), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
+            return (f"{self.label}: the aggregate has no column {name!r} in {where}{hint}; "
+                    "after aggregate() it takes the group columns and the labels: "
+                    f"{', '.join(self.names)}")
         if not isinstance(name, str):
             return (f"{self.label}: a column name must be a string, got "
                     f"{type(name).__name__} {name!r} in {where}")
