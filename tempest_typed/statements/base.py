@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from ..errors import ValidationError
 from ..expressions import Expression
 from ..model import ColumnMeta, ModelMeta
-from .nodes import ALL_COLUMNS, Param, Returning, StatementNode, Value
+from .nodes import ALL_COLUMNS, Returning, StatementNode, Value, param
 from .where import checked_value_node, is_mapping
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def assignments(meta: ModelMeta, mapping: object, values: list[object], where: s
         col = meta.column(attr, where)
         if col.accepts(value):  # the common case, decided by the value's exact type
             values.append(value)
-            out.append((col, Param(len(values) - 1, col.kind)))
+            out.append((col, param(len(values) - 1, col.kind)))
             continue
         if not isinstance(value, Expression) and is_mapping(value) and col.kind != "json":
             raise ValidationError(

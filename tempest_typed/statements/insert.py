@@ -20,10 +20,10 @@ from .nodes import (
     ConflictNothing,
     ConflictUpdate,
     InsertStatement,
-    Param,
     Returning,
     RowParams,
     Value,
+    param,
 )
 from .where import WhereInput, condition_node, value_node
 
@@ -272,7 +272,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         if isinstance(rows, RowParams):
             width = len(self._columns)
             return tuple(
-                tuple(Param(rows.start + r * width + i, col.kind)
+                tuple(param(rows.start + r * width + i, col.kind)
                       for i, col in enumerate(self._columns))
                 for r in range(rows.n_rows)
             )

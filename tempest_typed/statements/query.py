@@ -17,13 +17,13 @@ from .base import R_co, Statement
 from .nodes import (
     Aggregate,
     Labeled,
-    Lock,
     Operand,
-    OrderItem,
-    Param,
     QualifiedColumn,
     SelectQuery,
     Value,
+    lock,
+    order_item,
+    param,
 )
 from .scope import Scope
 from .where import Subquery, WhereInput, with_conditions
@@ -91,7 +91,7 @@ class Query(Statement[R_co]):
                 f"{scope.label}.order_by({column!r}, {direction!r}): direction is 'asc' or "
                 "'desc'"
             )
-        item = OrderItem(operand, direction == "desc", col.nullable)
+        item = order_item(operand, direction == "desc", col.nullable)
         return self._with(_ORDER, (*self._node.order, item))
 
     def _count(self, name: str, n: object) -> tuple[Value, tuple[object, ...]]:
@@ -99,7 +99,7 @@ class Query(Statement[R_co]):
             raise ValidationError(
                 f"{self._scope.label}: {name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}"
             )
-        return Param(len(self._values), "int"), (*self._values, n)
+        return param(len(self._values), "int"), (*self._values, n)
 
     def limit(self, n: int) -> Self:
         """Return at most n rows."""
@@ -157,8 +157,7 @@ class Query(Statement[R_co]):
                 "not both: skip rows another transaction holds, or fail at once on them"
             )
         targets = () if of is None else self._lock_targets(mode, of)
-        lock = Lock(mode, bool(skip_locked), bool(no_wait), targets)
-        return self._with(_LOCK, lock)
+        return self._with(_LOCK, lock(mode, bool(skip_locked), bool(no_wait), targets))
 
     def for_update(self, *, skip_locked: bool = False, no_wait: bool = False,
                    of: type[Model] | Sequence[type[Model]] | Sequence[str] | None = None

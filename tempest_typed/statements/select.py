@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, column_list
-from .nodes import SelectQuery, Source
-from .query import Query
+from .nodes import select_all
+from .query import Query, replaced
 from .scope import table_scope
 from .where import Subquery
 
@@ -61,7 +61,8 @@ def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Selec
     stmt._values = ()
     stmt._scope = table_scope(meta)
     stmt._group_scope = None
-    items = None if columns is None else column_list(meta, columns, "select()")
-    stmt._node = SelectQuery(Source(meta, None), (), items, None, None, None, (), None, None,
-                             None, False)
+    node = select_all(meta)
+    if columns is not None:
+        node = replaced(node, "items", column_list(meta, columns, "select()"))
+    stmt._node = node
     return stmt

@@ -36,13 +36,14 @@ from .nodes import (
     Operand,
     Or,
     OuterColumn,
-    Param,
     QualifiedColumn,
-    RawSQL,
     ScalarSubquery,
     SelectQuery,
     SQLExpr,
     Value,
+    equals,
+    param,
+    raw_sql,
 )
 from .nodes import (
     Condition as ConditionNode,
@@ -186,7 +187,7 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
     """
     scope = as_scope(scope)
     if isinstance(expr, Raw):
-        return RawSQL(expr.text)
+        return raw_sql(expr.text)
     if isinstance(expr, Expr):
         nodes: list[Value] = []
         for value in expr.values:
@@ -198,7 +199,7 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
                         f"sql.expr in {where}: naive datetime {value!r}; pass an aware one, "
                         "e.g. datetime.now(UTC)"
                     )
-                nodes.append(Param(len(values), None))
+                nodes.append(param(len(values), None))
                 values.append(value)
         return SQLExpr(expr.parts, tuple(nodes))
     if isinstance(expr, Now):
@@ -207,7 +208,7 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
         if isinstance(expr.plus, Expression):
             return CurrentTime(expression_node(scope, expr.plus, values, where, allow_excluded))
         values.append(expr.plus)
-        return CurrentTime(Param(len(values) - 1, None))
+        return CurrentTime(param(len(values) - 1, None))
     if isinstance(expr, Excluded):
         if not allow_excluded or scope.meta is None:
             raise ValidationError(
@@ -271,7 +272,7 @@ def value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object, values:
     """A bound value checked against the column's type, or an expression node."""
     if col.accepts(value):
         values.append(value)
-        return Param(len(values) - 1, col.kind)
+        return param(len(values) - 1, col.kind)
     return checked_value_node(col, scope, value, values, where, allow_excluded)
 
 
@@ -280,7 +281,7 @@ def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
     """value_node() of a value col.accepts() did not settle: an expression, or a value that
     check_value() passes or names as wrong."""
     if isinstance(value, Raw):
-        return RawSQL(value.text)
+        return raw_sql(value.text)
     if isinstance(value, Now) and value.plus is None and col.kind == "datetime":
         return NOW_NODE
     if isinstance(value, Expression):
@@ -302,7 +303,7 @@ def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
         return expression_node(scope, value, values, where, allow_excluded, expected=col)
     col.check_value(value, where)
     values.append(value)
-    return Param(len(values) - 1, col.kind)
+    return param(len(values) - 1, col.kind)
 
 
 def _in_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: object,
@@ -415,7 +416,7 @@ def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
                 before, after = _PATTERNS[op]
                 operand = before + escape_like(operand) + after
             values.append(operand)
-            node = Param(len(values) - 1, "str")
+            node = param(len(values) - 1, "str")
         else:
             what = "the text to look for" if escaped else "a pattern string"
             raise ValidationError(f"{name} `{op}` takes {what}, got {operand!r}")
@@ -443,7 +444,7 @@ def _mapping_node(scope: Scope, mapping: Mapping[Any, Any], values: list[object]
         left, col = found if found is not None else scope.lookup(attr, where)
         if type(spec) is not dict and col.accepts(spec):  # a value of the column's type
             values.append(spec)
-            parts.append(Compare(left, "=", Param(len(values) - 1, col.kind)))
+            parts.append(equals(left, len(values) - 1, col.kind))
         elif is_mapping(spec):
             if not spec:
                 raise ValidationError(
