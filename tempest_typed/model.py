@@ -613,7 +613,16 @@ def meta_of(model: object) -> ModelMeta:
     return meta
 
 
-@dataclass_transform(kw_only_default=True, field_specifiers=(column, dataclasses.field))
+# `column` is deliberately not a field specifier. mypy's dataclasses transform and pyright
+# decide whether a field specifier call gives a default from the keywords written in the call
+# alone (`default=`, `default_factory=`, `factory=`), never from an overload or a parameter's
+# default, so `id: int = column(primary_key=True)` would be a required constructor argument
+# for both, though the database fills it. Any other call on the right is a default value to
+# both checkers, so every `column(...)` makes its field optional in the constructor they see.
+# The mypy plugin gives back the precise rule (tempest_typed_mypy/constructors.py): a
+# `column(...)` without a default is required unless it is an int primary key or has a
+# server default, as at run time.
+@dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field,))
 class Model:
     """Base class of tables: annotated attributes are columns, the constructor is keyword-only."""
 

@@ -12,19 +12,20 @@ from mypy.plugin import (
     AttributeContext,
     ClassDefContext,
     FunctionContext,
+    FunctionSigContext,
     MethodContext,
     Plugin,
     ReportConfigContext,
 )
-from mypy.types import Type
+from mypy.types import FunctionLike, Type
 
-from . import indexes, raw, rows, statements
+from . import constructors, indexes, raw, rows, statements
 from .metadata import MODEL, collect_model
 
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _S = "tempest_typed.statements"
 
@@ -61,6 +62,17 @@ class TempestTypedPlugin(Plugin):
         sym = self.lookup_fully_qualified(fullname)
         if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
             return collect_model
+        return None
+
+    def get_function_signature_hook(
+        self, fullname: str
+    ) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        """A model's constructor: the columns the database cannot fill are required."""
+        if fullname in FUNCTIONS:
+            return None
+        sym = self.lookup_fully_qualified(fullname)
+        if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
+            return constructors.constructor_signature
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
