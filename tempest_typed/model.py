@@ -145,7 +145,7 @@ class Index:
     def __init__(
         self,
         name: str,
-        columns: Sequence[str],
+        columns: list[str] | tuple[str, ...],
         *,
         unique: bool = False,
         where: Mapping[str, object] | None = None,
@@ -222,6 +222,13 @@ class ColumnMeta:
         if not check(self, value):
             hint = ""
             value_type = type(value).__name__
+            refused = _narrower_refused(self.kind, value)
+            if refused is not None:
+                # the same words as the mypy plugin's, which sees these as the column's type
+                raise ValidationError(
+                    f"{self.model_name}.{self.attr} expects {self.type_name()}, got "
+                    f"{value_type} {_short(value)} in {where}: {refused}"
+                )
             if isinstance(value, dict | list) and self.kind != "json":
                 hint = (" An object here is never bound as a parameter: for an SQL expression "
                         "use sql.raw(\"...\") or sql.expr(\"...\", value).")
@@ -232,6 +239,21 @@ class ColumnMeta:
                 f"{self.model_name}.{self.attr} expects {self.type_name()}, got "
                 f"{value_type} {_short(value)} in {where}.{hint}"
             )
+
+
+#: Why a value that type checkers read as the column's type is refused: bool is a subclass of
+#: int, and datetime of date, but a bool stored as a number or a datetime cut to a date would
+#: not read back as what was written. The mypy plugin reports these with the same words.
+NOT_A_NUMBER: Final = "a bool is not a number here (write 1 or 0)"
+NOT_A_DATE: Final = "a datetime is not a date (pass its .date())"
+
+
+def _narrower_refused(kind: str, value: object) -> str | None:
+    if isinstance(value, bool) and kind in ("int", "float", "decimal"):
+        return NOT_A_NUMBER
+    if isinstance(value, _dt.datetime) and kind == "date":
+        return NOT_A_DATE
+    return None
 
 
 def _short(value: object) -> str:

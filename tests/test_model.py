@@ -10,8 +10,8 @@ from uuid import UUID
 
 import pytest
 
-from tempest_typed import UNSET, Index, Model, ValidationError, column, sql
-from tempest_typed.model import meta_of
+from tempest_typed import UNSET, Index, Model, ValidationError, column, insert, select, sql, update
+from tempest_typed.model import _short, meta_of
 
 from .models import Account, Everything, Keyed, Outbound, Snake
 
@@ -251,3 +251,32 @@ def test_a_forward_reference_is_checked_at_first_use() -> None:
 
     with pytest.raises(ValidationError, match="Later: cannot resolve an annotation"):
         meta_of(Later)
+
+
+# bool is a subclass of int and datetime of date, so type checkers let them pass as a number
+# or a date; the builder refuses them with the words of the mypy plugin's report.
+BOOL_FOR_NUMBER = "a bool is not a number here (write 1 or 0)"
+DATETIME_FOR_DATE = "a datetime is not a date (pass its .date())"
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: update(Everything).set({"count": True}).unguarded(),
+     "Everything.count expects int, got bool True in set(): " + BOOL_FOR_NUMBER),
+    (lambda: update(Everything).set({"ratio": False}).unguarded(),
+     "Everything.ratio expects float, got bool False in set(): " + BOOL_FOR_NUMBER),
+    (lambda: insert(Everything).values({"name": "a", "price": True}),
+     "Everything.price expects Decimal, got bool True in values(): " + BOOL_FOR_NUMBER),
+    (lambda: select(Everything).where({"count": {"in": [1, True]}}),
+     "Everything.count expects int, got bool True in where() `in`: " + BOOL_FOR_NUMBER),
+    (lambda: select(Everything).where({"day": NOW}),
+     "Everything.day expects date | None, got datetime " + _short(NOW) + " in where(): "
+     + DATETIME_FOR_DATE),
+    (lambda: select(Everything).where({"day": {"in": [NOW]}}),
+     "Everything.day expects date | None, got datetime " + _short(NOW) + " in where() `in`: "
+     + DATETIME_FOR_DATE),
+])
+def test_a_bool_for_a_number_and_a_datetime_for_a_date_are_refused(
+        build: Any, message: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        build()
+    assert str(info.value) == message

@@ -19,7 +19,7 @@ from mypy.plugin import (
 )
 from mypy.types import FunctionLike, Type
 
-from . import constructors, indexes, raw, rows, statements
+from . import column_lists, constructors, indexes, raw, rows, statements
 from .metadata import MODEL, collect_model
 
 __all__ = ["TempestTypedPlugin", "plugin"]
@@ -33,6 +33,11 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.select.select": statements.select_columns,
     "tempest_typed.sql.raw": raw.check_raw,
     "tempest_typed.model.Index": indexes.check_index,
+}
+
+SIGNATURES: dict[str, Callable[[FunctionSigContext], FunctionLike]] = {
+    f"{_S}.select.select": column_lists.select_signature,
+    "tempest_typed.model.Index": column_lists.index_signature,
 }
 
 METHODS: dict[str, Callable[[MethodContext], Type]] = {
@@ -49,6 +54,8 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.update.Update.returning": statements.returning,
     f"{_S}.delete.Delete.returning": statements.returning,
     f"{rows.ROW}.__getitem__": rows.row_item,
+    f"{rows.RESULT}.scalar": rows.result_scalar,
+    f"{rows.RESULT}.scalars": rows.result_scalars,
 }
 
 
@@ -67,9 +74,10 @@ class TempestTypedPlugin(Plugin):
     def get_function_signature_hook(
         self, fullname: str
     ) -> Callable[[FunctionSigContext], FunctionLike] | None:
-        """A model's constructor: the columns the database cannot fill are required."""
+        """A model's constructor (the columns the database cannot fill are required), and a
+        string where select() and Index() take a list of column names."""
         if fullname in FUNCTIONS:
-            return None
+            return SIGNATURES.get(fullname)
         sym = self.lookup_fully_qualified(fullname)
         if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
             return constructors.constructor_signature

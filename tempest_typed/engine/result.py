@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..errors import MultipleResultsError, NoResultError, TempestError
@@ -74,7 +74,7 @@ class Result(Generic[R_co]):
             return len(self._rows)
         return max(self._rowcount, 0)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[R_co]:
         """Iterate over the rows."""
         return iter(self._fetched())
 

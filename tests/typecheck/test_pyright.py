@@ -101,3 +101,18 @@ User(id="7", email="a@b.c", country="PT")
         '2:9: error: Argument of type "Literal[\'7\']" cannot be assigned to parameter "id" of '
         'type "int" in function "__init__"',
     ]
+
+
+def test_a_string_for_a_list_of_column_names_is_an_error(tmp_path: Path) -> None:
+    body = '''\
+from tempest_typed import Index, select
+select(User, ["id", "email"])
+select(User, "id")
+Index("users_email", "email")
+'''
+    assert pyright(tmp_path, body) == [
+        '3:14: error: Argument of type "Literal[\'id\']" cannot be assigned to parameter '
+        '"columns" of type "list[str] | tuple[str, ...]" in function "select"',
+        '4:22: error: Argument of type "Literal[\'email\']" cannot be assigned to parameter '
+        '"columns" of type "list[str] | tuple[str, ...]" in function "__init__"',
+    ]
