@@ -70,6 +70,14 @@ class _ColumnOptions:
     name: str | None = None
     max_length: int | None = None
     references: str | None = None
+    precision: int | None = None
+    scale: int | None = None
+
+
+#: The largest Decimal size every dialect stores: MySQL's DECIMAL holds at most 65 digits,
+#: 30 of them after the point (PostgreSQL's numeric holds far more; SQLite keeps text).
+MAX_PRECISION: Final = 65
+MAX_SCALE: Final = 30
 
 
 @overload
@@ -82,6 +90,8 @@ def column(
     name: str | None = ...,
     max_length: int | None = ...,
     references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
 ) -> T: ...
 
 
@@ -95,6 +105,8 @@ def column(
     name: str | None = ...,
     max_length: int | None = ...,
     references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
 ) -> T: ...
 
 
@@ -107,6 +119,8 @@ def column(
     name: str | None = ...,
     max_length: int | None = ...,
     references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
 ) -> Any: ...
 
 
@@ -120,13 +134,17 @@ def column(
     name: str | None = None,
     max_length: int | None = None,
     references: str | None = None,
+    precision: int | None = None,
+    scale: int | None = None,
 ) -> Any:
-    """Declare what an annotation cannot say about a column: keys, defaults, SQL name, length."""
+    """Declare what an annotation cannot say about a column: keys, defaults, SQL name, size."""
     if default is not dataclasses.MISSING and default_factory is not dataclasses.MISSING:
         raise ValidationError("column() takes default or default_factory, not both")
     if max_length is not None and (not isinstance(max_length, int) or max_length <= 0):
         raise ValidationError(f"column(max_length={max_length!r}) must be a positive int")
-    options = _ColumnOptions(primary_key, server_default, unique, name, max_length, references)
+    _check_size(precision, scale)
+    options = _ColumnOptions(primary_key, server_default, unique, name, max_length, references,
+                             precision, scale if scale is not None or precision is None else 0)
     metadata = {"tempest": options}
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
@@ -135,6 +153,37 @@ def column(
         # it out. A key the database cannot fill stays required on insert (see required).
         default = UNSET
     return dataclasses.field(default=default, metadata=metadata)
+
+
+def _check_size(precision: object, scale: object) -> None:
+    """Raise ValidationError unless (precision, scale) is a Decimal size every dialect has."""
+    def whole(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if precision is None:
+        if scale is not None:
+            raise ValidationError(
+                f"column(scale={scale!r}) needs precision= too: the total number of digits, "
+                "e.g. column(precision=12, scale=2)"
+            )
+        return
+    if not whole(precision) or not 1 <= precision <= MAX_PRECISION:  # type: ignore[operator]
+        raise ValidationError(
+            f"column(precision={precision!r}) must be an int from 1 to {MAX_PRECISION} (the "
+            "most digits MySQL's DECIMAL holds)"
+        )
+    if scale is None:
+        return
+    if not whole(scale) or not 0 <= scale <= MAX_SCALE:  # type: ignore[operator]
+        raise ValidationError(
+            f"column(scale={scale!r}) must be an int from 0 to {MAX_SCALE} (the most digits "
+            "after the point MySQL's DECIMAL holds)"
+        )
+    if scale > precision:  # type: ignore[operator]
+        raise ValidationError(
+            f"column(precision={precision}, scale={scale}): the scale (digits after the point) "
+            "cannot exceed the precision (all digits)"
+        )
 
 
 class Index:
@@ -185,6 +234,9 @@ class ColumnMeta:
     references: str | None
     position: int
     indexed: bool
+    #: a Decimal column's size, column(precision=, scale=); None: the dialect's widest
+    precision: int | None = None
+    scale: int | None = None
     #: True when a value is certainly valid here, decided by its exact type in a call or two;
     #: False sends the value to check_value(), which gives the verdict and the message.
     accepts: Callable[[object], bool] = dataclasses.field(init=False, repr=False)
@@ -219,7 +271,10 @@ class ColumnMeta:
                 )
             return
         check = _CHECKS[self.kind]
-        if not check(self, value):
+        if check(self, value):
+            if self.precision is not None and (where in _WRITES or where.endswith(" set")):
+                _check_decimal_size(self, value, where)  # type: ignore[arg-type]
+        else:
             hint = ""
             value_type = type(value).__name__
             refused = _narrower_refused(self.kind, value)
@@ -369,6 +424,37 @@ def _utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+#: The labels of check_value() calls that store a value, where a Decimal column's size is
+#: checked (a comparison with a value the column cannot hold is still a valid comparison).
+_WRITES = frozenset({"values()", "set()"})
+
+
+def _check_decimal_size(col: ColumnMeta, v: Decimal | int, where: str) -> None:
+    """Refuse a value a column(precision=, scale=) cannot hold, on every dialect alike:
+    PostgreSQL and MySQL would round extra places away (MySQL with only a warning) and SQLite
+    would keep them, so a value with more places than the scale is never rounded silently."""
+    assert col.precision is not None and col.scale is not None
+    _, digits, exp = Decimal(v).as_tuple()
+    assert isinstance(exp, int)  # finite: checked before
+    while exp < 0 and len(digits) > 1 and digits[-1] == 0:  # 1.500 has 1 place, not 3
+        digits, exp = digits[:-1], exp + 1
+    places = -exp if exp < 0 else 0
+    size = f"column(precision={col.precision}, scale={col.scale})"
+    if places > col.scale:
+        step = Decimal(1).scaleb(-col.scale)
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: {_short(v)} has {places} digits after the point, and "
+            f"the column keeps {col.scale} ({size}) in {where}; round it first, e.g. "
+            f"value.quantize(Decimal(\"{step}\"))"
+        )
+    whole = len(digits) + exp if any(digits) else 0
+    if whole > col.precision - col.scale:
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: {_short(v)} has {whole} digits before the point, and "
+            f"the column holds {col.precision - col.scale} ({size}) in {where}"
+        )
 
 
 def _check_json(col: ColumnMeta, v: object) -> bool:
@@ -594,6 +680,11 @@ def _build_meta(model: type[Model]) -> ModelMeta:
             raise ValidationError(
                 f"{model.__name__}.{field.name}: max_length applies to str and bytes columns"
             )
+        if options.precision is not None and kind != "decimal":
+            raise ValidationError(
+                f"{model.__name__}.{field.name}: precision= and scale= apply to Decimal columns "
+                f"only; annotate it `Decimal` or drop them"
+            )
         columns.append(ColumnMeta(
             model_name=model.__name__, attr=field.name, name=sql_name, kind=kind,
             nullable=nullable, primary_key=options.primary_key, has_default=has_default,
@@ -601,6 +692,7 @@ def _build_meta(model: type[Model]) -> ModelMeta:
             unique=options.unique, max_length=options.max_length, literal_values=literals,
             references=options.references, position=len(columns),
             indexed=options.primary_key or options.unique or field.name in indexed,
+            precision=options.precision, scale=options.scale,
         ))
     if not columns:
         raise ValidationError(f"{model.__name__} declares no column")

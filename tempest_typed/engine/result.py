@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 from ..errors import MultipleResultsError, NoResultError, TempestError
 from ..model import ColumnMeta, ModelMeta
 from ..row import row_class
-from .types import Adapter, to_bool, to_float
+from .types import Adapter, decimal_reader, to_bool, to_float
 
 __all__ = ["Result", "row_builder"]
 
@@ -110,6 +110,8 @@ def row_builder(result: ModelMeta | tuple[ColumnMeta, ...] | None,
     cells: list[str] = []
     for i, col in enumerate(cols):
         convert = adapters.get(col.kind)
+        if col.kind == "decimal":
+            convert = decimal_reader(convert, col.scale)
         convert = _BUILTIN.get(convert, convert)
         if convert is None:
             cells.append(f"v{i}")
