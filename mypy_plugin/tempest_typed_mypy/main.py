@@ -76,8 +76,8 @@ class TempestTypedPlugin(Plugin):
     ) -> Callable[[FunctionSigContext], FunctionLike] | None:
         """A model's constructor (the columns the database cannot fill are required), and a
         string where select() and Index() take a list of column names."""
-        if fullname in FUNCTIONS:
-            return SIGNATURES.get(fullname)
+        if fullname in SIGNATURES:
+            return SIGNATURES[fullname]
         sym = self.lookup_fully_qualified(fullname)
         if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
             return constructors.constructor_signature
