@@ -62,3 +62,30 @@ def test_daemon_after_each_model_edit_matches_a_cold_run(tmp_path: Path,
                 assert any(seen in line for line in warm), warm
     finally:
         dmypy(tmp_path, "stop")
+
+
+def test_daemon_sees_a_column_type_edited_in_another_module(tmp_path: Path,
+                                                             plugin_config: str) -> None:
+    (tmp_path / "mypy.ini").write_text(plugin_config)
+    (tmp_path / "kinds.py").write_text('from typing import Literal\n'
+                                       'Status = Literal["queued", "sent"]\n')
+    (tmp_path / "models.py").write_text(
+        "from tempest_typed import Model, column\nfrom kinds import Status\n"
+        "class Outbound(Model):\n    id: int = column(primary_key=True)\n"
+        "    status: Status = \"sent\"\n")
+    (tmp_path / "app.py").write_text('from tempest_typed import select\nfrom models import Outbound\n'
+                                     'select(Outbound).where({"status": "queued"})\n')
+    files = ("app.py", "kinds.py", "models.py")
+    started = dmypy(tmp_path, "start", "--", "--config-file", "mypy.ini",
+                    "--cache-dir", str(tmp_path / "daemon-cache"))
+    assert started.returncode == 0, started.stderr + started.stdout
+    try:
+        assert errors(dmypy(tmp_path, "check", *files)) == []
+        (tmp_path / "kinds.py").write_text('from typing import Literal\n'
+                                           'Status = Literal["new", "sent"]\n')
+        assert errors(dmypy(tmp_path, "check", *files)) == [
+            "app.py:3:35: error: Outbound.status expects \"Literal['new', 'sent']\", got "
+            "\"Literal['queued']\" in where()  [tempest-value]",
+        ]
+    finally:
+        dmypy(tmp_path, "stop")
