@@ -70,6 +70,14 @@ class _ColumnOptions:
     name: str | None = None
     max_length: int | None = None
     references: str | None = None
+    precision: int | None = None
+    scale: int | None = None
+
+
+#: The largest Decimal size every dialect stores: MySQL's DECIMAL holds at most 65 digits,
+#: 30 of them after the point (PostgreSQL's numeric holds far more; SQLite keeps text).
+MAX_PRECISION: Final = 65
+MAX_SCALE: Final = 30
 
 
 @overload
@@ -82,6 +90,8 @@ def column(
     name: str | None = ...,
     max_length: int | None = ...,
     references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
 ) -> T: ...
 
 
@@ -95,6 +105,8 @@ def column(
     name: str | None = ...,
     max_length: int | None = ...,
     references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
 ) -> T: ...
 
 
@@ -107,6 +119,8 @@ def column(
     name: str | None = ...,
     max_length: int | None = ...,
     references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
 ) -> Any: ...
 
 
@@ -120,13 +134,17 @@ def column(
     name: str | None = None,
     max_length: int | None = None,
     references: str | None = None,
+    precision: int | None = None,
+    scale: int | None = None,
 ) -> Any:
-    """Declare what an annotation cannot say about a column: keys, defaults, SQL name, length."""
+    """Declare what an annotation cannot say about a column: keys, defaults, SQL name, size."""
     if default is not dataclasses.MISSING and default_factory is not dataclasses.MISSING:
         raise ValidationError("column() takes default or default_factory, not both")
     if max_length is not None and (not isinstance(max_length, int) or max_length <= 0):
         raise ValidationError(f"column(max_length={max_length!r}) must be a positive int")
-    options = _ColumnOptions(primary_key, server_default, unique, name, max_length, references)
+    _check_size(precision, scale)
+    options = _ColumnOptions(primary_key, server_default, unique, name, max_length, references,
+                             precision, scale if scale is not None or precision is None else 0)
     metadata = {"tempest": options}
     if default_factory is not dataclasses.MISSING:
         return dataclasses.field(default_factory=default_factory, metadata=metadata)
@@ -137,6 +155,37 @@ def column(
     return dataclasses.field(default=default, metadata=metadata)
 
 
+def _check_size(precision: object, scale: object) -> None:
+    """Raise ValidationError unless (precision, scale) is a Decimal size every dialect has."""
+    def whole(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if precision is None:
+        if scale is not None:
+            raise ValidationError(
+                f"column(scale={scale!r}) needs precision= too: the total number of digits, "
+                "e.g. column(precision=12, scale=2)"
+            )
+        return
+    if not whole(precision) or not 1 <= precision <= MAX_PRECISION:  # type: ignore[operator]
+        raise ValidationError(
+            f"column(precision={precision!r}) must be an int from 1 to {MAX_PRECISION} (the "
+            "most digits MySQL's DECIMAL holds)"
+        )
+    if scale is None:
+        return
+    if not whole(scale) or not 0 <= scale <= MAX_SCALE:  # type: ignore[operator]
+        raise ValidationError(
+            f"column(scale={scale!r}) must be an int from 0 to {MAX_SCALE} (the most digits "
+            "after the point MySQL's DECIMAL holds)"
+        )
+    if scale > precision:  # type: ignore[operator]
+        raise ValidationError(
+            f"column(precision={precision}, scale={scale}): the scale (digits after the point) "
+            "cannot exceed the precision (all digits)"
+        )
+
+
 class Index:
     """An index on a model's columns, unique or not, optionally partial (`where`)."""
 
@@ -145,7 +194,7 @@ class Index:
     def __init__(
         self,
         name: str,
-        columns: Sequence[str],
+        columns: list[str] | tuple[str, ...],
         *,
         unique: bool = False,
         where: Mapping[str, object] | None = None,
@@ -185,6 +234,9 @@ class ColumnMeta:
     references: str | None
     position: int
     indexed: bool
+    #: a Decimal column's size, column(precision=, scale=); None: the dialect's widest
+    precision: int | None = None
+    scale: int | None = None
     #: True when a value is certainly valid here, decided by its exact type in a call or two;
     #: False sends the value to check_value(), which gives the verdict and the message.
     accepts: Callable[[object], bool] = dataclasses.field(init=False, repr=False)
@@ -219,9 +271,19 @@ class ColumnMeta:
                 )
             return
         check = _CHECKS[self.kind]
-        if not check(self, value):
+        if check(self, value):
+            if self.precision is not None and (where in _WRITES or where.endswith(" set")):
+                _check_decimal_size(self, value, where)  # type: ignore[arg-type]
+        else:
             hint = ""
             value_type = type(value).__name__
+            refused = _narrower_refused(self.kind, value)
+            if refused is not None:
+                # the same words as the mypy plugin's, which sees these as the column's type
+                raise ValidationError(
+                    f"{self.model_name}.{self.attr} expects {self.type_name()}, got "
+                    f"{value_type} {_short(value)} in {where}: {refused}"
+                )
             if isinstance(value, dict | list) and self.kind != "json":
                 hint = (" An object here is never bound as a parameter: for an SQL expression "
                         "use sql.raw(\"...\") or sql.expr(\"...\", value).")
@@ -232,6 +294,21 @@ class ColumnMeta:
                 f"{self.model_name}.{self.attr} expects {self.type_name()}, got "
                 f"{value_type} {_short(value)} in {where}.{hint}"
             )
+
+
+#: Why a value that type checkers read as the column's type is refused: bool is a subclass of
+#: int, and datetime of date, but a bool stored as a number or a datetime cut to a date would
+#: not read back as what was written. The mypy plugin reports these with the same words.
+NOT_A_NUMBER: Final = "a bool is not a number here (write 1 or 0)"
+NOT_A_DATE: Final = "a datetime is not a date (pass its .date())"
+
+
+def _narrower_refused(kind: str, value: object) -> str | None:
+    if isinstance(value, bool) and kind in ("int", "float", "decimal"):
+        return NOT_A_NUMBER
+    if isinstance(value, _dt.datetime) and kind == "date":
+        return NOT_A_DATE
+    return None
 
 
 def _short(value: object) -> str:
@@ -347,6 +424,37 @@ def _utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+#: The labels of check_value() calls that store a value, where a Decimal column's size is
+#: checked (a comparison with a value the column cannot hold is still a valid comparison).
+_WRITES = frozenset({"values()", "set()"})
+
+
+def _check_decimal_size(col: ColumnMeta, v: Decimal | int, where: str) -> None:
+    """Refuse a value a column(precision=, scale=) cannot hold, on every dialect alike:
+    PostgreSQL and MySQL would round extra places away (MySQL with only a warning) and SQLite
+    would keep them, so a value with more places than the scale is never rounded silently."""
+    assert col.precision is not None and col.scale is not None
+    _, digits, exp = Decimal(v).as_tuple()
+    assert isinstance(exp, int)  # finite: checked before
+    while exp < 0 and len(digits) > 1 and digits[-1] == 0:  # 1.500 has 1 place, not 3
+        digits, exp = digits[:-1], exp + 1
+    places = -exp if exp < 0 else 0
+    size = f"column(precision={col.precision}, scale={col.scale})"
+    if places > col.scale:
+        step = Decimal(1).scaleb(-col.scale)
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: {_short(v)} has {places} digits after the point, and "
+            f"the column keeps {col.scale} ({size}) in {where}; round it first, e.g. "
+            f"value.quantize(Decimal(\"{step}\"))"
+        )
+    whole = len(digits) + exp if any(digits) else 0
+    if whole > col.precision - col.scale:
+        raise ValidationError(
+            f"{col.model_name}.{col.attr}: {_short(v)} has {whole} digits before the point, and "
+            f"the column holds {col.precision - col.scale} ({size}) in {where}"
+        )
 
 
 def _check_json(col: ColumnMeta, v: object) -> bool:
@@ -572,6 +680,11 @@ def _build_meta(model: type[Model]) -> ModelMeta:
             raise ValidationError(
                 f"{model.__name__}.{field.name}: max_length applies to str and bytes columns"
             )
+        if options.precision is not None and kind != "decimal":
+            raise ValidationError(
+                f"{model.__name__}.{field.name}: precision= and scale= apply to Decimal columns "
+                f"only; annotate it `Decimal` or drop them"
+            )
         columns.append(ColumnMeta(
             model_name=model.__name__, attr=field.name, name=sql_name, kind=kind,
             nullable=nullable, primary_key=options.primary_key, has_default=has_default,
@@ -579,6 +692,7 @@ def _build_meta(model: type[Model]) -> ModelMeta:
             unique=options.unique, max_length=options.max_length, literal_values=literals,
             references=options.references, position=len(columns),
             indexed=options.primary_key or options.unique or field.name in indexed,
+            precision=options.precision, scale=options.scale,
         ))
     if not columns:
         raise ValidationError(f"{model.__name__} declares no column")
@@ -613,7 +727,16 @@ def meta_of(model: object) -> ModelMeta:
     return meta
 
 
-@dataclass_transform(kw_only_default=True, field_specifiers=(column, dataclasses.field))
+# `column` is deliberately not a field specifier. mypy's dataclasses transform and pyright
+# decide whether a field specifier call gives a default from the keywords written in the call
+# alone (`default=`, `default_factory=`, `factory=`), never from an overload or a parameter's
+# default, so `id: int = column(primary_key=True)` would be a required constructor argument
+# for both, though the database fills it. Any other call on the right is a default value to
+# both checkers, so every `column(...)` makes its field optional in the constructor they see.
+# The mypy plugin gives back the precise rule (tempest_typed_mypy/constructors.py): a
+# `column(...)` without a default is required unless it is an int primary key or has a
+# server default, as at run time.
+@dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field,))
 class Model:
     """Base class of tables: annotated attributes are columns, the constructor is keyword-only."""
 

@@ -10,8 +10,8 @@ from uuid import UUID
 
 import pytest
 
-from tempest_typed import UNSET, Index, Model, ValidationError, column, sql
-from tempest_typed.model import meta_of
+from tempest_typed import UNSET, Index, Model, ValidationError, column, insert, select, sql, update
+from tempest_typed.model import _short, meta_of
 
 from .models import Account, Everything, Keyed, Outbound, Snake
 
@@ -251,3 +251,78 @@ def test_a_forward_reference_is_checked_at_first_use() -> None:
 
     with pytest.raises(ValidationError, match="Later: cannot resolve an annotation"):
         meta_of(Later)
+
+
+# bool is a subclass of int and datetime of date, so type checkers let them pass as a number
+# or a date; the builder refuses them with the words of the mypy plugin's report.
+BOOL_FOR_NUMBER = "a bool is not a number here (write 1 or 0)"
+DATETIME_FOR_DATE = "a datetime is not a date (pass its .date())"
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: update(Everything).set({"count": True}).unguarded(),
+     "Everything.count expects int, got bool True in set(): " + BOOL_FOR_NUMBER),
+    (lambda: update(Everything).set({"ratio": False}).unguarded(),
+     "Everything.ratio expects float, got bool False in set(): " + BOOL_FOR_NUMBER),
+    (lambda: insert(Everything).values({"name": "a", "price": True}),
+     "Everything.price expects Decimal, got bool True in values(): " + BOOL_FOR_NUMBER),
+    (lambda: select(Everything).where({"count": {"in": [1, True]}}),
+     "Everything.count expects int, got bool True in where() `in`: " + BOOL_FOR_NUMBER),
+    (lambda: select(Everything).where({"day": NOW}),
+     "Everything.day expects date | None, got datetime " + _short(NOW) + " in where(): "
+     + DATETIME_FOR_DATE),
+    (lambda: select(Everything).where({"day": {"in": [NOW]}}),
+     "Everything.day expects date | None, got datetime " + _short(NOW) + " in where() `in`: "
+     + DATETIME_FOR_DATE),
+])
+def test_a_bool_for_a_number_and_a_datetime_for_a_date_are_refused(
+        build: Any, message: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        build()
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"scale": 2}, "column(scale=2) needs precision= too: the total number of digits, e.g. "
+     "column(precision=12, scale=2)"),
+    ({"precision": 0}, "column(precision=0) must be an int from 1 to 65 (the most digits "
+     "MySQL's DECIMAL holds)"),
+    ({"precision": 66}, "column(precision=66) must be an int from 1 to 65 (the most digits "
+     "MySQL's DECIMAL holds)"),
+    ({"precision": "10"}, "column(precision='10') must be an int from 1 to 65 (the most digits "
+     "MySQL's DECIMAL holds)"),
+    ({"precision": 40, "scale": 31}, "column(scale=31) must be an int from 0 to 30 (the most "
+     "digits after the point MySQL's DECIMAL holds)"),
+    ({"precision": 10, "scale": -1}, "column(scale=-1) must be an int from 0 to 30 (the most "
+     "digits after the point MySQL's DECIMAL holds)"),
+    ({"precision": 5, "scale": 6}, "column(precision=5, scale=6): the scale (digits after the "
+     "point) cannot exceed the precision (all digits)"),
+])
+def test_a_decimal_size_must_be_one_every_dialect_has(options: dict[str, Any],
+                                                      message: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        column(**options)
+    assert str(info.value) == message
+
+
+def test_a_decimal_size_applies_to_decimal_columns_only() -> None:
+    with pytest.raises(ValidationError, match=re.escape(
+            "Sized.count: precision= and scale= apply to Decimal columns only; annotate it "
+            "`Decimal` or drop them")):
+        class Sized(Model):
+            id: int = column(primary_key=True)
+            count: int = column(precision=5)
+
+
+def test_a_decimal_size_is_in_the_metadata() -> None:
+    from decimal import Decimal
+
+    class Priced(Model):
+        id: int = column(primary_key=True)
+        price: Decimal = column(precision=12, scale=2)
+        whole: Decimal = column(precision=7, default=Decimal(0))
+        loose: Decimal = Decimal(0)
+
+    cols = meta_of(Priced).by_attr
+    assert [(cols[a].precision, cols[a].scale) for a in ("price", "whole", "loose")] == [
+        (12, 2), (7, 0), (None, None)]

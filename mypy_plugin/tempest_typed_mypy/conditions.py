@@ -13,7 +13,7 @@ from mypy.types import Instance, NoneType, Type, get_proper_type
 
 from .messages import OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind
-from .values import Scope, callee_name, literal_str
+from .values import Scope, callee_name, literal_str, narrower_refused
 
 __all__ = ["check_condition"]
 
@@ -190,3 +190,13 @@ def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
         scope.fail(f'{column_name(col)} "{op}" takes a sequence of '
                    f"{describe(element_type, options)} or select(...).as_subquery(column), got "
                    f"{describe(typ, options)}", operand, VALUE)
+    elif isinstance(proper, Instance) and proper.type.has_base("typing.Iterable"):
+        from mypy.maptype import map_instance_to_supertype
+
+        iterable = scope.api.named_generic_type("typing.Iterable", [element_type]).type
+        items = map_instance_to_supertype(proper, iterable).args
+        refused = narrower_refused(col, items[0]) if items else None
+        if refused is not None:
+            scope.fail(f'{column_name(col)} "{op}" takes a sequence of '
+                       f"{describe(element_type, options)}, got {describe(typ, options)}: "
+                       f"{refused}", operand, VALUE)

@@ -12,19 +12,20 @@ from mypy.plugin import (
     AttributeContext,
     ClassDefContext,
     FunctionContext,
+    FunctionSigContext,
     MethodContext,
     Plugin,
     ReportConfigContext,
 )
-from mypy.types import Type
+from mypy.types import FunctionLike, Type
 
-from . import indexes, raw, rows, statements
+from . import column_lists, constructors, indexes, raw, rows, statements
 from .metadata import MODEL, collect_model
 
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _S = "tempest_typed.statements"
 
@@ -32,6 +33,11 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.select.select": statements.select_columns,
     "tempest_typed.sql.raw": raw.check_raw,
     "tempest_typed.model.Index": indexes.check_index,
+}
+
+SIGNATURES: dict[str, Callable[[FunctionSigContext], FunctionLike]] = {
+    f"{_S}.select.select": column_lists.select_signature,
+    "tempest_typed.model.Index": column_lists.index_signature,
 }
 
 METHODS: dict[str, Callable[[MethodContext], Type]] = {
@@ -48,6 +54,8 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.update.Update.returning": statements.returning,
     f"{_S}.delete.Delete.returning": statements.returning,
     f"{rows.ROW}.__getitem__": rows.row_item,
+    f"{rows.RESULT}.scalar": rows.result_scalar,
+    f"{rows.RESULT}.scalars": rows.result_scalars,
 }
 
 
@@ -61,6 +69,18 @@ class TempestTypedPlugin(Plugin):
         sym = self.lookup_fully_qualified(fullname)
         if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
             return collect_model
+        return None
+
+    def get_function_signature_hook(
+        self, fullname: str
+    ) -> Callable[[FunctionSigContext], FunctionLike] | None:
+        """A model's constructor (the columns the database cannot fill are required), and a
+        string where select() and Index() take a list of column names."""
+        if fullname in SIGNATURES:
+            return SIGNATURES[fullname]
+        sym = self.lookup_fully_qualified(fullname)
+        if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
+            return constructors.constructor_signature
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:

@@ -79,7 +79,7 @@ def collect_model(ctx: ClassDefContext) -> None:
             continue
         rvalue = stmt.rvalue
         has_default = not isinstance(rvalue, TempNode)
-        primary_key = server_default = False
+        primary_key = server_default = is_column_call = False
         sql_name: str | None = None
         if (isinstance(rvalue, CallExpr) and isinstance(rvalue.callee, RefExpr)
                 and rvalue.callee.fullname in (COLUMN, FIELD)):
@@ -89,8 +89,10 @@ def collect_model(ctx: ClassDefContext) -> None:
             server_default = "server_default" in kwargs and not _is_none(kwargs["server_default"])
             name_arg = kwargs.get("name")
             sql_name = name_arg.value if isinstance(name_arg, StrExpr) else None
+            is_column_call = rvalue.callee.fullname == COLUMN
         columns.append({"attr": name, "has_default": has_default, "primary_key": primary_key,
-                        "server_default": server_default, "sql_name": sql_name})
+                        "server_default": server_default, "sql_name": sql_name,
+                        "column_call": is_column_call})
     info.metadata[KEY] = {"columns": columns}
 
 
@@ -103,7 +105,12 @@ class Column:
     type: Type
     kind: str
     nullable: bool
+    #: an insert must give it a value
     required: bool
+    #: the constructor must be given it: a `column(...)` without a default of any kind that is
+    #: not an int primary key (mypy's dataclasses transform sees a default in every
+    #: `column(...)`, see Model in tempest_typed/model.py)
+    init_required: bool
     sql_name: str | None
     literal_values: tuple[str, ...]
 
@@ -134,7 +141,16 @@ def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:
     return "any", nullable, ()
 
 
-_cache: dict[int, tuple[TypeInfo, ModelFacts]] = {}
+#: id(TypeInfo) -> (the TypeInfo, the class-body entries the facts were derived from, facts).
+#: The mypy daemon keeps a TypeInfo object across updates and refreshes it in place, so the
+#: TypeInfo alone does not say the facts are current: an entry is used only while every class
+#: of the model's MRO still holds the very entry dict that collect_model() wrote, which a new
+#: analysis of any of those class bodies replaces. Holding the entries keeps their ids unique.
+_cache: dict[int, tuple[TypeInfo, tuple[object, ...], ModelFacts]] = {}
+
+
+def _entries(info: TypeInfo) -> tuple[object, ...]:
+    return tuple(base.metadata.get(KEY) for base in info.mro)
 
 
 def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
@@ -147,8 +163,10 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
             return None
         info = proper.type
     cached = _cache.get(id(info))
-    if cached is not None and cached[0] is info:
-        return cached[1]
+    entries = _entries(info)
+    if (cached is not None and cached[0] is info and len(cached[1]) == len(entries)
+            and all(a is b for a, b in zip(cached[1], entries, strict=True))):
+        return cached[2]
     if KEY not in info.metadata:
         return None
     columns: dict[str, Column] = {}
@@ -165,11 +183,13 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
                              and not entry["server_default"])
             required = not (nullable or entry["has_default"] or entry["server_default"]
                             or autoincrement)
+            init_required = bool(entry.get("column_call") and not entry["has_default"]
+                                 and not entry["server_default"] and not autoincrement)
             columns.pop(attr, None)
             columns[attr] = Column(info.name, attr, col_type, kind, nullable, required,
-                                   entry["sql_name"], literals)
+                                   init_required, entry["sql_name"], literals)
     facts = ModelFacts(info, info.name, columns)
-    _cache[id(info)] = (info, facts)
+    _cache[id(info)] = (info, entries, facts)
     return facts
 
 

@@ -21,12 +21,14 @@ from mypy.types import (
 )
 
 from .messages import COLUMN
-from .metadata import ModelFacts, instance
+from .metadata import ModelFacts, instance, model_facts
 from .values import literal_str
 
-__all__ = ["ROW", "row_attribute", "row_item", "row_type"]
+__all__ = ["RESULT", "ROW", "result_scalar", "result_scalars", "row_attribute", "row_item",
+           "row_type"]
 
 ROW = "tempest_typed.row.Row"
+RESULT = "tempest_typed.engine.result.Result"
 
 
 def row_type(api: TypeChecker, facts: ModelFacts, names: list[str]) -> Instance:
@@ -87,3 +89,34 @@ def row_item(ctx: MethodContext) -> Type:
         return fields.items[name]
     ctx.api.fail(_missing(name, fields), key, code=COLUMN)
     return AnyType(TypeOfAny.from_error)
+
+
+def _first_column(result: Type) -> Type | None:
+    """The type of the first column of a Result's rows: a partial row's first fetched column,
+    or a model's first declared column; None when the rows' type does not say."""
+    proper = get_proper_type(result)
+    if not (isinstance(proper, Instance) and proper.args):
+        return None
+    rows = proper.args[0]
+    fields = _fields(rows)
+    if fields is not None:
+        return next(iter(fields.items.values()), None)
+    facts = model_facts(rows)
+    if facts is not None and facts.columns:
+        return next(iter(facts.columns.values())).type
+    return None
+
+
+def result_scalar(ctx: MethodContext) -> Type:
+    """`result.scalar()`: the first column's type, not Any."""
+    first = _first_column(ctx.type)
+    return first if first is not None else ctx.default_return_type
+
+
+def result_scalars(ctx: MethodContext) -> Type:
+    """`result.scalars()`: a list of the first column's type, not of Any."""
+    first = _first_column(ctx.type)
+    if first is None:
+        return ctx.default_return_type
+    assert isinstance(ctx.api, TypeChecker)
+    return ctx.api.named_generic_type("builtins.list", [first])

@@ -22,10 +22,12 @@ from mypy.types import (
     get_proper_type,
 )
 
+from tempest_typed.model import NOT_A_DATE, NOT_A_NUMBER
+
 from .messages import COLUMN, VALUE, column_name, describe, near, unknown_column
 from .metadata import Column, ModelFacts, instance
 
-__all__ = ["EXCLUDED", "EXPRESSION", "Scope"]
+__all__ = ["EXCLUDED", "EXPRESSION", "Scope", "narrower_refused"]
 
 EXPRESSION = "tempest_typed.expressions.Expression"
 EXCLUDED = "tempest_typed.sql.excluded"
@@ -113,6 +115,11 @@ class Scope:
             return
         ok, typ = self.fits(expr, self.accepted(col))
         if ok:
+            refused = narrower_refused(col, typ)
+            if refused is not None:
+                self.fail(f"{column_name(col)} expects {describe(col.type, self.api.options)}, "
+                          f"got {describe(typ, self.api.options)} in {where}: {refused}",
+                          expr, VALUE)
             return
         if isinstance(get_proper_type(typ), NoneType):
             self.fail(f'{column_name(col)} is not nullable: None is not a value of '
@@ -137,6 +144,30 @@ class Scope:
         if call.args:
             inner = Scope(self.api, self.facts, f"sql.excluded() in {self.where}")
             inner.column(call.args[0])
+
+
+#: the subtypes the runtime refuses, though the checker reads them as the column's type:
+#: (column kinds, the subtype's full name, why), worded as ColumnMeta.check_value words it
+NARROWER_REFUSED = (
+    (frozenset({"int", "float", "decimal"}), "builtins.bool", NOT_A_NUMBER),
+    (frozenset({"date"}), "datetime.datetime", NOT_A_DATE),
+)
+
+
+def narrower_refused(col: Column, typ: Type) -> str | None:
+    """Why a value of `typ`, which mypy lets pass as the column's type, is refused at run
+    time (a bool for a number, a datetime for a date), or None."""
+    proper = get_proper_type(typ)
+    items = proper.items if isinstance(proper, UnionType) else [proper]
+    for item in map(get_proper_type, items):
+        if isinstance(item, LiteralType):
+            item = item.fallback
+        if not isinstance(item, Instance):
+            continue
+        for kinds, fullname, why in NARROWER_REFUSED:
+            if col.kind in kinds and item.type.has_base(fullname):
+                return why
+    return None
 
 
 def fits(typ: Type, target: Type) -> bool:

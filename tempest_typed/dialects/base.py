@@ -71,6 +71,8 @@ class ResultField(NamedTuple):
     name: str
     kind: str
     aggregate: bool
+    #: a Decimal's scale (places after the point), read back at it
+    scale: int | None = None
 
 
 class JoinedModels(NamedTuple):
@@ -260,12 +262,14 @@ class Dialect:
         for item in items:
             if isinstance(item, Labeled):
                 agg = item.value
-                aggregate = isinstance(agg, Aggregate)
-                kind = agg.kind if isinstance(agg, Aggregate) else _column_of(agg).kind
-                fields.append(ResultField(item.label, kind, aggregate))
+                if isinstance(agg, Aggregate):
+                    fields.append(ResultField(item.label, agg.kind, True, agg.scale))
+                else:
+                    col = _column_of(agg)
+                    fields.append(ResultField(item.label, col.kind, False, col.scale))
             else:
                 col = _column_of(item)
-                fields.append(ResultField(col.attr, col.kind, False))
+                fields.append(ResultField(col.attr, col.kind, False, col.scale))
         return tuple(fields)
 
     @staticmethod
@@ -275,7 +279,7 @@ class Dialect:
             return None
         if returning == ALL_COLUMNS:
             return meta
-        return tuple(ResultField(c.attr, c.kind, False) for c in returning)
+        return tuple(ResultField(c.attr, c.kind, False, c.scale) for c in returning)
 
     # -- identifiers and values -------------------------------------------------------------
 

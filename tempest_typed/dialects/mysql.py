@@ -74,6 +74,8 @@ class MySQLDialect(Dialect):
             if col.max_length:
                 return f"VARBINARY({col.max_length})"
             return "VARBINARY(255)" if col.indexed else "LONGBLOB"
+        if kind == "decimal" and col.precision is not None:
+            return f"DECIMAL({col.precision}, {col.scale})"
         return {
             "int": "BIGINT", "float": "DOUBLE", "decimal": "DECIMAL(65, 30)", "bool": "BOOLEAN",
             "datetime": "DATETIME(6)", "date": "DATE",

@@ -38,6 +38,8 @@ class PostgreSQLDialect(Dialect):
             # ORDER BY on every dialect, and LIKE 'prefix%' can use a btree index.
             base = f"varchar({col.max_length})" if col.max_length else "text"
             return base + ' COLLATE "C"'
+        if col.kind == "decimal" and col.precision is not None:
+            return f"numeric({col.precision}, {col.scale})"
         return self._TYPES[col.kind]
 
     @override

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from ..dialects.base import JoinedModels, ResultShape
 from ..errors import MultipleResultsError, NoResultError, TempestError
 from ..model import ModelMeta
 from ..row import row_class
-from .types import Adapter, to_bool, to_float
+from .types import Adapter, decimal_reader, to_bool, to_float
 
 __all__ = ["Result", "row_builder"]
 
@@ -75,7 +75,7 @@ class Result(Generic[R_co]):
             return len(self._rows)
         return max(self._rowcount, 0)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[R_co]:
         """Iterate over the rows."""
         return iter(self._fetched())
 
@@ -99,10 +99,13 @@ _BUILTIN: dict[Any, Any] = {to_bool: bool, to_float: float}
 _AGGREGATE: dict[str, Any] = {"int": int, "float": float}
 
 
-def _converter(kind: str, adapters: dict[str, Adapter], aggregate: bool = False) -> Any:
+def _converter(kind: str, adapters: dict[str, Adapter], aggregate: bool = False,
+               scale: int | None = None) -> Any:
     convert = _AGGREGATE.get(kind) if aggregate else None
     if convert is None:
         convert = adapters.get(kind)
+        if kind == "decimal":
+            convert = decimal_reader(convert, scale)
     return _BUILTIN.get(convert, convert)
 
 
@@ -121,12 +124,12 @@ def row_builder(result: ResultShape,
     if isinstance(result, JoinedModels):
         return _without_gc_pauses(_joined_builder(result, adapters, names))
     if isinstance(result, ModelMeta):
-        kinds = [(c.kind, False) for c in result.columns]
+        kinds = [(c.kind, False, c.scale) for c in result.columns]
     else:
-        kinds = [(f.kind, f.aggregate) for f in result]
+        kinds = [(f.kind, f.aggregate, f.scale) for f in result]
     cells: list[str] = []
-    for i, (kind, aggregate) in enumerate(kinds):
-        convert = _converter(kind, adapters, aggregate)
+    for i, (kind, aggregate, scale) in enumerate(kinds):
+        convert = _converter(kind, adapters, aggregate, scale)
         if convert is None:
             cells.append(f"v{i}")
         else:
@@ -175,7 +178,7 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
         for col in meta.columns:
             i = position
             position += 1
-            convert = _converter(col.kind, adapters)
+            convert = _converter(col.kind, adapters, scale=col.scale)
             if convert is None:
                 cell = f"v{i}"
             else:

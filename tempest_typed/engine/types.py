@@ -11,8 +11,10 @@ import datetime as _dt
 import json
 import uuid
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any, TypeAlias
+
+from ..model import MAX_PRECISION, MAX_SCALE
 
 __all__ = ["Adapter", "Adapters"]
 
@@ -97,6 +99,43 @@ def to_decimal(value: Any) -> Decimal:
     if isinstance(value, float):
         return Decimal(repr(value))
     return Decimal(value if not isinstance(value, bytes) else value.decode())
+
+
+#: wide enough for any Decimal a column(precision=, scale=) holds (65 digits at most)
+_WIDE = Context(prec=MAX_PRECISION + MAX_SCALE)
+_ZERO = Decimal(0)
+
+
+def plain_decimal(value: Decimal) -> Decimal:
+    """A Decimal column's value without a scale of its own, the same on every database: zero
+    is Decimal('0'), never MariaDB's Decimal('0E-30') of DECIMAL(65, 30); no trailing zeros
+    (Decimal('1.5')); an integral value has exponent 0 (Decimal('100'), not '1E+2')."""
+    if not value:
+        return _ZERO
+    _, digits, exp = value.as_tuple()
+    if exp == 0 or (isinstance(exp, int) and exp < 0 and digits[-1]):
+        return value  # the common cases, already plain
+    if isinstance(exp, int) and exp > 0:
+        return Decimal(int(value))
+    return Decimal(decimal_to_text(value))
+
+
+def decimal_reader(read: Adapter | None, scale: int | None) -> Adapter:
+    """How a Decimal column's value is read back: at the column's scale (SQLite keeps text,
+    which has the places it was written with), or, without one, as plain_decimal()."""
+    if scale is None:
+        if read is None:
+            return plain_decimal
+        return lambda value: plain_decimal(read(value))
+    step = Decimal(1).scaleb(-scale)
+
+    def at_scale(value: Any) -> Decimal:
+        number = read(value) if read is not None else value
+        if number.as_tuple().exponent == -scale:
+            return number  # type: ignore[no-any-return]
+        return number.quantize(step, context=_WIDE)  # type: ignore[no-any-return]
+
+    return at_scale
 
 
 def json_dumps(value: Any) -> str:

@@ -155,7 +155,9 @@ def grouped(query: Query[Any], group_by: Sequence[str],
                     "cannot be aggregated"
                 )
         kind, nullable = _result(spec.func, of, key)
-        aggregate = Aggregate(spec.func, argument, spec.distinct, kind, nullable)
+        # SUM, MIN and MAX of a Decimal column keep its places; AVG has as many as it needs.
+        scale = of.scale if of is not None and kind == "decimal" and spec.func != "avg" else None
+        aggregate = Aggregate(spec.func, argument, spec.distinct, kind, nullable, scale)
         names[key] = (aggregate, label_column(key, kind, nullable, of))
         items.append(Labeled(key, aggregate))
     group_scope = Scope(label, None, names, {}, (), grouped=True)

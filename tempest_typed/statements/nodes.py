@@ -110,7 +110,7 @@ class Aggregate(NamedTuple):
     """An aggregate: func(argument), func(DISTINCT argument), or COUNT(*) when argument is None.
 
     `kind` is the kind of its result (see statements/aggregate.py), `nullable` whether it can
-    be NULL (every aggregate but count).
+    be NULL (every aggregate but count), `scale` a Decimal result's places (None: as it comes).
     """
 
     func: Literal["count", "sum", "avg", "min", "max"]
@@ -118,6 +118,7 @@ class Aggregate(NamedTuple):
     distinct: bool
     kind: str
     nullable: bool
+    scale: int | None
     tag: Literal["aggregate"] = "aggregate"
 
 

@@ -1,0 +1,71 @@
+"""A string where a list of column names belongs: `select(M, "id")`, `Index("x", "col")`.
+
+Both take `list[str] | tuple[str, ...]`, so any checker refuses a string with its generic
+"no overload matches" / "incompatible type" message. With the plugin the message is ours,
+with the fix: the signature seen for this one call accepts the string, after we report it.
+"""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.nodes import Expression, MemberExpr, NameExpr, RefExpr, StrExpr, TypeInfo
+from mypy.plugin import FunctionSigContext
+from mypy.types import FunctionLike, Instance, UnionType, get_proper_type
+
+from .messages import COLUMN
+from .metadata import model_facts
+from .values import literal_str
+
+__all__ = ["index_signature", "select_signature"]
+
+
+def _string(api: TypeChecker, expr: Expression) -> tuple[bool, str | None]:
+    """Whether `expr` is a str (not a list of them), and the string when it is known."""
+    if isinstance(expr, StrExpr):
+        return True, expr.value
+    if not isinstance(expr, RefExpr):
+        return False, None
+    with api.msg.filter_errors():
+        typ = get_proper_type(api.expr_checker.accept(expr))
+    if isinstance(typ, Instance) and typ.type.fullname == "builtins.str":
+        return True, literal_str(api, expr)
+    return False, None
+
+
+def _report(ctx: FunctionSigContext, position: int, lead: str) -> FunctionLike:
+    sig = ctx.default_signature
+    if len(sig.arg_types) <= position or not ctx.args[position]:
+        return sig
+    expr = ctx.args[position][0]
+    assert isinstance(ctx.api, TypeChecker)
+    is_string, value = _string(ctx.api, expr)
+    if not is_string:
+        return sig
+    written = (f'"{value}"' if value is not None
+               else expr.name if isinstance(expr, NameExpr | MemberExpr) else "...")
+    ctx.api.fail(f"{lead} a list of column names, not the string {written}; write [{written}]",
+                 expr, code=COLUMN)
+    types = list(sig.arg_types)
+    types[position] = UnionType.make_union([types[position], ctx.api.named_type("builtins.str")])
+    return sig.copy_modified(arg_types=types)
+
+
+def select_signature(ctx: FunctionSigContext) -> FunctionLike:
+    """`select(M, "id")`: reported, and the call typed as if the list had been written."""
+    sig = ctx.default_signature
+    if len(sig.arg_types) < 2 or not ctx.args[0]:
+        return sig
+    model = ctx.args[0][0]
+    facts = model_facts(model.node) if isinstance(model, RefExpr) and isinstance(
+        model.node, TypeInfo) else None
+    name = facts.name if facts is not None else "the model"
+    return _report(ctx, 1, f"{name}: select() takes")
+
+
+def index_signature(ctx: FunctionSigContext) -> FunctionLike:
+    """`Index("x", "col")`: reported with the fix."""
+    names = ctx.args[0] if ctx.args else []
+    label = f'Index "{names[0].value}"' if names and isinstance(names[0], StrExpr) else "Index"
+    return _report(ctx, 1, f"{label}: columns must be")
+
+
