@@ -25,13 +25,18 @@ try:
     import psycopg
     import psycopg.errors
     from psycopg.types.json import Jsonb
-    from psycopg_pool import ConnectionPool, PoolClosed
+    from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
         "postgresql:// needs psycopg 3 and psycopg_pool: pip install 'tempest-typed[postgres]'"
     ) from exc
 
 __all__ = ["PsycopgDriver"]
+
+#: SQLSTATEs after which the connection is gone: class 08 (connection exception), and the
+#: server's shutdowns (57P01 admin shutdown, e.g. pg_terminate_backend; 57P02 crash; 57P03
+#: cannot connect now)
+_DISCONNECT_STATES = ("57P01", "57P02", "57P03")
 
 _INTEGRITY_KINDS = {
     "23505": "unique", "23503": "foreign_key", "23502": "not_null", "23514": "check",
@@ -50,9 +55,16 @@ class PsycopgDriver(Driver):
     result: ClassVar[Adapters] = {"float": float}
 
     def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
+                 connect_timeout: float = 5.0,
                  connect_args: dict[str, Any] | None = None) -> None:
         self.dialect = get_dialect("postgresql")
-        kwargs: dict[str, Any] = {"autocommit": True}
+        if not isinstance(connect_timeout, int | float) or not connect_timeout > 0:
+            raise ConfigurationError(
+                f"connect_timeout must be a number of seconds above 0, got {connect_timeout!r}"
+            )
+        # libpq counts whole seconds (and takes at least 2); the URL's own option wins
+        kwargs: dict[str, Any] = {"autocommit": True,
+                                  "connect_timeout": max(2, round(connect_timeout))}
         for key, value in (("host", url.host), ("port", url.port), ("user", url.user),
                            ("password", url.password), ("dbname", url.database)):
             if value is not None:
@@ -60,6 +72,9 @@ class PsycopgDriver(Driver):
         kwargs.update(url.options)
         kwargs.update(connect_args or {})
         self._kwargs = kwargs
+        self._connect_timeout = float(connect_timeout)
+        self._pool_timeout = float(pool_timeout)
+        self._where = f"{url.host or 'localhost'}:{url.port or 5432}"
         self._last_used: dict[int, float] = {}
         self._pool = ConnectionPool(
             kwargs=kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout, open=True,
@@ -92,12 +107,34 @@ class PsycopgDriver(Driver):
 
     @override
     def acquire(self) -> Any:
+        # The pool connects on its own threads and, while the server is down, only logs why.
+        # So wait for a connection no longer than connect_timeout; then connect directly
+        # once, which either raises the real cause at once (the server is down: fail in
+        # seconds, saying why) or works (every connection is in use: wait the rest of
+        # pool_timeout for one to come back).
+        first = min(self._connect_timeout, self._pool_timeout)
         try:
-            return self._pool.getconn()
+            return self._pool.getconn(timeout=first)
         except PoolClosed as exc:
             raise ConfigurationError(f"{self._pool.name}: the engine is closed") from exc
-        except psycopg.OperationalError as exc:
-            raise QueryExecutionError(f"cannot connect to PostgreSQL: {exc}", "", ()) from exc
+        except PoolTimeout:
+            pass
+        try:
+            psycopg.connect(**self._kwargs).close()
+        except psycopg.Error as exc:
+            cause = str(exc).strip().replace("\n", " ") or type(exc).__name__
+            raise QueryExecutionError(
+                f"cannot connect to PostgreSQL at {self._where} (connect_timeout "
+                f"{self._connect_timeout:g}s): {cause}", "", ()) from exc
+        try:
+            return self._pool.getconn(timeout=max(0.0, self._pool_timeout - first))
+        except PoolClosed as exc:
+            raise ConfigurationError(f"{self._pool.name}: the engine is closed") from exc
+        except PoolTimeout as exc:
+            raise ConfigurationError(
+                f"{self._pool.name}: no connection free after {self._pool_timeout:g}s "
+                f"({self._pool.max_size} in use); raise pool_size, or release sessions sooner"
+            ) from exc
 
     @override
     def release(self, conn: Any, *, broken: bool = False) -> None:
@@ -169,10 +206,14 @@ class PsycopgDriver(Driver):
 
     @override
     def is_disconnect(self, exc: BaseException) -> bool:
-        if isinstance(exc, psycopg.OperationalError):
-            return True
-        conn = getattr(exc, "connection", None)
-        return bool(conn is not None and conn.closed)
+        # Deadlocks, serialization failures, lock and statement timeouts are
+        # OperationalErrors too, on a connection that is fine: only these lose it.
+        if not isinstance(exc, psycopg.Error):
+            return False
+        state = exc.sqlstate
+        if state is None:  # raised by the client: the connection failed, or was closed
+            return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+        return state.startswith("08") or state in _DISCONNECT_STATES
 
     @override
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
