@@ -175,7 +175,8 @@ class Queue:
     def enqueue(self, payload: Mapping[str, Any], *, key: str | None = None, delay: float = 0.0,
                 max_attempts: int | None = None, session: Session | None = None) -> UUID | None:
         """Add one message; None when its idempotency key was already enqueued."""
-        ids = self.enqueue_many([Message(dict(payload), key, delay, max_attempts)],
+        body = dict(payload) if isinstance(payload, Mapping) else payload  # checked in _row
+        ids = self.enqueue_many([Message(body, key, delay, max_attempts)],
                                 session=session)
         return ids[0] if ids else None
 

@@ -92,7 +92,8 @@ def clean_error(text: str) -> str:
     # a lone surrogate (from a bytes-decoding error) cannot be encoded for the driver
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if len(text) > MAX_ERROR_CHARS:
-        text = text[:MAX_ERROR_CHARS - 14] + " ...(truncated)"
+        marker = " ...(truncated)"
+        text = text[:MAX_ERROR_CHARS - len(marker)] + marker
     return text
 
 
@@ -172,7 +173,7 @@ class WorkerBook:
         """
         if self.stopping:
             return None
-        for held in self.held.values():
+        for held in list(self.held.values()):
             if held.phase != "waiting":
                 continue
             if held.deadline - now < self.start_margin:

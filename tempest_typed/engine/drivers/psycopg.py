@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -42,6 +44,31 @@ _INTEGRITY_KINDS = {
     "23505": "unique", "23503": "foreign_key", "23502": "not_null", "23514": "check",
     "23P01": "exclusion",
 }
+
+
+class _OncePerOutage(logging.Filter):
+    """Lets one of the pool's identical "error connecting" warnings through per minute:
+    while the server is down the pool retries on its own threads, and logged each try."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a repeat, within a minute, of the same warning about our pool."""
+        message = record.getMessage()
+        if "'tempest_typed'" not in message:
+            return True
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last.get(message, float("-inf")) < 60.0:
+                return False
+            self._last[message] = now
+            return True
+
+
+logging.getLogger("psycopg.pool").addFilter(_OncePerOutage())
 
 
 def _jsonb(value: Any) -> Any:
@@ -122,7 +149,7 @@ class PsycopgDriver(Driver):
         try:
             psycopg.connect(**self._kwargs).close()
         except psycopg.Error as exc:
-            cause = str(exc).strip().replace("\n", " ") or type(exc).__name__
+            cause = " ".join(str(exc).split()) or type(exc).__name__
             raise QueryExecutionError(
                 f"cannot connect to PostgreSQL at {self._where} (connect_timeout "
                 f"{self._connect_timeout:g}s): {cause}", "", ()) from exc
