@@ -8,7 +8,8 @@ run dry, and the rate is taken over a window in the middle of the run:
    `install()`, procrastinate's `apply_schema()`), a backlog of jobs, then `VACUUM ANALYZE`
    of every table of that library, so that each planner has statistics.
 2. The workers start (fork) and wait on a barrier with their connections open.
-3. Warm-up: the workers run for WARMUP seconds, not counted.
+3. Warm-up: once every worker has run its first job, the workers run WARMUP seconds more,
+   not counted.
 4. The window: each worker counts the jobs its handler ran; the rate is the jobs counted
    during the WINDOW seconds that follow, divided by the window's length. The backlog is
    sized so that it is never empty before the window ends (the script checks it), so neither
@@ -265,6 +266,10 @@ def run_once(side: Side, scale: float) -> float:
         for p in procs:
             p.start()
         ready.wait(timeout=120)
+        for _ in range(600):  # up to 60 s: until every worker has run a job (start-up done)
+            if all(c.value for c in counters):
+                break
+            time.sleep(0.1)
         time.sleep(WARMUP * scale)
         first, started = sum(c.value for c in counters), time.perf_counter()
         time.sleep(WINDOW * scale)

@@ -138,13 +138,17 @@ class Runner:
     def _notice_stop(self) -> None:
         now = time.monotonic()
         with self._lock:
-            if self.queue._stop_requested and not self.book.stopping:
+            asked = self.queue._stop_requested or self._signals_seen < self._signals
+            if asked and not self.book.stopping:
                 self.book.stop(now)
                 logger.info("worker %r stopping: %d handler(s) running, grace %gs",
                             self.queue.consumer, self.book.running(), self.book.grace_seconds)
-            while self._signals_seen < self._signals:
+                self._signals_seen = min(self._signals_seen + 1, self._signals)
+            while self._signals_seen < self._signals:  # a second signal ends the grace period
                 self._signals_seen += 1
-                self.book.stop(now)  # a second signal ends the grace period
+                self.book.stop(now)
+                logger.info("worker %r: stop asked again, handing back running messages now",
+                            self.queue.consumer)
             if self.book.stopping:
                 self._changed.notify_all()
 
@@ -290,15 +294,8 @@ class Runner:
                     len(leases))
 
     def _expired_all(self) -> bool:
-        """For one batch: after a database error, give up on leases whose deadline passed
-        (they will be delivered again), so that process() returns."""
-        now = time.monotonic()
         with self._lock:
-            if self.book.busy() or any(h.deadline > now for h in self.book.held.values()):
-                return False
-            self.book.summary.leases_lost += len(self.book.held)
-            self.book.held.clear()
-        return True
+            return self.book.abandon_expired(time.monotonic())
 
     # -- handlers, on the pool's threads ----------------------------------------------------
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 from uuid import UUID
@@ -136,7 +137,11 @@ class WorkerBook:
                                   else heartbeat_seconds)
         #: a handler starts only on a lease with at least this long left to run
         self.start_margin = min(lease_seconds / 3, self.heartbeat_seconds)
+        #: every lease held, in claim order; change it only through the methods below, which
+        #: keep the counts by phase (a batch of 100 would otherwise be scanned per message)
         self.held: dict[UUID, Held] = {}
+        self._phases: dict[Phase, int] = {"waiting": 0, "running": 0, "ok": 0, "failed": 0}
+        self._queue: deque[Held] = deque()  # waiting leases, oldest first (stale ones skipped)
         self.summary = Summary()
         self.stopping = False
         self.grace_deadline: float | None = None
@@ -160,8 +165,21 @@ class WorkerBook:
             self._last_heartbeat = sent_at
         deadline = sent_at + self.lease_seconds
         for lease in leases:
-            self.held[lease.id] = Held(lease, deadline)
+            held = self.held[lease.id] = Held(lease, deadline)
+            self._queue.append(held)
+        self._phases["waiting"] += len(leases)
         self.summary.claimed += len(leases)
+
+    def _move(self, held: Held, phase: Phase) -> None:
+        self._phases[held.phase] -= 1
+        self._phases[phase] += 1
+        held.phase = phase
+
+    def _drop(self, lease_id: UUID) -> Held | None:
+        held = self.held.pop(lease_id, None)
+        if held is not None:
+            self._phases[held.phase] -= 1
+        return held
 
     # -- handlers ---------------------------------------------------------------------------
 
@@ -173,18 +191,19 @@ class WorkerBook:
         """
         if self.stopping:
             return None
-        for held in list(self.held.values()):
-            if held.phase != "waiting":
-                continue
+        while self._queue:
+            held = self._queue.popleft()
+            if self.held.get(held.lease.id) is not held or held.phase != "waiting":
+                continue  # lost at a heartbeat, or set aside
             if held.deadline - now < self.start_margin:
                 self._set_aside(held)
                 continue
-            held.phase = "running"
+            self._move(held, "running")
             return held.lease
         return None
 
     def _set_aside(self, held: Held) -> None:
-        del self.held[held.lease.id]
+        self._drop(held.lease.id)
         self._release.append(held.lease)
 
     def finished(self, lease_id: UUID, error: str | None) -> None:
@@ -192,20 +211,20 @@ class WorkerBook:
         held = self.held.get(lease_id)
         if held is None or held.phase != "running":
             return  # released past the grace period, or lost: the result is not ours to settle
-        held.phase = "ok" if error is None else "failed"
         held.error = error
+        self._move(held, "ok" if error is None else "failed")
 
     def waiting(self) -> int:
         """Leases claimed and not started yet."""
-        return sum(1 for h in self.held.values() if h.phase == "waiting")
+        return self._phases["waiting"]
 
     def running(self) -> int:
         """Handlers running now."""
-        return sum(1 for h in self.held.values() if h.phase == "running")
+        return self._phases["running"]
 
     def busy(self) -> bool:
         """True while some lease is waiting or running."""
-        return any(h.phase in ("waiting", "running") for h in self.held.values())
+        return self._phases["waiting"] + self._phases["running"] > 0
 
     def idle(self) -> bool:
         """True when nothing is held and nothing is left to release."""
@@ -229,7 +248,7 @@ class WorkerBook:
             if held is not None:
                 held.deadline = deadline
         for lease_id in lost:
-            if self.held.pop(lease_id, None) is not None:
+            if self._drop(lease_id) is not None:
                 self.summary.leases_lost += 1
 
     def heartbeat_failed(self, now: float) -> None:
@@ -244,9 +263,9 @@ class WorkerBook:
         """The finished leases to ack and to nack now: when no handler is waiting or running,
         when a heartbeat is due (acks ride with it), before a claim (`force`), when a lease
         would end before the next heartbeat, or while stopping; else none yet."""
-        done = [h for h in self.held.values() if h.phase in ("ok", "failed")]
-        if not done:
+        if not self._phases["ok"] + self._phases["failed"]:
             return [], []
+        done = [h for h in self.held.values() if h.phase in ("ok", "failed")]
         waiting_for_more = (not force and self.busy() and not self.stopping
                             and not self._ack_near(done, now)
                             and now - self._last_heartbeat < self.heartbeat_seconds)
@@ -263,13 +282,13 @@ class WorkerBook:
     def acked(self, leases: Sequence[Lease], acked: int) -> None:
         """An ack of these leases changed `acked` rows; the rest were held by another worker."""
         for lease in leases:
-            self.held.pop(lease.id, None)
+            self._drop(lease.id)
         self.summary.processed += acked
         self.summary.leases_lost += len(leases) - acked
 
     def nacked(self, lease: Lease, outcome: str | None) -> None:
         """A nack's outcome: "queued", "failed", or None when the lease was lost."""
-        self.held.pop(lease.id, None)
+        self._drop(lease.id)
         if outcome == "queued":
             self.summary.retried += 1
         elif outcome == "failed":
@@ -311,6 +330,16 @@ class WorkerBook:
     def release_failed(self, leases: Sequence[Lease]) -> None:
         """A release did not reach the database: these leases will simply expire."""
         self.summary.leases_lost += len(leases)
+
+    def abandon_expired(self, now: float) -> bool:
+        """Give up on held leases once none runs and every deadline has passed (they will be
+        delivered again): for one batch after database errors. True when it gave up."""
+        if not self.held or self.busy() or any(h.deadline > now for h in self.held.values()):
+            return False
+        self.summary.leases_lost += len(self.held)
+        for lease_id in list(self.held):
+            self._drop(lease_id)
+        return True
 
     def finished_stopping(self, now: float) -> bool:
         """True when a stop is complete: nothing running, settled, or left to release."""
