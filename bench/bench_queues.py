@@ -112,6 +112,27 @@ def tempest_worker(batch: int) -> Callable[[Any], None]:
     return work
 
 
+def tempest_process_worker(batch: int) -> Callable[[Any], None]:
+    """The loop a user writes around process() (one batch with heartbeats per call)."""
+    def work(counter: Any) -> None:
+        from tempest_typed import create_engine
+        from tempest_typed.queue import Queue, message_model
+
+        engine = create_engine(PG_URL, pool_size=2)
+        queue = Queue(engine, "bench", model=message_model(TQ_TABLE))
+        engine.execute_sql("SELECT 1")
+
+        def noop(lease: Any) -> None:
+            counter.value += 1
+
+        yield_ready()
+        while True:
+            if not queue.process(noop, batch):
+                time.sleep(0.05)
+
+    return work
+
+
 def tempest_teardown() -> None:
     _sql(f'DROP TABLE IF EXISTS "{TQ_TABLE}"')
 
@@ -237,6 +258,12 @@ SIDES = [
          procrastinate_teardown, 8_000),
 ]
 
+#: run with --only NAME: the loop a user writes around process(), against run()'s
+EXTRA_SIDES = [
+    Side("tempest_typed process b=10", tempest_setup, tempest_process_worker(10),
+         tempest_teardown, 150_000),
+]
+
 _READY: Any = None
 
 
@@ -292,11 +319,12 @@ def run_once(side: Side, scale: float) -> float:
 def main() -> None:
     logging.getLogger("procrastinate").setLevel(logging.ERROR)
     p = parser(__doc__ or "")
-    p.add_argument("--only", choices=[s.name for s in SIDES], action="append")
+    p.add_argument("--only", choices=[s.name for s in SIDES + EXTRA_SIDES], action="append")
     args = p.parse_args()
     scale = 0.4 if args.quick else 1.0
-    rounds = args.rounds or (1 if args.quick else 3)
-    sides = [s for s in SIDES if not args.only or s.name in args.only]
+    rounds = args.rounds or (1 if args.quick else 2)
+    sides = [s for s in SIDES + EXTRA_SIDES
+             if (s.name in args.only if args.only else s in SIDES)]
     # Measure keeps seconds per round: store 1 job per (1 / rate) seconds.
     measures = {s.name: Measure(s.name, 1, "job") for s in sides}
     began = time.perf_counter()
