@@ -196,7 +196,7 @@ class Runner:
             delay = self._backoff.next_delay()
             logger.warning("worker %r: %s failed (%s); trying again in %.2fs",
                            self.queue.consumer, what, str(exc).splitlines()[0], delay)
-            self._close_session(broken=True)
+            self._close_session()
             self._sleep(delay)
             return False, None
         self._backoff.reset()
@@ -210,7 +210,7 @@ class Runner:
             self._session = self.queue.engine.session()
         return self._session
 
-    def _close_session(self, broken: bool = False) -> None:
+    def _close_session(self) -> None:
         session, self._session = self._session, None
         if session is not None:
             session.close()
@@ -229,7 +229,7 @@ class Runner:
             try:
                 leases = claim(self._open_session())
             except QueryExecutionError:
-                self._close_session(broken=True)
+                self._close_session()
                 raise
         else:
             ok, got = self._db("claim", claim)
