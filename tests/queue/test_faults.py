@@ -378,3 +378,30 @@ def test_run_outlives_terminated_backends(pg_url: str) -> None:
         killer.close()
         engine.drop_all(model)
         engine.close()
+
+
+def test_run_with_several_handler_threads_handles_every_message_once(queue: Queue) -> None:
+    queue.enqueue_many([Message({"n": n}) for n in range(9)])
+    seen: list[int] = []
+    lock = threading.Lock()
+    running, most = [0], [0]
+    together = threading.Barrier(3, timeout=15)  # passes only with three handlers at once
+
+    def handler(lease: Lease) -> None:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            seen.append(lease.payload["n"])
+        if lease.payload["n"] >= 6:  # three of them wait for each other: the other handlers
+            together.wait()          # finish, so all three threads end up here at once
+        with lock:
+            running[0] -= 1
+
+    thread, out = run_in_thread(queue, handler, batch=9, concurrency=3, poll_interval=0.05)
+    try:
+        wait_until(lambda: queue.counts()["sent"] == 9)
+    finally:
+        queue.stop()
+        thread.join(30)
+    assert sorted(seen) == list(range(9)) and out[0].processed == 9
+    assert most[0] == 3  # side by side, never more than asked
