@@ -66,10 +66,11 @@ def second_engine(engine: Engine) -> Iterator[Engine]:
 def test_a_slow_batch_keeps_its_leases_and_no_handler_starts_on_a_lost_one(
     queue: Queue, second_engine: Engine
 ) -> None:
-    """Six messages of 0.45 s on a 1 s lease, two workers: the issue's observed failure."""
-    queue.lease_seconds = 1.0
+    """Six messages of 0.6 s on a 2 s lease, two workers (the issue saw it with 0.45 s and
+    1 s): without heartbeats the second worker took the batch's tail mid-batch."""
+    queue.lease_seconds = 2.0
     queue.enqueue_many([Message({"n": n}) for n in range(6)])
-    other = Queue(second_engine, "mail", model=queue.model, lease_seconds=1.0)
+    other = Queue(second_engine, "mail", model=queue.model, lease_seconds=2.0)
     handled: list[tuple[str, UUID, bool]] = []
     lock = threading.Lock()
 
@@ -81,7 +82,7 @@ def test_a_slow_batch_keeps_its_leases_and_no_handler_starts_on_a_lost_one(
                     and stored.next_attempt_at > datetime.now(UTC))
             with lock:
                 handled.append((worker, lease.id, held))
-            time.sleep(0.45)
+            time.sleep(0.6)
         return handle
 
     first, first_out = run_in_thread(queue, handler("a", queue), batch=6, poll_interval=0.05)
@@ -105,7 +106,7 @@ def test_a_slow_batch_keeps_its_leases_and_no_handler_starts_on_a_lost_one(
 def test_process_extends_the_leases_while_its_handlers_run(
     queue: Queue, second_engine: Engine
 ) -> None:
-    queue.lease_seconds = 1.0
+    queue.lease_seconds = 2.0
     queue.enqueue_many([Message({"n": n}) for n in range(4)])
     other = Queue(second_engine, "mail", model=queue.model)
     result: list[Summary] = []
@@ -113,13 +114,15 @@ def test_process_extends_the_leases_while_its_handlers_run(
 
     def handler(lease: Lease) -> None:
         started.set()
-        time.sleep(0.45)
+        time.sleep(0.7)
 
     worker = threading.Thread(target=lambda: result.append(queue.process(handler, 4)))
     worker.start()
     assert started.wait(15)  # the batch is claimed: from now on, nobody else may take it
     stolen = []
-    while worker.is_alive() and len(stolen) < 100:  # bounded: the batch takes about 1.8 s
+    for _ in range(400):  # bounded (20 s): the batch takes about 2.8 s, past its lease
+        if not worker.is_alive():
+            break
         stolen.extend(other.claim(10))
         time.sleep(0.05)
     worker.join(30)
