@@ -1,32 +1,48 @@
-"""Workload 5: the queue module end to end, beside pgqueuer and procrastinate.
+"""Workload 5: the queue module beside pgqueuer and procrastinate, in steady state.
 
-Each library queues N jobs (before the clock starts, with its own batch enqueue), then 4 worker
-processes drain the queue, each job a no-op, and stop when it is empty. The clock runs from the
-moment all 4 workers are ready to the moment the last one stops. Each library runs the way its
-documentation runs a worker:
+Every side gets the same preparation, then 4 worker processes work a backlog that does not
+run dry, and the rate is taken over a window in the middle of the run:
 
-- tempest_typed.queue: `Queue.process(handler, 10)` in a loop (claim a batch of 10 under a
-  lease, run the handler, ack each message with its lease token), on psycopg.
-- pgqueuer: `QueueManager.run(batch_size=10, mode=drain)` on a psycopg async connection.
-- procrastinate: `App.run_worker(wait=False, concurrency=1)` on its psycopg connector, which
-  takes one job at a time.
+1. Preparation, outside the clock: the library's schema as its own installer makes it (the
+   tables and the indexes its documentation ships: `Queue.create_table()`, pgqueuer's
+   `install()`, procrastinate's `apply_schema()`), a backlog of jobs, then `VACUUM ANALYZE`
+   of every table of that library, so that each planner has statistics.
+2. The workers start (fork) and wait on a barrier with their connections open.
+3. Warm-up: once every worker has run its first job, the workers run WARMUP seconds more,
+   not counted.
+4. The window: each worker counts the jobs its handler ran; the rate is the jobs counted
+   during the WINDOW seconds that follow, divided by the window's length. The backlog is
+   sized so that it is never empty before the window ends (the script checks it), so neither
+   start-up nor a drain's end is in the figure.
+5. The workers are killed (SIGKILL: how a library stops is not measured) and the library's
+   objects dropped.
 
-Each library uses its own tables: tempest_typed's `bench_tq`, pgqueuer's schema objects
-(installed at the start of each run and uninstalled at its end), procrastinate's in the schema
-`bench_procrastinate` (dropped at the end).
+Each side runs the way its documentation runs a worker, jobs being no-ops:
 
-    .venv/bin/pip install 'tempest-typed[bench]'   # pgqueuer and procrastinate
-    .venv/bin/python bench/bench_queues.py [--quick] [--messages N]
+- tempest_typed.queue: `Queue.run(handler, batch=B)` (heartbeats, grouped acks, the clean-
+  stop machinery, all on; default 30 s lease), on psycopg; B = 10 and 100.
+- pgqueuer: `QueueManager.run(batch_size=B)`, continuous mode, on a psycopg async
+  connection; B = 10 (its default) and 100.
+- procrastinate: `App.run_worker(concurrency=1)` (its default) on its psycopg connector.
+
+Rounds are interleaved (every side once per round); the first round is a warm-up round.
+
+    .venv/bin/pip install -e '.[bench]'   # pgqueuer and procrastinate
+    BENCH_PG_URL=postgresql://... .venv/bin/python bench/bench_queues.py [--quick]
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing as mp
+import os
+import signal
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,53 +52,89 @@ import psycopg
 from _common import PG_URL, Measure, machine, parser, throughput_table
 
 WORKERS = 4
-BATCH = 10
+WARMUP = 2.0
+WINDOW = 5.0
 TQ_TABLE = "bench_tq"
+PROCRASTINATE_SCHEMA = "bench_procrastinate"
+
+
+def _sql(*statements: str) -> None:
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def _vacuum_analyze(like: str, schema: str = "public") -> None:
+    """VACUUM ANALYZE every table of a library (its name pattern, in its schema)."""
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) FROM pg_tables "
+            "WHERE schemaname = %s AND tablename LIKE %s", (schema, like)).fetchall()
+        for (table,) in tables:
+            conn.execute(f"VACUUM ANALYZE {table}")
 
 
 # -- tempest_typed.queue ----------------------------------------------------------------------
 
 def tempest_setup(n: int) -> None:
     from tempest_typed import create_engine
-    from tempest_typed.queue import Message, Queue, message_model
+    from tempest_typed.queue import Queue, message_model
 
     engine = create_engine(PG_URL, pool_size=1)
     model = message_model(TQ_TABLE)
     engine.drop_all(model)
-    queue = Queue(engine, "bench", model=model)
-    queue.create_table()
-    for start in range(0, n, 5000):
-        queue.enqueue_many([Message({"n": i}) for i in range(start, min(n, start + 5000))])
-    engine.execute_sql(f'VACUUM ANALYZE "{TQ_TABLE}"')
+    Queue(engine, "bench", model=model).create_table()
     engine.close()
+    # The backlog in one INSERT ... SELECT (the rows enqueue_many writes, due in order).
+    _sql(f"""INSERT INTO "{TQ_TABLE}" (id, consumer, payload, status, attempts, max_attempts,
+                 next_attempt_at, created_at, updated_at)
+             SELECT gen_random_uuid(), 'bench', jsonb_build_object('n', i), 'queued', 0, 5,
+                 now() - interval '1 hour' + i * interval '1 microsecond', now(), now()
+             FROM generate_series(1, {n}) AS i""")
+    _vacuum_analyze(TQ_TABLE)
 
 
-def tempest_worker() -> Callable[[], int]:
-    from tempest_typed import create_engine
-    from tempest_typed.queue import Queue, message_model
+def tempest_worker(batch: int) -> Callable[[Any], None]:
+    def work(counter: Any) -> None:
+        from tempest_typed import create_engine
+        from tempest_typed.queue import Queue, message_model
 
-    engine = create_engine(PG_URL, pool_size=2)
-    queue = Queue(engine, "bench", model=message_model(TQ_TABLE))
+        engine = create_engine(PG_URL, pool_size=2)
+        queue = Queue(engine, "bench", model=message_model(TQ_TABLE))
+        engine.execute_sql("SELECT 1")  # connected before the barrier
 
-    def noop(lease: Any) -> None:
-        pass
+        def noop(lease: Any) -> None:
+            counter.value += 1
 
-    def drain() -> int:
-        done = 0
+        yield_ready()
+        queue.run(noop, batch=batch, poll_interval=0.05)
+
+    return work
+
+
+def tempest_process_worker(batch: int) -> Callable[[Any], None]:
+    """The loop a user writes around process() (one batch with heartbeats per call)."""
+    def work(counter: Any) -> None:
+        from tempest_typed import create_engine
+        from tempest_typed.queue import Queue, message_model
+
+        engine = create_engine(PG_URL, pool_size=2)
+        queue = Queue(engine, "bench", model=message_model(TQ_TABLE))
+        engine.execute_sql("SELECT 1")
+
+        def noop(lease: Any) -> None:
+            counter.value += 1
+
+        yield_ready()
         while True:
-            got = queue.process(noop, BATCH)
-            if not got:
-                return done
-            done += got
+            if not queue.process(noop, batch):
+                time.sleep(0.05)
 
-    return drain
+    return work
 
 
-def tempest_done() -> int:
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        row = conn.execute(f"SELECT count(*) FROM \"{TQ_TABLE}\" WHERE status = 'sent'").fetchone()
-        conn.execute(f'DROP TABLE IF EXISTS "{TQ_TABLE}"')
-    return int(row[0]) if row else 0
+def tempest_teardown() -> None:
+    _sql(f'DROP TABLE IF EXISTS "{TQ_TABLE}"')
 
 
 # -- pgqueuer ---------------------------------------------------------------------------------
@@ -100,57 +152,47 @@ def pgqueuer_setup(n: int) -> None:
         if await queries.schema_is_installed():
             await queries.uninstall()
         await queries.install()
-        for start in range(0, n, 5000):
-            size = min(n, start + 5000) - start
+        for start in range(0, n, 10_000):
+            size = min(n, start + 10_000) - start
             await queries.enqueue(["noop"] * size, [None] * size, [0] * size)
+        await conn.close()
+
+    asyncio.run(run())
+    _vacuum_analyze("pgqueuer%")
+
+
+def pgqueuer_worker(batch: int) -> Callable[[Any], None]:
+    def work(counter: Any) -> None:
+        from pgqueuer import QueueManager
+
+        async def run() -> None:
+            _conn, queries = await _pgq_queries()
+            qm = QueueManager(queries)
+
+            @qm.entrypoint("noop")
+            async def noop(job: Any) -> None:
+                counter.value += 1
+
+            yield_ready()
+            await qm.run(batch_size=batch)
+
+        asyncio.run(run())
+
+    return work
+
+
+def pgqueuer_teardown() -> None:
+    async def run() -> None:
+        conn, queries = await _pgq_queries()
+        await queries.uninstall()
         await conn.close()
 
     asyncio.run(run())
 
 
-def pgqueuer_worker() -> Callable[[], int]:
-    def drain() -> int:
-        from pgqueuer import QueueManager
-        from pgqueuer.domain.types import QueueExecutionMode
-
-        done = 0
-
-        async def run() -> None:
-            nonlocal done
-            conn, queries = await _pgq_queries()
-            qm = QueueManager(queries)
-
-            @qm.entrypoint("noop")
-            async def noop(job: Any) -> None:
-                nonlocal done
-                done += 1
-
-            await qm.run(batch_size=BATCH, mode=QueueExecutionMode.drain)
-            await conn.close()
-
-        asyncio.run(run())
-        return done
-
-    return drain
-
-
-def pgqueuer_done() -> int:
-    async def run() -> int:
-        conn, queries = await _pgq_queries()
-        cur = await conn.execute("SELECT count(*) FROM pgqueuer")
-        row = await cur.fetchone()
-        left = int(row[0]) if row else -1
-        await queries.uninstall()
-        await conn.close()
-        return left
-
-    left = asyncio.run(run())
-    return -1 if left else 0  # every job processed leaves the pgqueuer table empty
-
-
 # -- procrastinate ----------------------------------------------------------------------------
 
-PROCRASTINATE_SCHEMA = "bench_procrastinate"
+_COUNTER: Any = None
 
 
 def _procrastinate_app() -> Any:
@@ -162,99 +204,142 @@ def _procrastinate_app() -> Any:
 
     @app.task(name="noop")
     def noop() -> None:
-        pass
+        if _COUNTER is not None:
+            _COUNTER.value += 1
 
     return app
 
 
 def procrastinate_setup(n: int) -> None:
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {PROCRASTINATE_SCHEMA} CASCADE")
-        conn.execute(f"CREATE SCHEMA {PROCRASTINATE_SCHEMA}")
+    _sql(f"DROP SCHEMA IF EXISTS {PROCRASTINATE_SCHEMA} CASCADE",
+         f"CREATE SCHEMA {PROCRASTINATE_SCHEMA}")
     app = _procrastinate_app()
     with app.open():
         app.schema_manager.apply_schema()
         task = app.tasks["noop"]
         for start in range(0, n, 5000):
             task.batch_defer(*[{} for _ in range(start, min(n, start + 5000))])
+    _vacuum_analyze("%", PROCRASTINATE_SCHEMA)
 
 
-def procrastinate_worker() -> Callable[[], int]:
-    def drain() -> int:
+def procrastinate_worker(batch: int) -> Callable[[Any], None]:
+    def work(counter: Any) -> None:
+        global _COUNTER
+        _COUNTER = counter
         app = _procrastinate_app()
-        app.run_worker(wait=False, concurrency=1, listen_notify=False,
-                       install_signal_handlers=False)
-        return 0
+        yield_ready()
+        app.run_worker(concurrency=1, install_signal_handlers=False)
 
-    return drain
-
-
-def procrastinate_done() -> int:
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        row = conn.execute(
-            f"SELECT count(*) FROM {PROCRASTINATE_SCHEMA}.procrastinate_jobs "
-            "WHERE status = 'succeeded'").fetchone()
-        conn.execute(f"DROP SCHEMA IF EXISTS {PROCRASTINATE_SCHEMA} CASCADE")
-    return int(row[0]) if row else 0
+    return work
 
 
-LIBRARIES: dict[str, tuple[Callable[[int], None], Callable[[], Callable[[], int]],
-                           Callable[[], int]]] = {
-    "tempest_typed.queue": (tempest_setup, tempest_worker, tempest_done),
-    "pgqueuer": (pgqueuer_setup, pgqueuer_worker, pgqueuer_done),
-    "procrastinate": (procrastinate_setup, procrastinate_worker, procrastinate_done),
-}
+def procrastinate_teardown() -> None:
+    _sql(f"DROP SCHEMA IF EXISTS {PROCRASTINATE_SCHEMA} CASCADE")
 
 
-def _child(name: str, barrier: Any, out: Any) -> None:
-    drain = LIBRARIES[name][1]()
-    barrier.wait()
-    out.put(drain())
+# -- the run ----------------------------------------------------------------------------------
+
+@dataclass
+class Side:
+    name: str
+    setup: Callable[[int], None]
+    worker: Callable[[Any], None]
+    teardown: Callable[[], None]
+    #: the backlog: enough for WARMUP + WINDOW at the fastest rate seen here, with margin
+    backlog: int
 
 
-def run_once(name: str, n: int) -> float:
-    """Queue n jobs, drain them with the workers, return the seconds the drain took."""
-    setup, _, done = LIBRARIES[name]
-    setup(n)
+SIDES = [
+    Side("tempest_typed b=10", tempest_setup, tempest_worker(10), tempest_teardown, 150_000),
+    Side("tempest_typed b=100", tempest_setup, tempest_worker(100), tempest_teardown, 250_000),
+    Side("pgqueuer b=10", pgqueuer_setup, pgqueuer_worker(10), pgqueuer_teardown, 100_000),
+    Side("pgqueuer b=100", pgqueuer_setup, pgqueuer_worker(100), pgqueuer_teardown, 150_000),
+    Side("procrastinate", procrastinate_setup, procrastinate_worker(1),
+         procrastinate_teardown, 8_000),
+]
+
+#: run with --only NAME: the loop a user writes around process(), against run()'s
+EXTRA_SIDES = [
+    Side("tempest_typed process b=10", tempest_setup, tempest_process_worker(10),
+         tempest_teardown, 150_000),
+]
+
+_READY: Any = None
+
+
+def yield_ready() -> None:
+    """Called by a worker once it is connected: wait until every worker is."""
+    _READY.wait()
+
+
+def _child(work: Callable[[Any], None], ready: Any, counter: Any) -> None:
+    global _READY
+    _READY = ready
+    logging.getLogger("procrastinate").setLevel(logging.ERROR)
+    logging.getLogger("pgqueuer").setLevel(logging.ERROR)
+    work(counter)
+
+
+def run_once(side: Side, scale: float) -> float:
+    """Prepare the side, run its workers, return the steady-state rate in jobs a second."""
+    backlog = int(side.backlog * scale)
+    side.setup(backlog)
     ctx = mp.get_context("fork")
-    barrier = ctx.Barrier(WORKERS + 1)
-    out = ctx.Queue()
-    procs = [ctx.Process(target=_child, args=(name, barrier, out)) for _ in range(WORKERS)]
-    for p in procs:
-        p.start()
-    barrier.wait()
-    started = time.perf_counter()
-    for _ in procs:
-        out.get()
-    elapsed = time.perf_counter() - started
-    for p in procs:
-        p.join()
-    finished = done()
-    assert finished in (n, 0), (name, finished, n)  # 0: the library counts no processed jobs
-    return elapsed
+    ready = ctx.Barrier(WORKERS + 1)
+    counters = [ctx.Value("q", 0, lock=False) for _ in range(WORKERS)]
+    procs = [ctx.Process(target=_child, args=(side.worker, ready, c), daemon=True)
+             for c in counters]
+    try:
+        for p in procs:
+            p.start()
+        ready.wait(timeout=120)
+        for _ in range(600):  # up to 60 s: until every worker has run a job (start-up done)
+            if all(c.value for c in counters):
+                break
+            time.sleep(0.1)
+        time.sleep(WARMUP * scale)
+        first, started = sum(c.value for c in counters), time.perf_counter()
+        time.sleep(WINDOW * scale)
+        last, ended = sum(c.value for c in counters), time.perf_counter()
+    finally:
+        for p in procs:
+            if p.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGKILL)
+        for p in procs:
+            p.join()
+        side.teardown()
+    if last >= backlog:
+        raise SystemExit(f"{side.name}: the backlog of {backlog} ran dry; raise Side.backlog")
+    if first == 0:
+        raise SystemExit(f"{side.name}: no job ran during the warm-up")
+    return (last - first) / (ended - started)
 
 
 def main() -> None:
-    # procrastinate warns that its App lives in a __main__ module: true, and harmless here.
     logging.getLogger("procrastinate").setLevel(logging.ERROR)
     p = parser(__doc__ or "")
-    p.add_argument("--messages", type=int, default=None)
-    p.add_argument("--only", choices=list(LIBRARIES), action="append")
+    p.add_argument("--only", choices=[s.name for s in SIDES + EXTRA_SIDES], action="append")
     args = p.parse_args()
-    n = args.messages or (2000 if args.quick else 10000)
-    rounds = args.rounds or (1 if args.quick else 3)
-    names = args.only or list(LIBRARIES)
-    measures = {name: Measure(name, n, "job") for name in names}
+    scale = 0.4 if args.quick else 1.0
+    rounds = args.rounds or (1 if args.quick else 2)
+    sides = [s for s in SIDES + EXTRA_SIDES
+             if (s.name in args.only if args.only else s in SIDES)]
+    # Measure keeps seconds per round: store 1 job per (1 / rate) seconds.
+    measures = {s.name: Measure(s.name, 1, "job") for s in sides}
     began = time.perf_counter()
     for r in range(rounds + 1):  # the first round is a warm-up
-        for name in names:
-            seconds = run_once(name, n)
+        for side in sides:
+            rate = run_once(side, scale)
+            print(f"  round {r}{' (warm-up)' if not r else ''}: {side.name:<22} "
+                  f"{rate:>9,.0f} jobs/s", flush=True)
             if r:
-                measures[name].samples.append(seconds)
+                measures[side.name].samples.append(1.0 / rate)
     print(throughput_table(
-        f"Workload 5: job queues end to end, PostgreSQL, {WORKERS} worker processes, {n:,} "
-        f"no-op jobs ({machine()}; {rounds} rounds per library after a warm-up, interleaved)",
-        [("drain the queue", list(measures.values()), names[0])]))
+        f"Workload 5: job queues in steady state, PostgreSQL, {WORKERS} worker processes, "
+        f"no-op jobs, {WINDOW * scale:g} s window after {WARMUP * scale:g} s warm-up "
+        f"({machine()}; {rounds} rounds per side after a warm-up round, interleaved)",
+        [("work a backlog", list(measures.values()), sides[0].name)]))
     print(f"\ntook {time.perf_counter() - began:.1f} s")
 
 

@@ -52,7 +52,8 @@ class QueryExecutionError(TempestError):
         shown = ", ".join(_cut(p) for p in self.params[:20])
         if len(self.params) > 20:
             shown += f", ... ({len(self.params)} parameters)"
-        super().__init__(f"{message}\n  SQL: {sql}\n  parameters: ({shown})")
+        # No SQL (a connection that could not be made): the message alone, no empty lines.
+        super().__init__(f"{message}\n  SQL: {sql}\n  parameters: ({shown})" if sql else message)
         self.message = message
 
 

@@ -9,6 +9,7 @@ adaptation and the driver's own work.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,7 +17,13 @@ from typing import Any, TypeVar
 
 from ..dialects import CompiledShape, Dialect
 from ..dialects.ddl import create_statements
-from ..errors import ConfigurationError, QueryExecutionError, TempestError, ValidationError
+from ..errors import (
+    ConfigurationError,
+    QueryExecutionError,
+    TempestError,
+    TransactionConflict,
+    ValidationError,
+)
 from ..statements.base import Statement
 from ..statements.delete import Delete
 from ..statements.nodes import ConflictUpdate, InsertStatement, RowParams, StatementNode
@@ -322,7 +329,18 @@ class Session:
             finally:
                 self._depth -= 1
             return
-        self._call(driver.begin, conn, isolation, read_only, True)
+        try:
+            self._call(driver.begin, conn, isolation, read_only, True)
+        except QueryExecutionError:
+            if not self._broken:
+                raise
+            # The connection died while it sat in the pool (a terminated backend, a server
+            # restart, an idle timeout) and nothing of this transaction ran on it yet: begin
+            # again, once, on a new connection.
+            self._driver.release(conn, broken=True)
+            self._conn, self._broken = None, False
+            conn = self._connection()
+            self._call(driver.begin, conn, isolation, read_only, True)
         self._depth = 1
         try:
             yield self
@@ -462,6 +480,29 @@ class Engine:
                     read_only: bool = False) -> _EngineTransaction:
         """A transaction on a pooled connection: COMMIT on success, ROLLBACK on exception."""
         return _EngineTransaction(self, isolation, read_only)
+
+    def run_transaction(self, work: Callable[[Session], R], *, retries: int = 3,
+                        isolation: str | None = None, read_only: bool = False) -> R:
+        """Run `work(tx)` in a transaction and return what it returns; when the database
+        aborts it as a deadlock victim or a serialization failure (TransactionConflict), roll
+        back and run it again, up to `retries` more times, after a short random pause.
+
+        `work` must be safe to run again: only its database writes are undone.
+        """
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ConfigurationError(f"retries must be an int of at least 0, got {retries!r}")
+        for attempt in range(retries + 1):
+            try:
+                with self.transaction(isolation, read_only) as tx:
+                    return work(tx)
+            except TransactionConflict as exc:
+                if attempt == retries:
+                    raise
+                pause = min(1.0, 0.01 * 2 ** attempt) * (0.5 + random.random())
+                logger.info("transaction conflict, attempt %d of %d; again in %.3f s: %s",
+                            attempt + 1, retries + 1, pause, exc.message)
+                time.sleep(pause)
+        raise AssertionError("unreachable")  # the last attempt returned or raised
 
     def execute(self, stmt: Statement[R]) -> Result[R]:
         """Run one statement in its own session (committed on its own)."""

@@ -18,20 +18,25 @@ What each database does differently is confined to the claim and the backoff exp
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, Final, LiteralString, Never, TypeVar
+from typing import TYPE_CHECKING, Any, Final, LiteralString, Never, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
 from ..engine import Engine, Result, Session
-from ..errors import TransactionConflict, ValidationError
+from ..errors import QueryExecutionError, TransactionConflict, ValidationError
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
 from .model import QueueMessage, Status
+from .worker import clean_error
+
+if TYPE_CHECKING:
+    from .worker import Summary
 
 __all__ = ["Lease", "Message", "Queue"]
 
@@ -49,6 +54,43 @@ _BACKOFF: Final[dict[str, LiteralString]] = {
 }
 _CHUNK: Final = 500  # rows per INSERT: expression cells are not split by the engine
 _EXPIRED_FINAL = "lease expired on the final attempt"
+#: the longest delay, lease or backoff a queue takes, in seconds (about ten years): a time
+#: further off overflows some database's timestamps (MySQL's end in 9999) or is a mistake
+MAX_SECONDS: Final = 10 * 366 * 86400.0
+#: the most messages one claim takes
+MAX_CLAIM: Final = 10_000
+
+
+def _seconds(name: str, value: object, *, minimum: float | None = 0.0,
+             exclusive: bool = False) -> float:
+    """A number of seconds checked before anything is written: finite, in range, a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(f"{name} must be a number of seconds, got {value!r}")
+    seconds = float(value)
+    if not math.isfinite(seconds) or abs(seconds) > MAX_SECONDS:
+        raise ValidationError(
+            f"{name} must be a finite number of seconds within {MAX_SECONDS:.0f} "
+            f"(about ten years), got {value!r}"
+        )
+    if minimum is not None and (seconds <= minimum if exclusive else seconds < minimum):
+        raise ValidationError(
+            f"{name} must be {'greater than' if exclusive else 'at least'} {minimum:g} "
+            f"seconds, got {value!r}"
+        )
+    return seconds
+
+
+def _count(name: str, value: object, *, maximum: int | None = None) -> int:
+    """A whole number of at least 1 (not a bool, not a string)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(f"{name} must be an int of at least 1, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValidationError(f"{name} must be at most {maximum}, got {value!r}")
+    return value
+
+
+def _lease_seconds(name: str, value: object) -> float:
+    return _seconds(name, value, minimum=0.0, exclusive=True)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -94,22 +136,22 @@ class Queue:
         max_backoff_seconds: float = 300.0,
         sweep_interval: float = 1.0,
     ) -> None:
-        if not consumer:
-            raise ValidationError("Queue needs a consumer name")
-        if lease_seconds <= 0 or max_attempts < 1 or backoff_seconds < 0:
+        if not isinstance(consumer, str) or not consumer or len(consumer) > 200:
             raise ValidationError(
-                "Queue: lease_seconds must be > 0, max_attempts >= 1, backoff_seconds >= 0"
+                f"Queue needs a consumer name of 1 to 200 characters, got {consumer!r}"
             )
         self.engine = engine
         self.consumer = consumer
         self.model = model
-        self.lease_seconds = float(lease_seconds)
-        self.max_attempts = max_attempts
-        self.backoff_seconds = float(backoff_seconds)
-        self.max_backoff_seconds = float(max_backoff_seconds)
+        self.lease_seconds = _lease_seconds("Queue(lease_seconds)", lease_seconds)
+        self.max_attempts = _count("Queue(max_attempts)", max_attempts)
+        self.backoff_seconds = _seconds("Queue(backoff_seconds)", backoff_seconds)
+        self.max_backoff_seconds = _seconds("Queue(max_backoff_seconds)", max_backoff_seconds)
         #: how often process() dead-letters exhausted expired leases (claim() always does)
-        self.sweep_interval = float(sweep_interval)
+        self.sweep_interval = _seconds("Queue(sweep_interval)", sweep_interval)
         self._last_sweep = float("-inf")
+        #: set by stop(): a plain flag, safe to set from a signal handler
+        self._stop_requested = False
 
     def __repr__(self) -> str:
         return f"<Queue {self.consumer!r} on {self.engine.url}>"
@@ -132,7 +174,8 @@ class Queue:
     def enqueue(self, payload: Mapping[str, Any], *, key: str | None = None, delay: float = 0.0,
                 max_attempts: int | None = None, session: Session | None = None) -> UUID | None:
         """Add one message; None when its idempotency key was already enqueued."""
-        ids = self.enqueue_many([Message(dict(payload), key, delay, max_attempts)],
+        body = dict(payload) if isinstance(payload, Mapping) else payload  # checked in _row
+        ids = self.enqueue_many([Message(body, key, delay, max_attempts)],
                                 session=session)
         return ids[0] if ids else None
 
@@ -143,30 +186,57 @@ class Queue:
         Pass `session` (inside its transaction()) to enqueue with the caller's own writes: the
         messages commit or roll back with them (the outbox pattern).
         """
+        # Every message is checked before anything is written, and a batch goes in whole or
+        # not at all: a bad message at #550 of 600 leaves the table as it was.
         rows: list[dict[str, object]] = []
-        for message in messages:
+        for number, message in enumerate(messages):
             if not isinstance(message, Message):
-                raise ValidationError(f"enqueue_many() takes Message objects, got {message!r}")
-            limit = self.max_attempts if message.max_attempts is None else message.max_attempts
-            if limit < 1:
-                raise ValidationError(f"max_attempts must be at least 1, got {limit}")
-            rows.append({
-                "id": uuid4(), "consumer": self.consumer, "idempotency_key": message.key,
-                "payload": message.payload, "status": "queued", "attempts": 0,
-                "max_attempts": limit, "next_attempt_at": sql.now(plus=float(message.delay)),
-                "created_at": sql.now(), "updated_at": sql.now(),
-            })
+                raise ValidationError(
+                    f"enqueue_many() takes Message objects, got {message!r} at #{number}"
+                )
+            rows.append(self._row(message, number))
         inserted: set[UUID] = set()
         if not rows:
             return []
-        if session is None and self._dialect == "mysql":
-            with self.engine.transaction() as tx:  # MySQL 8 reads the ids back: one snapshot
-                for first in range(0, len(rows), _CHUNK):
-                    inserted |= self._insert(rows[first:first + _CHUNK], tx)
+        chunks = [rows[first:first + _CHUNK] for first in range(0, len(rows), _CHUNK)]
+        # One statement is atomic by itself; several (or MySQL 8's insert and read-back, which
+        # want one snapshot) run in one transaction, the caller's when it has one.
+        if len(chunks) == 1 and self._dialect != "mysql":
+            inserted = self._insert(chunks[0], session)
+        elif session is not None:
+            with session.transaction() as tx:  # a savepoint inside the caller's transaction
+                for chunk in chunks:
+                    inserted |= self._insert(chunk, tx)
         else:
-            for first in range(0, len(rows), _CHUNK):
-                inserted |= self._insert(rows[first:first + _CHUNK], session)
+            with self.engine.transaction() as tx:
+                for chunk in chunks:
+                    inserted |= self._insert(chunk, tx)
         return [row["id"] for row in rows if row["id"] in inserted]  # type: ignore[misc]
+
+    def _row(self, message: Message, number: int) -> dict[str, object]:
+        """The row of one message, or ValidationError naming what is wrong with it."""
+        where = f"message #{number}"
+        if not isinstance(message.payload, Mapping) or not all(
+            isinstance(k, str) for k in message.payload
+        ):
+            raise ValidationError(
+                f"{where}: payload must be a dict with str keys (a JSON object), got "
+                f"{message.payload!r}"
+            )
+        if message.key is not None and (not isinstance(message.key, str)
+                                        or not 0 < len(message.key) <= 200):
+            raise ValidationError(
+                f"{where}: key must be None or a str of 1 to 200 characters, got {message.key!r}"
+            )
+        delay = _seconds(f"{where}: delay", message.delay, minimum=None)
+        limit = (self.max_attempts if message.max_attempts is None
+                 else _count(f"{where}: max_attempts", message.max_attempts))
+        return {
+            "id": uuid4(), "consumer": self.consumer, "idempotency_key": message.key,
+            "payload": dict(message.payload), "status": "queued", "attempts": 0,
+            "max_attempts": limit, "next_attempt_at": sql.now(plus=delay),
+            "created_at": sql.now(), "updated_at": sql.now(),
+        }
 
     def _insert(self, rows: list[dict[str, object]], session: Session | None) -> set[UUID]:
         stmt = insert(self.model).values(rows)
@@ -188,41 +258,40 @@ class Queue:
 
     def claim(self, limit: int = 10, *, lease_seconds: float | None = None) -> list[Lease]:
         """Lease up to `limit` due messages, oldest due first; each claim counts an attempt."""
+        _count("claim(limit)", limit, maximum=MAX_CLAIM)
+        if lease_seconds is not None:
+            _lease_seconds("claim(lease_seconds)", lease_seconds)
         return _retry_deadlocks(lambda: self._claim(limit, lease_seconds))
 
     def _claim(self, limit: int, lease_seconds: float | None,
                session: Session | None = None, sweep: bool = True) -> list[Lease]:
-        if limit < 1:
-            raise ValidationError(f"claim(limit={limit}) must be at least 1")
         seconds = self.lease_seconds if lease_seconds is None else float(lease_seconds)
         token = uuid4()
         model = self.model
         due = self._due(limit)
         lease = self._lease(token, seconds)
         dialect = self._dialect
-        rows: list[QueueMessage]
         if dialect == "postgresql":
             if sweep:
                 self.dead_letter_expired(session=session)
             sub = due.for_update(skip_locked=True).as_subquery("id")
-            rows = self._execute(lease.where({"id": {"in": sub}}).returning(), session).all()
-        elif dialect == "sqlite":
+            stmt = lease.where({"id": {"in": sub}}).returning()
+            return _leases(self._execute(stmt, session).all())
+        if dialect == "sqlite":
             with self.engine.transaction() as tx:  # BEGIN IMMEDIATE: one claimer at a time
                 if sweep:
                     self.dead_letter_expired(session=tx)  # under the same write lock
-                rows = tx.execute(
-                    lease.where({"id": {"in": due.as_subquery("id")}}).returning()
-                ).all()
-        else:
-            if sweep:
-                self.dead_letter_expired()
-            with self.engine.transaction() as tx:
-                ids = tx.execute(due.for_update(skip_locked=True)).scalars()
-                if not ids:
-                    return []
-                tx.execute(lease.where({"id": {"in": ids}}))
-                rows = tx.execute(select(model).where({"id": {"in": ids}, "lease_token": token})).all()
-        return [_lease(row) for row in rows]
+                stmt = lease.where({"id": {"in": due.as_subquery("id")}}).returning()
+                return _leases(tx.execute(stmt).all())  # inside: a failure rolls back
+        if sweep:
+            self.dead_letter_expired()
+        with self.engine.transaction() as tx:
+            ids = tx.execute(due.for_update(skip_locked=True)).scalars()
+            if not ids:
+                return []
+            tx.execute(lease.where({"id": {"in": ids}}))
+            read = select(model).where({"id": {"in": ids}, "lease_token": token})
+            return _leases(tx.execute(read).all())
 
     def _due(self, limit: int) -> Select[QueueMessage, Row]:
         """The ids of the messages a claim takes: due, not exhausted, oldest due first."""
@@ -276,17 +345,23 @@ class Queue:
         }
 
     def _dead_letter_statement(self) -> Update[QueueMessage, Never]:
+        # The lease token stays on the row: a late ack of that final attempt (its handler ran,
+        # its ack came after the lease) still finds its fence and marks the message sent.
         return update(self.model).set({
-            "status": "failed", "next_attempt_at": None, "lease_token": None,
+            "status": "failed", "next_attempt_at": None,
             "last_error": _EXPIRED_FINAL, "updated_at": sql.now(),
         }).where(self._exhausted())
 
     # -- the lease holder's writes, fenced by its token --------------------------------------
 
     def _fenced(self, lease: Lease, changes: Mapping[str, object],
-                session: Session | None) -> bool:
+                session: Session | None, *, late: bool = True) -> bool:
+        if not isinstance(lease, Lease):
+            raise ValidationError(f"expected a Lease from claim(), got {lease!r}")
+        # late: the lease of a final attempt that the sweep dead-lettered still counts
         stmt = update(self.model).set(changes).where(
-            {"id": lease.id, "lease_token": lease.token, "status": "sending"}
+            {"id": lease.id, "lease_token": lease.token, "status": {"in": ["sending", "failed"]}}
+            if late else {"id": lease.id, "lease_token": lease.token, "status": "sending"}
         )
         if session is not None and session.in_transaction:
             # the caller's transaction: the caller decides to retry
@@ -306,11 +381,16 @@ class Queue:
         """Record a failed attempt: "queued" again after a backoff, or "failed" after the last
         attempt (or with retry=False); None when the lease was lost."""
         # The token proves the row's attempts are still lease.attempts: no claim came between.
+        if not isinstance(lease, Lease):
+            raise ValidationError(f"nack() expects a Lease from claim(), got {lease!r}")
+        if not isinstance(error, str):
+            raise ValidationError(f"nack(error) must be a str, got {error!r}")
         dead = not retry or lease.final
         changes: dict[str, object] = {
             "status": "failed" if dead else "queued",
             "next_attempt_at": None if dead else sql.now(plus=self.backoff()),
-            "lease_token": None, "last_error": error[:4000] or None, "updated_at": sql.now(),
+            "lease_token": None, "last_error": clean_error(error) or None,
+            "updated_at": sql.now(),
         }
         if not self._fenced(lease, changes, session):
             return None
@@ -324,69 +404,99 @@ class Queue:
     def extend(self, lease: Lease, seconds: float | None = None, *,
                session: Session | None = None) -> bool:
         """Push the lease's expiry to now + seconds; False when the lease was lost."""
-        seconds = self.lease_seconds if seconds is None else float(seconds)
+        seconds = self.lease_seconds if seconds is None else _lease_seconds(
+            "extend(seconds)", seconds)
         return self._fenced(lease, {"next_attempt_at": sql.now(plus=seconds),
-                                    "updated_at": sql.now()}, session)
+                                    "updated_at": sql.now()}, session, late=False)
 
-    def process(self, handler: Callable[[Lease], object], limit: int = 10) -> int:
-        """Claim a batch and run `handler` on each message: nack on exception, and ack the
-        others together once the batch is done.
+    def process(self, handler: Callable[[Lease], object], limit: int = 10) -> Summary:
+        """Claim one batch and run `handler` on each message, keeping the leases alive while
+        it runs; ack what returned, nack what raised. What happened, as a Summary (false
+        when nothing was due).
 
-        Returns how many messages were claimed (0: nothing was due).
+        A handler never starts on a lease near its end (it is released instead); acks are
+        grouped and sent before any lease could end. See `run()` for the worker loop.
         """
-        # Two fast paths, measured with bench/bench_queues.py (4 worker processes, no-op
-        # jobs, PostgreSQL), where an ack per message drained 1,223 jobs a second:
-        # - the messages handled without error are acked together, in one fenced UPDATE at
-        #   the end of the batch, instead of one UPDATE and one commit each (4,694 a second,
-        #   against 1,797 for pgqueuer in the same run).
-        #   A message whose lease was lost meanwhile is left to its new holder, as ack()
-        #   would; failures are nacked at once, as before;
-        # - on PostgreSQL the sweep, the claim and the ack share one pooled connection, where
-        #   each took its own (and the pool's liveness check) before (5,926 a second, against
-        #   2,290 for pgqueuer in the same run).
-        #   Elsewhere the claim runs in a transaction of its own, so no connection is held.
-        if self._dialect != "postgresql":
-            return self._process(handler, limit, None)
-        with self.engine.session() as session:
-            return self._process(handler, limit, session)
+        from .runner import Runner
 
-    def _process(self, handler: Callable[[Lease], object], limit: int,
-                 session: Session | None) -> int:
-        # The sweep is housekeeping: a claim never takes an exhausted message anyway, so a
-        # worker loop runs it once per sweep_interval instead of before every claim, which
-        # saves one round trip per batch. With the pool's ping also skipped for a connection
-        # just used, bench/bench_queues.py went from 5,559 to 5,977 jobs a second (against
-        # pgqueuer's 2,249 and 2,208 in the same runs).
-        now = time.monotonic()
-        sweep = now - self._last_sweep >= self.sweep_interval
-        if sweep:
-            self._last_sweep = now
-        leases = _retry_deadlocks(lambda: self._claim(limit, None, session, sweep))
-        done: list[Lease] = []
-        try:
-            for lease in leases:
-                try:
-                    handler(lease)
-                except Exception as exc:
-                    self.nack(lease, f"{type(exc).__name__}: {exc}", session=session)
-                else:
-                    done.append(lease)
-        finally:
-            if done:
-                self._ack_all(done, session)
-        return len(leases)
+        _count("process(limit)", limit, maximum=MAX_CLAIM)
+        return Runner(self, handler, batch=limit).one_batch()
+
+    def run(self, handler: Callable[[Lease], object], *, batch: int = 10,
+            poll_interval: float = 1.0, concurrency: int = 1, grace_seconds: float = 10.0,
+            heartbeat_seconds: float | None = None, install_signal_handlers: bool = True,
+            ) -> Summary:
+        """Claim and handle messages until `stop()`, SIGTERM or SIGINT; the Summary.
+
+        Handlers run on `concurrency` threads; leases are extended every `heartbeat_seconds`
+        (a third of the lease by default) while they run. A lost connection or a server
+        restart is waited out with backoff, then the loop goes on. On stop the worker claims
+        nothing more, hands back the unstarted messages at once with no attempt charged,
+        lets running handlers finish for `grace_seconds`, then hands their messages back too.
+        Signal handlers are installed only on the main thread, and restored on return.
+        """
+        from .runner import Runner
+
+        _count("run(batch)", batch, maximum=MAX_CLAIM)
+        _count("run(concurrency)", concurrency, maximum=1000)
+        poll = _seconds("run(poll_interval)", poll_interval)
+        grace = _seconds("run(grace_seconds)", grace_seconds)
+        beat = (None if heartbeat_seconds is None
+                else _lease_seconds("run(heartbeat_seconds)", heartbeat_seconds))
+        if beat is not None and beat >= self.lease_seconds:
+            raise ValidationError(
+                f"run(heartbeat_seconds={beat:g}) must be shorter than the lease "
+                f"({self.lease_seconds:g} s), or leases end between heartbeats"
+            )
+        runner = Runner(self, handler, batch=batch, concurrency=concurrency,
+                        grace_seconds=grace, heartbeat_seconds=beat, poll_interval=poll)
+        return runner.run(install_signal_handlers=install_signal_handlers)
+
+    def stop(self) -> None:
+        """Ask `run()` to stop cleanly (from any thread or a signal handler)."""
+        self._stop_requested = True
+
+    # -- the worker loop's statements (fenced by the lease token, grouped by token) ----------
+
+    def _extend_all(self, leases: Sequence[Lease], seconds: float,
+                    session: Session | None) -> tuple[list[UUID], list[UUID]]:
+        """Extend leases in one statement per token: (the ids kept, the ids lost)."""
+        kept: list[UUID] = []
+        lost: list[UUID] = []
+        for token, ids in _by_token(leases).items():
+            stmt = update(self.model).set({
+                "next_attempt_at": sql.now(plus=seconds), "updated_at": sql.now(),
+            }).where({"id": {"in": ids}, "lease_token": token, "status": "sending"})
+            if _retry_deadlocks(partial(self._rows_affected, stmt, session)) == len(ids):
+                kept.extend(ids)
+                continue
+            still = set(self._execute(select(self.model, ["id"]).where(
+                {"id": {"in": ids}, "lease_token": token, "status": "sending"}), session
+            ).scalars())
+            kept.extend(i for i in ids if i in still)
+            lost.extend(i for i in ids if i not in still)
+        return kept, lost
+
+    def _release_all(self, leases: Sequence[Lease], session: Session | None) -> int:
+        """Hand leases back, due at once, with their attempt uncounted; how many were held."""
+        released = 0
+        for token, ids in _by_token(leases).items():
+            stmt = update(self.model).set({
+                "status": "queued", "next_attempt_at": sql.now(), "lease_token": None,
+                "attempts": sql.raw("attempts - 1"), "updated_at": sql.now(),
+            }).where({"id": {"in": ids}, "lease_token": token, "status": "sending"})
+            released += _retry_deadlocks(partial(self._rows_affected, stmt, session))
+        return released
 
     def _ack_all(self, leases: Sequence[Lease], session: Session | None) -> int:
         """Ack leases in one statement per lease token; how many were still held."""
-        by_token: dict[UUID, list[UUID]] = {}
-        for lease in leases:
-            by_token.setdefault(lease.token, []).append(lease.id)
         acked = 0
-        for token, ids in by_token.items():
+        for token, ids in _by_token(leases).items():
             stmt = update(self.model).set({
                 "status": "sent", "next_attempt_at": None, "lease_token": None,
                 "updated_at": sql.now(),
-            }).where({"id": {"in": ids}, "lease_token": token, "status": "sending"})
+            }).where({"id": {"in": ids}, "lease_token": token,
+                      "status": {"in": ["sending", "failed"]}})  # failed: a late final ack
             acked += _retry_deadlocks(partial(self._rows_affected, stmt, session))
         return acked
 
@@ -465,8 +575,23 @@ def _retry_deadlocks(run: Callable[[], R], attempts: int = 5) -> R:
     raise AssertionError("unreachable")
 
 
-def _lease(row: QueueMessage) -> Lease:
-    assert row.lease_token is not None and row.next_attempt_at is not None
-    return Lease(id=row.id, token=row.lease_token, payload=row.payload,
-                 idempotency_key=row.idempotency_key, attempts=row.attempts,
-                 max_attempts=row.max_attempts, expires_at=row.next_attempt_at)
+def _by_token(leases: Sequence[Lease]) -> dict[UUID, list[UUID]]:
+    by_token: dict[UUID, list[UUID]] = {}
+    for lease in leases:
+        by_token.setdefault(lease.token, []).append(lease.id)
+    return by_token
+
+
+def _leases(rows: Sequence[QueueMessage]) -> list[Lease]:
+    """The leases of a claim's rows; raised inside the claim's transaction, so that a row
+    without its lease (a table changed under the queue) rolls the claim back."""
+    out = []
+    for row in rows:
+        if row.lease_token is None or row.next_attempt_at is None:
+            raise QueryExecutionError(
+                f"the claim read back message {row.id} without its lease token or expiry: "
+                "is another program writing the queue table?", "", ())
+        out.append(Lease(id=row.id, token=row.lease_token, payload=row.payload,
+                         idempotency_key=row.idempotency_key, attempts=row.attempts,
+                         max_attempts=row.max_attempts, expires_at=row.next_attempt_at))
+    return out

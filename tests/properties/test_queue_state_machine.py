@@ -3,8 +3,11 @@ state, attempts and lease as the model says, on PostgreSQL and on an SQLite file
 
 The model is plain Python: per message its status, attempts, attempt limit, idempotency key,
 current lease token, whether its lease has expired, and when it became due (a step number).
-Leases either expire at once (a claim or extend of 0 seconds: the lease ends when it is given)
-or outlive the test (an hour), so expiry is exact without sleeping. Backoff is 0 seconds, so a
+Leases either expire at once (a claim or extend of an hour whose expiry is then set to the
+database's now(), as if the hour had passed) or outlive the test (an hour), so expiry is exact
+without sleeping. A final attempt whose lease expired is dead-lettered by the next claim, and
+keeps its token: a late ack of it still succeeds (the message was handled), a late nack
+records its error. Backoff is 0 seconds, so a
 retried message is due at once.
 
 Invariants after every step: counts() equals the model's counts; the table holds exactly the
@@ -32,7 +35,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from tempest_typed import Engine, create_engine, select
+from tempest_typed import Engine, create_engine, select, sql, update
 from tempest_typed.queue import Lease, Message, Queue, message_model
 
 LONG = 3600.0  # a lease that outlives the test
@@ -86,16 +89,24 @@ class QueueMachine(RuleBasedStateMachine):
     def _lease(self, pick: int) -> Lease | None:
         return self.leases[pick % len(self.leases)] if self.leases else None
 
-    def _current(self, lease: Lease) -> bool:
+    def _current(self, lease: Lease, *, late: bool = True) -> bool:
+        """The lease still fences its message (late: also once the sweep dead-lettered it)."""
         found = self.expected.get(lease.id)
-        return (found is not None and found.status == "sending"
+        statuses = ("sending", "failed") if late else ("sending",)
+        return (found is not None and found.status in statuses
                 and found.token == lease.token)
+
+    def _expire(self, leases: list[Lease]) -> None:
+        """Let the leases' time run out: their expiry becomes now()."""
+        if leases:
+            self.engine.execute(update(self.model).set({"next_attempt_at": sql.now()})
+                                .where({"id": {"in": [lease.id for lease in leases]}}))
 
     def _dead_letter_expired(self) -> None:
         """What each claim does first: an expired lease on the final attempt fails."""
         for msg in self.expected.values():
             if msg.status == "sending" and msg.expired and msg.attempts >= msg.max_attempts:
-                msg.status, msg.token, msg.expired, msg.due_step = "failed", None, False, None
+                msg.status, msg.expired, msg.due_step = "failed", False, None  # token kept
 
     def _claimable(self) -> list[UUID]:
         return [i for i, m in self.expected.items()
@@ -142,7 +153,9 @@ class QueueMachine(RuleBasedStateMachine):
         step = self._tick()
         self._dead_letter_expired()
         claimable = self._claimable()
-        got = self.queue.claim(limit, lease_seconds=0 if expire else LONG)
+        got = self.queue.claim(limit, lease_seconds=LONG)
+        if expire:
+            self._expire(got)
         ids = [lease.id for lease in got]
         assert len(ids) == len(set(ids)) == min(limit, len(claimable)), (ids, claimable)
         assert set(ids) <= set(claimable), "a claim took a message that was not claimable"
@@ -186,7 +199,7 @@ class QueueMachine(RuleBasedStateMachine):
             assert outcome is None, "a stale lease's nack changed a message"
             return
         msg = self.expected[lease.id]
-        dead = not retry or msg.attempts >= msg.max_attempts
+        dead = not retry or msg.attempts >= msg.max_attempts or msg.status == "failed"
         assert outcome == ("failed" if dead else "queued")
         msg.token, msg.expired = None, False
         msg.status, msg.due_step = ("failed", None) if dead else ("queued", step)
@@ -197,8 +210,10 @@ class QueueMachine(RuleBasedStateMachine):
         lease = self._lease(pick)
         if lease is None:
             return
-        current = self._current(lease)
-        assert self.queue.extend(lease, 0 if expire else LONG) is current
+        current = self._current(lease, late=False)
+        assert self.queue.extend(lease, LONG) is current
+        if current and expire:
+            self._expire([lease])
         if current:
             msg = self.expected[lease.id]
             msg.expired, msg.due_step = expire, step if expire else None

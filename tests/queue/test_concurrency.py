@@ -16,17 +16,27 @@ from pathlib import Path
 
 import pytest
 
+from tempest_typed import create_engine
+from tempest_typed.queue import message_model
 from tempest_typed.queue.demo import DemoConfig, Report, run_demo
 
 from .conftest import table_name
 
 
 def run(url: str, tmp_path: Path, **options: object) -> Report:
+    """Run the demo on a table of this test process, dropped afterwards even on failure."""
     config = DemoConfig(url=url, table=table_name("proof"), progress=False, seed=4,
                         log_dir=str(tmp_path / "logs"), **options)  # type: ignore[arg-type]
     out = io.StringIO()
-    report = run_demo(config, out=out)
-    print(out.getvalue())
+    try:
+        report = run_demo(config, out=out)
+    finally:
+        print(out.getvalue())
+        engine = create_engine(url, pool_size=1)
+        try:
+            engine.drop_all(message_model(config.table))
+        finally:
+            engine.close()
     return report
 
 
@@ -96,3 +106,22 @@ def test_sqlite_survives_kill_9(sqlite_url: str, tmp_path: Path) -> None:
     report = run(sqlite_url, tmp_path, messages=3000, workers=4, **CRASHES)
     assert report.worker_deaths > 0
     assert_every_message_accounted_for(report)
+
+
+def test_the_proof_table_is_dropped_even_when_the_run_fails(
+    sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempest_typed.queue.demo as demo
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("a worker went wrong")
+
+    monkeypatch.setattr(demo, "_supervise", broken)
+    with pytest.raises(RuntimeError):
+        run(sqlite_url, tmp_path, messages=10, workers=1)
+    engine = create_engine(sqlite_url)
+    try:
+        tables = engine.execute_sql("SELECT name FROM sqlite_master WHERE type = 'table'").all()
+    finally:
+        engine.close()
+    assert table_name("proof") not in {name for (name,) in tables}

@@ -110,7 +110,9 @@ def test_process_acks_on_return_and_nacks_on_exception(queue: Queue) -> None:
         if not lease.payload["ok"]:
             raise ValueError("rejected by the provider")
 
-    assert queue.process(handler) == 2
+    summary = queue.process(handler)
+    assert (summary.claimed, summary.processed, summary.retried) == (2, 1, 1)
+    assert summary.leases_lost == summary.dead_lettered == 0
     assert good is not None and bad is not None
     assert row(queue, good).status == "sent"
     assert row(queue, bad).status == "queued"

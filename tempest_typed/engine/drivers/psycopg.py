@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import logging
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -25,13 +27,18 @@ try:
     import psycopg
     import psycopg.errors
     from psycopg.types.json import Jsonb
-    from psycopg_pool import ConnectionPool, PoolClosed
+    from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
         "postgresql:// needs psycopg 3 and psycopg_pool: pip install 'tempest-typed[postgres]'"
     ) from exc
 
 __all__ = ["PsycopgDriver"]
+
+#: SQLSTATEs after which the connection is gone: class 08 (connection exception), and the
+#: server's shutdowns (57P01 admin shutdown, e.g. pg_terminate_backend; 57P02 crash; 57P03
+#: cannot connect now)
+_DISCONNECT_STATES = ("57P01", "57P02", "57P03")
 
 _INTEGRITY_KINDS = {
     "23505": "unique", "23503": "foreign_key", "23502": "not_null", "23514": "check",
@@ -42,6 +49,31 @@ _INTEGRITY_KINDS = {
 def url_option_names() -> frozenset[str]:
     """The connection parameters libpq takes (the query options of a postgresql:// URL)."""
     return frozenset(o.keyword.decode() for o in psycopg.pq.Conninfo.get_defaults())
+
+
+class _OncePerOutage(logging.Filter):
+    """Lets one of the pool's identical "error connecting" warnings through per minute:
+    while the server is down the pool retries on its own threads, and logged each try."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a repeat, within a minute, of the same warning about our pool."""
+        message = record.getMessage()
+        if "'tempest_typed'" not in message:
+            return True
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last.get(message, float("-inf")) < 60.0:
+                return False
+            self._last[message] = now
+            return True
+
+
+logging.getLogger("psycopg.pool").addFilter(_OncePerOutage())
 
 
 def _jsonb(value: Any) -> Any:
@@ -55,9 +87,16 @@ class PsycopgDriver(Driver):
     result: ClassVar[Adapters] = {"float": float}
 
     def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
+                 connect_timeout: float = 5.0,
                  connect_args: dict[str, Any] | None = None) -> None:
         self.dialect = get_dialect("postgresql")
-        kwargs: dict[str, Any] = {"autocommit": True}
+        if not isinstance(connect_timeout, int | float) or not connect_timeout > 0:
+            raise ConfigurationError(
+                f"connect_timeout must be a number of seconds above 0, got {connect_timeout!r}"
+            )
+        # libpq counts whole seconds (and takes at least 2); the URL's own option wins
+        kwargs: dict[str, Any] = {"autocommit": True,
+                                  "connect_timeout": max(2, round(connect_timeout))}
         for key, value in (("host", url.host), ("port", url.port), ("user", url.user),
                            ("password", url.password), ("dbname", url.database)):
             if value is not None:
@@ -65,6 +104,9 @@ class PsycopgDriver(Driver):
         kwargs.update(url.options)
         kwargs.update(connect_args or {})
         self._kwargs = kwargs
+        self._connect_timeout = float(connect_timeout)
+        self._pool_timeout = float(pool_timeout)
+        self._where = f"{url.host or 'localhost'}:{url.port or 5432}"
         self._last_used: dict[int, float] = {}
         self._pool = ConnectionPool(
             kwargs=kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout, open=True,
@@ -97,12 +139,34 @@ class PsycopgDriver(Driver):
 
     @override
     def acquire(self) -> Any:
+        # The pool connects on its own threads and, while the server is down, only logs why.
+        # So wait for a connection no longer than connect_timeout; then connect directly
+        # once, which either raises the real cause at once (the server is down: fail in
+        # seconds, saying why) or works (every connection is in use: wait the rest of
+        # pool_timeout for one to come back).
+        first = min(self._connect_timeout, self._pool_timeout)
         try:
-            return self._pool.getconn()
+            return self._pool.getconn(timeout=first)
         except PoolClosed as exc:
             raise ConfigurationError(f"{self._pool.name}: the engine is closed") from exc
-        except psycopg.Error as exc:  # PoolTimeout is an OperationalError
-            raise QueryExecutionError(f"cannot connect to PostgreSQL: {exc}", "", ()) from exc
+        except PoolTimeout:
+            pass
+        try:
+            psycopg.connect(**self._kwargs).close()
+        except psycopg.Error as exc:
+            cause = " ".join(str(exc).split()) or type(exc).__name__
+            raise QueryExecutionError(
+                f"cannot connect to PostgreSQL at {self._where} (connect_timeout "
+                f"{self._connect_timeout:g}s): {cause}", "", ()) from exc
+        try:
+            return self._pool.getconn(timeout=max(0.0, self._pool_timeout - first))
+        except PoolClosed as exc:
+            raise ConfigurationError(f"{self._pool.name}: the engine is closed") from exc
+        except PoolTimeout as exc:
+            raise ConfigurationError(
+                f"{self._pool.name}: no connection free after {self._pool_timeout:g}s "
+                f"({self._pool.max_size} in use); raise pool_size, or release sessions sooner"
+            ) from exc
 
     @override
     def release(self, conn: Any, *, broken: bool = False) -> None:
@@ -174,10 +238,14 @@ class PsycopgDriver(Driver):
 
     @override
     def is_disconnect(self, exc: BaseException) -> bool:
-        if isinstance(exc, psycopg.OperationalError):
-            return True
-        conn = getattr(exc, "connection", None)
-        return bool(conn is not None and conn.closed)
+        # Deadlocks, serialization failures, lock and statement timeouts are
+        # OperationalErrors too, on a connection that is fine: only these lose it.
+        if not isinstance(exc, psycopg.Error):
+            return False
+        state = exc.sqlstate
+        if state is None:  # raised by the client: the connection failed, or was closed
+            return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+        return state.startswith("08") or state in _DISCONNECT_STATES
 
     @override
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:

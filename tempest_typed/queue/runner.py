@@ -1,0 +1,349 @@
+"""The sync shell of the worker loop: handler threads, the database session, signals.
+
+Every decision is `WorkerBook`'s (tempest_typed/queue/worker.py); this module only does what
+it says, on threads: handlers run on a pool of daemon threads, and the calling thread (the
+coordinator) does all the database work — claims, heartbeats, acks, nacks, releases — on one
+session, reconnecting with backoff after a database error.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue as stdqueue
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import partial
+from types import FrameType
+from typing import TYPE_CHECKING, TypeVar
+
+from ..engine import Session
+from ..errors import QueryExecutionError
+from .queue import _retry_deadlocks
+from .worker import Backoff, Summary, WorkerBook, error_text
+
+if TYPE_CHECKING:
+    from .queue import Lease, Queue
+
+__all__ = ["Runner"]
+
+logger = logging.getLogger("tempest_typed.queue")
+
+R = TypeVar("R")
+
+#: the longest the coordinator sleeps at a time, so that a stop (a flag a signal handler may
+#: set, which cannot wake a thread safely) is seen within this long
+_SLICE = 0.1
+
+
+class _HandlerThreads:
+    """Daemon threads shared by every runner of the process: a handler that outlives its
+    worker's grace period keeps its thread, and never holds the interpreter's exit."""
+
+    def __init__(self) -> None:
+        self._tasks: stdqueue.SimpleQueue[Callable[[], None]] = stdqueue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._busy = 0
+
+    def submit(self, task: Callable[[], None]) -> None:
+        """Run `task` on a free thread, starting one when every thread is busy."""
+        with self._lock:
+            self._busy += 1
+            if self._busy > self._threads:
+                self._threads += 1
+                threading.Thread(target=self._serve, name=f"tempest-queue-{self._threads}",
+                                 daemon=True).start()
+        self._tasks.put(task)
+
+    def _serve(self) -> None:
+        while True:
+            task = self._tasks.get()
+            try:
+                task()
+            finally:
+                with self._lock:
+                    self._busy -= 1
+
+
+_THREADS = _HandlerThreads()
+
+
+class Runner:
+    """One worker loop (or one batch of it) of a queue and a handler."""
+
+    def __init__(self, queue: Queue, handler: Callable[[Lease], object], *, batch: int,
+                 concurrency: int = 1, grace_seconds: float = 10.0,
+                 heartbeat_seconds: float | None = None, poll_interval: float = 1.0) -> None:
+        self.queue = queue
+        self.handler = handler
+        self.batch = batch
+        self.poll_interval = poll_interval
+        self.book = WorkerBook(queue.lease_seconds, concurrency=concurrency,
+                               grace_seconds=grace_seconds,
+                               heartbeat_seconds=heartbeat_seconds)
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._drains = 0
+        self._session: Session | None = None
+        self._backoff = Backoff()
+        self._signals = 0
+        self._signals_seen = 0
+        #: False for one batch (process()): no claim after the first
+        self._keep_claiming = True
+
+    @property
+    def summary(self) -> Summary:
+        """What this runner did so far."""
+        return self.book.summary
+
+    # -- the two loops ----------------------------------------------------------------------
+
+    def one_batch(self) -> Summary:
+        """Claim one batch, handle it, settle it; database errors of the claim propagate."""
+        self._keep_claiming = False
+        try:
+            if self._claim(raise_errors=True):
+                while not self.book.idle():
+                    self._step()
+                    if self._expired_all():
+                        break
+        finally:
+            self._close_session()
+        return self.book.summary
+
+    def run(self, *, install_signal_handlers: bool = True) -> Summary:
+        """Claim and handle until stopped (stop(), SIGTERM, SIGINT); the Summary."""
+        queue = self.queue
+        logger.info("worker %r started on %s: batch %d, concurrency %d, lease %gs",
+                    queue.consumer, queue.engine.dialect.name, self.batch,
+                    self.book.concurrency, queue.lease_seconds)
+        try:
+            with self._signal_handlers(install_signal_handlers):
+                while True:
+                    self._notice_stop()
+                    if self.book.stopping and self.book.idle():
+                        break
+                    if not self._step() and not self.book.stopping and self.book.idle():
+                        self._close_session()  # hold no connection while the queue is empty
+                        self._sleep(self.poll_interval)
+        finally:
+            self._close_session()
+            queue._stop_requested = False
+        logger.info("worker %r stopped: %s", queue.consumer, self.book.summary)
+        return self.book.summary
+
+    def _notice_stop(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            asked = self.queue._stop_requested or self._signals_seen < self._signals
+            if asked and not self.book.stopping:
+                self.book.stop(now)
+                logger.info("worker %r stopping: %d handler(s) running, grace %gs",
+                            self.queue.consumer, self.book.running(), self.book.grace_seconds)
+                self._signals_seen = min(self._signals_seen + 1, self._signals)
+            while self._signals_seen < self._signals:  # a second signal ends the grace period
+                self._signals_seen += 1
+                self.book.stop(now)
+                logger.info("worker %r: stop asked again, handing back running messages now",
+                            self.queue.consumer)
+            if self.book.stopping:
+                self._changed.notify_all()
+
+    def _step(self) -> bool:
+        """Do what the book says is due; then wait until something is. False when a claim
+        found nothing due (the caller decides whether to poll again)."""
+        now = time.monotonic()
+        with self._lock:
+            size = self.book.claim_size(self.batch) if self._keep_claiming else 0
+            releases = self.book.to_release(now)
+            # acks ride with the next claim: settle everything finished before claiming
+            acks, nacks = self.book.to_settle(now, force=size > 0)
+            beats = self.book.heartbeat_due(now)
+        if releases:
+            self._release(releases)
+        if acks or nacks:
+            self._settle(acks, nacks)
+        if beats:
+            self._heartbeat(beats, now)
+        stopping = self.book.stopping or self.queue._stop_requested
+        if size and not stopping and not self._claim(size=size):
+            return not self.book.idle()
+        self._wait()
+        return True
+
+    def _wait(self) -> None:
+        """Sleep until a handler reports, a heartbeat or an ack is due, or a slice passes."""
+        with self._lock:
+            now = time.monotonic()
+            if self.book.to_settle(now) != ([], []) or not self.book.busy():
+                return
+            timeout = min(self.book.wake_at(now) - now, _SLICE)
+            if timeout > 0:
+                self._changed.wait(timeout)
+
+    # -- database work, each step waiting out database errors -------------------------------
+
+    def _db(self, what: str, work: Callable[[Session | None], R]) -> tuple[bool, R | None]:
+        """Run one piece of database work; on a database error log it, drop the session,
+        back off, and say it failed."""
+        try:
+            result = work(self._open_session())
+        except QueryExecutionError as exc:
+            self.book.summary.database_errors += 1
+            delay = self._backoff.next_delay()
+            logger.warning("worker %r: %s failed (%s); trying again in %.2fs",
+                           self.queue.consumer, what, str(exc).splitlines()[0], delay)
+            self._close_session()
+            self._sleep(delay)
+            return False, None
+        self._backoff.reset()
+        return True, result
+
+    def _open_session(self) -> Session | None:
+        # PostgreSQL: the claim, heartbeats and acks share one pooled connection (each took
+        # its own before, and the pool's check: 4,694 -> 5,926 jobs a second in
+        # bench/bench_queues.py). Elsewhere the claim runs in a transaction of its own.
+        if self._session is None and self.queue.engine.dialect.name == "postgresql":
+            self._session = self.queue.engine.session()
+        return self._session
+
+    def _close_session(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
+    def _claim(self, size: int | None = None, raise_errors: bool = False) -> bool:
+        queue = self.queue
+        size = size or self.batch
+        now = time.monotonic()
+        sweep = now - queue._last_sweep >= queue.sweep_interval
+        if sweep:
+            queue._last_sweep = now
+        def claim(session: Session | None) -> list[Lease]:
+            return _retry_deadlocks(lambda: queue._claim(size, None, session, sweep))
+
+        if raise_errors:
+            try:
+                leases = claim(self._open_session())
+            except QueryExecutionError:
+                self._close_session()
+                raise
+        else:
+            ok, got = self._db("claim", claim)
+            if not ok or not got:
+                return False
+            leases = got
+        if not leases:
+            return False
+        with self._lock:
+            self.book.claimed(leases, now)
+            starts = min(self.book.concurrency - self._drains, len(leases))
+            self._drains += starts
+        for _ in range(starts):
+            _THREADS.submit(self._drain)
+        return True
+
+    def _heartbeat(self, leases: Sequence[Lease], now: float) -> None:
+        seconds = self.queue.lease_seconds
+        sent_at = time.monotonic()
+        ok, result = self._db("heartbeat", lambda s: self.queue._extend_all(leases, seconds, s))
+        with self._lock:
+            if ok and result is not None:
+                kept, lost = result
+                self.book.extended(kept, lost, sent_at)
+                if lost:
+                    logger.warning("worker %r: %d lease(s) lost to another worker",
+                                   self.queue.consumer, len(lost))
+            else:
+                self.book.heartbeat_failed(time.monotonic())
+
+    def _settle(self, acks: list[Lease], nacks: list[tuple[Lease, str]]) -> None:
+        queue = self.queue
+        if acks:
+            ok, acked = self._db("ack", lambda s: queue._ack_all(acks, s))
+            if ok and acked is not None:
+                with self._lock:
+                    self.book.acked(acks, acked)
+                if acked < len(acks):
+                    logger.warning("worker %r: %d ack(s) came after another worker took the "
+                                   "message", queue.consumer, len(acks) - acked)
+        for lease, error in nacks:  # one by one: one message's failure never touches another
+            ok, outcome = self._db("nack", partial(self._nack, lease, error))
+            if ok:
+                with self._lock:
+                    self.book.nacked(lease, outcome)
+                level = logging.WARNING if outcome == "failed" else logging.INFO
+                logger.log(level, "worker %r: message %s attempt %d/%d failed (%s): %s",
+                           queue.consumer, lease.id, lease.attempts, lease.max_attempts,
+                           outcome or "lease lost", error)
+
+    def _nack(self, lease: Lease, error: str, session: Session | None) -> str | None:
+        return self.queue.nack(lease, error, session=session)
+
+    def _release(self, leases: list[Lease]) -> None:
+        ok, released = self._db("release", lambda s: self.queue._release_all(leases, s))
+        with self._lock:
+            if ok and released is not None:
+                self.book.released(leases, released)
+            else:
+                self.book.release_failed(leases)
+        logger.info("worker %r: handed back %d message(s) unstarted", self.queue.consumer,
+                    len(leases))
+
+    def _expired_all(self) -> bool:
+        with self._lock:
+            return self.book.abandon_expired(time.monotonic())
+
+    # -- handlers, on the pool's threads ----------------------------------------------------
+
+    def _drain(self) -> None:
+        """Start waiting leases one after another until none may start."""
+        while True:
+            with self._lock:
+                lease = self.book.next_to_start(time.monotonic())
+                if lease is None:
+                    self._drains -= 1
+                    self._changed.notify_all()
+                    return
+            error: str | None = None
+            try:
+                self.handler(lease)
+            except BaseException as exc:  # any failure is the message's own, recorded by its nack
+                error = error_text(exc)
+            with self._lock:
+                self.book.finished(lease.id, error)
+                if self.book.stopping or not self.book.waiting():
+                    self._changed.notify_all()  # the coordinator may settle or claim more
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def _sleep(self, seconds: float) -> None:
+        """Sleep in slices, returning early once a stop is asked for."""
+        end = time.monotonic() + seconds
+        while not self.queue._stop_requested and self._signals == self._signals_seen:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, _SLICE))
+
+    @contextmanager
+    def _signal_handlers(self, install: bool) -> Iterator[None]:
+        """SIGTERM and SIGINT stop the loop, on the main thread only; restored afterwards."""
+        if not install or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            self._signals += 1  # a plain counter: the loop notices it within _SLICE
+
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+        for sig in previous:
+            signal.signal(sig, on_signal)
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)

@@ -1,0 +1,361 @@
+"""The worker loop's decisions, free of I/O: which lease a handler may start, when to send a
+heartbeat, when to settle finished messages, what a stop hands back, and the summary.
+
+`Queue.run()` and `Queue.process()` are a thin shell over `WorkerBook` (threads, a database
+session, signals); an asyncio twin reuses it as it is, with tasks instead of threads. Nothing
+here sleeps, locks or talks to a database: every method takes the current time (a monotonic
+clock, in seconds) and says what to do; the shell does it and reports back.
+
+Lease times are kept on the worker's own monotonic clock. A lease's *deadline* is the moment
+the claim (or the heartbeat) that set it was sent plus its seconds: the database started the
+lease no earlier than that, so the lease surely holds until the deadline whatever the clocks
+of the two machines say.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import deque
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Literal
+from uuid import UUID
+
+if TYPE_CHECKING:
+    from .queue import Lease
+
+__all__ = ["Backoff", "Held", "Summary", "WorkerBook", "error_text"]
+
+#: the longest error text a nack stores; longer text is cut (with a marker) to this size
+MAX_ERROR_CHARS = 2000
+
+Phase = Literal["waiting", "running", "ok", "failed"]
+
+
+@dataclasses.dataclass
+class Summary:
+    """What a worker did: the messages it settled, and the leases it lost to another holder."""
+
+    #: messages claimed
+    claimed: int = 0
+    #: handled without error and acked
+    processed: int = 0
+    #: handler failed, nacked, queued again after a backoff
+    retried: int = 0
+    #: handler failed on the final attempt (or said not to retry): status "failed"
+    dead_lettered: int = 0
+    #: leases another worker held by the time of the heartbeat, ack or nack (not settled here)
+    leases_lost: int = 0
+    #: handed back unstarted, with no attempt charged (a stop, or a lease too near its end)
+    released: int = 0
+    #: database errors the loop waited out (each followed by a reconnect with backoff)
+    database_errors: int = 0
+
+    def __bool__(self) -> bool:
+        """True when the batch claimed something (so `process(h) or sleep(1)` still reads)."""
+        return self.claimed > 0
+
+    def add(self, other: Summary) -> None:
+        """Add another summary's figures to this one."""
+        for field in dataclasses.fields(self):
+            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+
+    def __str__(self) -> str:
+        """One line: processed, retried, dead-lettered, leases lost, released, errors."""
+        return (f"processed {self.processed}, retried {self.retried}, dead-lettered "
+                f"{self.dead_lettered}, leases lost {self.leases_lost}, released "
+                f"{self.released}, database errors {self.database_errors}")
+
+
+@dataclasses.dataclass
+class Held:
+    """One lease this worker holds: its deadline on the local clock, and how far it got."""
+
+    lease: Lease
+    deadline: float
+    phase: Phase = "waiting"
+    error: str | None = None
+
+
+def error_text(exc: BaseException) -> str:
+    """What a nack stores for a handler's exception: its type and text, cleaned and bounded."""
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # an exception whose __str__ fails still gets its type recorded
+        text = f"{type(exc).__name__}: <unprintable>"
+    return clean_error(text)
+
+
+def clean_error(text: str) -> str:
+    """Error text safe for every database: no NUL, valid UTF-8, at most MAX_ERROR_CHARS."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")  # PostgreSQL text cannot hold NUL
+    # a lone surrogate (from a bytes-decoding error) cannot be encoded for the driver
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(text) > MAX_ERROR_CHARS:
+        marker = " ...(truncated)"
+        text = text[:MAX_ERROR_CHARS - len(marker)] + marker
+    return text
+
+
+class Backoff:
+    """Waits between reconnect attempts: doubling from `first` to `cap`, with jitter."""
+
+    def __init__(self, first: float = 0.1, cap: float = 5.0) -> None:
+        self.first = first
+        self.cap = cap
+        self.failures = 0
+
+    def next_delay(self) -> float:
+        """The wait before the next attempt, counting one more failure."""
+        self.failures += 1
+        delay = min(self.cap, self.first * 2.0 ** (self.failures - 1))
+        return delay * (0.5 + random.random() / 2)
+
+    def reset(self) -> None:
+        """The database answered again: start from `first` next time."""
+        self.failures = 0
+
+
+class WorkerBook:
+    """The leases a worker holds and the decisions about them (no I/O, no locks, no clock).
+
+    The shell calls, in a loop: `claim_size()` and `claimed()`; handler runners call
+    `next_to_start()` and `finished()`; the shell asks `heartbeat_due()`, `to_settle()`,
+    `to_release()`, `wake_at()`, and reports what the database said with `extended()`,
+    `acked()`, `nacked()`, `released()`. `stop()` starts a clean shutdown.
+    """
+
+    def __init__(self, lease_seconds: float, *, concurrency: int = 1,
+                 grace_seconds: float = 10.0, heartbeat_seconds: float | None = None) -> None:
+        self.lease_seconds = lease_seconds
+        self.concurrency = concurrency
+        self.grace_seconds = grace_seconds
+        #: how often held leases are extended: a third of the lease by default, so that two
+        #: heartbeats can be missed before a lease ends
+        self.heartbeat_seconds = (lease_seconds / 3 if heartbeat_seconds is None
+                                  else heartbeat_seconds)
+        #: a handler starts only on a lease with at least this long left to run
+        self.start_margin = min(lease_seconds / 3, self.heartbeat_seconds)
+        #: every lease held, in claim order; change it only through the methods below, which
+        #: keep the counts by phase (a batch of 100 would otherwise be scanned per message)
+        self.held: dict[UUID, Held] = {}
+        self._phases: dict[Phase, int] = {"waiting": 0, "running": 0, "ok": 0, "failed": 0}
+        self._queue: deque[Held] = deque()  # waiting leases, oldest first (stale ones skipped)
+        self.summary = Summary()
+        self.stopping = False
+        self.grace_deadline: float | None = None
+        self._last_heartbeat = float("inf")
+        #: unstarted leases to hand back at once (a stop, or too near their end to start)
+        self._release: list[Lease] = []
+
+    # -- claiming ---------------------------------------------------------------------------
+
+    def claim_size(self, batch: int) -> int:
+        """How many messages to claim now: 0 while stopping or while work is still waiting."""
+        if self.stopping or self.waiting():
+            return 0
+        if self.running() >= self.concurrency:
+            return 0
+        return batch
+
+    def claimed(self, leases: Sequence[Lease], sent_at: float) -> None:
+        """Record a claim's leases; `sent_at` is when the claim was sent."""
+        if not self.held:
+            self._last_heartbeat = sent_at
+        deadline = sent_at + self.lease_seconds
+        for lease in leases:
+            held = self.held[lease.id] = Held(lease, deadline)
+            self._queue.append(held)
+        self._phases["waiting"] += len(leases)
+        self.summary.claimed += len(leases)
+
+    def _move(self, held: Held, phase: Phase) -> None:
+        self._phases[held.phase] -= 1
+        self._phases[phase] += 1
+        held.phase = phase
+
+    def _drop(self, lease_id: UUID) -> Held | None:
+        held = self.held.pop(lease_id, None)
+        if held is not None:
+            self._phases[held.phase] -= 1
+        return held
+
+    # -- handlers ---------------------------------------------------------------------------
+
+    def next_to_start(self, now: float) -> Lease | None:
+        """The next waiting lease a handler may start now, marked running; None if none.
+
+        A lease with less than `start_margin` left is not started: it is set aside to be
+        released (another worker will take it), never handled on a lease that may be gone.
+        """
+        if self.stopping:
+            return None
+        while self._queue:
+            held = self._queue.popleft()
+            if self.held.get(held.lease.id) is not held or held.phase != "waiting":
+                continue  # lost at a heartbeat, or set aside
+            if held.deadline - now < self.start_margin:
+                self._set_aside(held)
+                continue
+            self._move(held, "running")
+            return held.lease
+        return None
+
+    def _set_aside(self, held: Held) -> None:
+        self._drop(held.lease.id)
+        self._release.append(held.lease)
+
+    def finished(self, lease_id: UUID, error: str | None) -> None:
+        """A handler returned (error None) or raised (its cleaned error text)."""
+        held = self.held.get(lease_id)
+        if held is None or held.phase != "running":
+            return  # released past the grace period, or lost: the result is not ours to settle
+        held.error = error
+        self._move(held, "ok" if error is None else "failed")
+
+    def waiting(self) -> int:
+        """Leases claimed and not started yet."""
+        return self._phases["waiting"]
+
+    def running(self) -> int:
+        """Handlers running now."""
+        return self._phases["running"]
+
+    def busy(self) -> bool:
+        """True while some lease is waiting or running."""
+        return self._phases["waiting"] + self._phases["running"] > 0
+
+    def idle(self) -> bool:
+        """True when nothing is held and nothing is left to release."""
+        return not self.held and not self._release
+
+    # -- heartbeats -------------------------------------------------------------------------
+
+    def heartbeat_due(self, now: float) -> list[Lease]:
+        """The leases to extend now (waiting and running ones), or [] when not yet due."""
+        if now - self._last_heartbeat < self.heartbeat_seconds:
+            return []
+        return [h.lease for h in self.held.values() if h.phase in ("waiting", "running")]
+
+    def extended(self, kept: Iterable[UUID], lost: Iterable[UUID], sent_at: float) -> None:
+        """A heartbeat sent at `sent_at` kept these leases and found these taken by another
+        worker (a lost waiting lease is dropped; a running one's result will be discarded)."""
+        self._last_heartbeat = sent_at
+        deadline = sent_at + self.lease_seconds
+        for lease_id in kept:
+            held = self.held.get(lease_id)
+            if held is not None:
+                held.deadline = deadline
+        for lease_id in lost:
+            if self._drop(lease_id) is not None:
+                self.summary.leases_lost += 1
+
+    def heartbeat_failed(self, now: float) -> None:
+        """The heartbeat did not reach the database: try again at the next wake-up."""
+        # Deadlines stay as they were, so leases near their end stop being started.
+        self._last_heartbeat = now - self.heartbeat_seconds + min(1.0, self.heartbeat_seconds)
+
+    # -- settling ---------------------------------------------------------------------------
+
+    def to_settle(self, now: float, *, force: bool = False,
+                  ) -> tuple[list[Lease], list[tuple[Lease, str]]]:
+        """The finished leases to ack and to nack now: when no handler is waiting or running,
+        when a heartbeat is due (acks ride with it), before a claim (`force`), when a lease
+        would end before the next heartbeat, or while stopping; else none yet."""
+        if not self._phases["ok"] + self._phases["failed"]:
+            return [], []
+        done = [h for h in self.held.values() if h.phase in ("ok", "failed")]
+        waiting_for_more = (not force and self.busy() and not self.stopping
+                            and not self._ack_near(done, now)
+                            and now - self._last_heartbeat < self.heartbeat_seconds)
+        if waiting_for_more:
+            return [], []
+        acks = [h.lease for h in done if h.phase == "ok"]
+        nacks = [(h.lease, h.error or "") for h in done if h.phase == "failed"]
+        return acks, nacks
+
+    def _ack_near(self, done: list[Held], now: float) -> bool:
+        """True when a finished lease would end before the next heartbeat could ack it."""
+        return any(h.deadline - now < self.start_margin for h in done)
+
+    def acked(self, leases: Sequence[Lease], acked: int) -> None:
+        """An ack of these leases changed `acked` rows; the rest were held by another worker."""
+        for lease in leases:
+            self._drop(lease.id)
+        self.summary.processed += acked
+        self.summary.leases_lost += len(leases) - acked
+
+    def nacked(self, lease: Lease, outcome: str | None) -> None:
+        """A nack's outcome: "queued", "failed", or None when the lease was lost."""
+        self._drop(lease.id)
+        if outcome == "queued":
+            self.summary.retried += 1
+        elif outcome == "failed":
+            self.summary.dead_lettered += 1
+        else:
+            self.summary.leases_lost += 1
+
+    # -- stopping and releasing -------------------------------------------------------------
+
+    def stop(self, now: float) -> None:
+        """Stop claiming; unstarted leases go back at once, running ones get the grace period.
+
+        A second stop ends the grace period now.
+        """
+        if self.stopping:
+            self.grace_deadline = now
+            return
+        self.stopping = True
+        self.grace_deadline = now + self.grace_seconds
+        for held in list(self.held.values()):
+            if held.phase == "waiting":
+                self._set_aside(held)
+
+    def to_release(self, now: float) -> list[Lease]:
+        """The leases to hand back now, uncharged: those set aside, and past the grace period
+        the running ones (their handlers' results will not be settled)."""
+        if self.stopping and self.grace_deadline is not None and now >= self.grace_deadline:
+            for held in list(self.held.values()):
+                if held.phase == "running":
+                    self._set_aside(held)
+        out, self._release = self._release, []
+        return out
+
+    def released(self, leases: Sequence[Lease], released: int) -> None:
+        """A release of these leases changed `released` rows; the rest were lost already."""
+        self.summary.released += released
+        self.summary.leases_lost += len(leases) - released
+
+    def release_failed(self, leases: Sequence[Lease]) -> None:
+        """A release did not reach the database: these leases will simply expire."""
+        self.summary.leases_lost += len(leases)
+
+    def abandon_expired(self, now: float) -> bool:
+        """Give up on held leases once none runs and every deadline has passed (they will be
+        delivered again): for one batch after database errors. True when it gave up."""
+        if not self.held or self.busy() or any(h.deadline > now for h in self.held.values()):
+            return False
+        self.summary.leases_lost += len(self.held)
+        for lease_id in list(self.held):
+            self._drop(lease_id)
+        return True
+
+    def finished_stopping(self, now: float) -> bool:
+        """True when a stop is complete: nothing running, settled, or left to release."""
+        return self.stopping and self.idle()
+
+    # -- waiting ----------------------------------------------------------------------------
+
+    def wake_at(self, now: float) -> float:
+        """The latest time the shell may sleep until before it must act (heartbeat, an ack
+        before its lease ends, the end of the grace period)."""
+        times = []
+        if self.held:
+            times.append(self._last_heartbeat + self.heartbeat_seconds)
+            done = [h.deadline - self.start_margin for h in self.held.values()
+                    if h.phase in ("ok", "failed")]
+            times.extend(done)
+        if self.stopping and self.grace_deadline is not None and self.running():
+            times.append(self.grace_deadline)
+        return max(now, min(times)) if times else now + self.heartbeat_seconds

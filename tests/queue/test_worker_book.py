@@ -1,0 +1,154 @@
+"""The worker loop's decisions (WorkerBook), on a clock the test moves: no database, no sleep."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from uuid import UUID, uuid4
+
+from tempest_typed.queue import Lease
+from tempest_typed.queue.worker import MAX_ERROR_CHARS, WorkerBook, clean_error, error_text
+
+LEASE = 30.0
+
+
+def leases(n: int, token: UUID | None = None) -> list[Lease]:
+    token = token or uuid4()
+    return [Lease(id=uuid4(), token=token, payload={}, idempotency_key=None, attempts=1,
+                  max_attempts=3, expires_at=datetime.now(UTC)) for _ in range(n)]
+
+
+def book(**options: float) -> WorkerBook:
+    return WorkerBook(LEASE, **options)  # type: ignore[arg-type]
+
+
+def test_a_heartbeat_is_due_every_third_of_the_lease_for_held_leases() -> None:
+    b = book()
+    batch = leases(3)
+    b.claimed(batch, sent_at=0.0)
+    assert b.heartbeat_due(9.9) == []
+    assert b.heartbeat_due(10.0) == batch
+    b.extended([x.id for x in batch], [], sent_at=10.0)
+    assert b.heartbeat_due(19.9) == []
+    assert b.wake_at(11.0) == 20.0
+
+
+def test_no_handler_starts_on_a_lease_near_its_end_it_is_released_instead() -> None:
+    b = book()
+    first, second = leases(2)
+    b.claimed([first, second], sent_at=0.0)
+    assert b.next_to_start(0.0) == first
+    b.finished(first.id, None)
+    # no heartbeat reached the database: 29 s after the claim, 1 s of lease is left
+    assert b.next_to_start(29.0) is None
+    assert b.to_release(29.0) == [second]
+    assert second.id not in b.held
+
+
+def test_a_heartbeat_keeps_waiting_leases_startable() -> None:
+    b = book()
+    first, second = leases(2)
+    b.claimed([first, second], sent_at=0.0)
+    b.next_to_start(0.0)
+    b.extended([first.id, second.id], [], sent_at=25.0)
+    b.finished(first.id, None)
+    assert b.next_to_start(29.0) == second
+
+
+def test_a_lease_lost_at_a_heartbeat_is_dropped_and_counted() -> None:
+    b = book()
+    first, second = leases(2)
+    b.claimed([first, second], sent_at=0.0)
+    b.extended([first.id], [second.id], sent_at=10.0)
+    assert second.id not in b.held and b.summary.leases_lost == 1
+    assert b.next_to_start(10.0) == first
+
+
+def test_finished_messages_settle_when_the_batch_is_done_or_a_heartbeat_is_due() -> None:
+    b = book()
+    ok, bad, later = leases(3)
+    b.claimed([ok, bad, later], sent_at=0.0)
+    for lease, error in ((ok, None), (bad, "ValueError: no")):
+        assert b.next_to_start(1.0) == lease
+        b.finished(lease.id, error)
+    assert b.to_settle(2.0) == ([], [])  # `later` is still waiting: acks are grouped
+    assert b.to_settle(10.0) == ([ok], [(bad, "ValueError: no")])  # ... up to a heartbeat
+    assert b.to_settle(2.0, force=True) == ([ok], [(bad, "ValueError: no")])  # or a claim
+    b.acked([ok], 1)
+    b.nacked(bad, "queued")
+    assert b.next_to_start(3.0) == later
+    b.finished(later.id, None)
+    assert b.to_settle(3.0) == ([later], [])  # nothing waiting or running: at once
+    b.acked([later], 0)  # the ack found another holder
+    assert (b.summary.processed, b.summary.retried, b.summary.leases_lost) == (1, 1, 1)
+    assert b.idle()
+
+
+def test_a_stop_hands_back_unstarted_leases_at_once_and_waits_for_running_ones() -> None:
+    b = book(grace_seconds=5.0)
+    running, waiting1, waiting2 = leases(3)
+    b.claimed([running, waiting1, waiting2], sent_at=0.0)
+    b.next_to_start(0.0)
+    b.stop(1.0)
+    assert b.claim_size(10) == 0
+    assert b.next_to_start(1.0) is None
+    assert b.to_release(1.0) == [waiting1, waiting2]
+    b.released([waiting1, waiting2], 2)
+    assert b.to_release(5.9) == []  # within the grace period the handler may finish
+    assert b.wake_at(2.0) == 6.0
+    b.finished(running.id, None)
+    assert b.to_settle(3.0) == ([running], [])
+    b.acked([running], 1)
+    assert b.finished_stopping(3.0)
+    assert (b.summary.processed, b.summary.released) == (1, 2)
+
+
+def test_past_the_grace_period_the_running_message_is_released_and_its_result_ignored() -> None:
+    b = book(grace_seconds=5.0)
+    (running,) = leases(1)
+    b.claimed([running], sent_at=0.0)
+    b.next_to_start(0.0)
+    b.stop(1.0)
+    assert b.to_release(5.9) == []
+    assert b.to_release(6.0) == [running]
+    b.finished(running.id, None)  # the handler returned after all: not ours any more
+    assert b.to_settle(7.0) == ([], [])
+    assert b.idle()
+
+
+def test_a_second_stop_ends_the_grace_period() -> None:
+    b = book(grace_seconds=60.0)
+    (running,) = leases(1)
+    b.claimed([running], sent_at=0.0)
+    b.next_to_start(0.0)
+    b.stop(1.0)
+    b.stop(2.0)
+    assert b.to_release(2.0) == [running]
+
+
+def test_claims_wait_for_free_handlers_and_for_waiting_work() -> None:
+    b = book(concurrency=2)
+    batch = leases(3)
+    assert b.claim_size(10) == 10
+    b.claimed(batch, sent_at=0.0)
+    assert b.claim_size(10) == 0  # work is waiting
+    b.next_to_start(0.0)
+    b.next_to_start(0.0)
+    assert b.claim_size(10) == 0  # one still waiting
+    b.next_to_start(0.0)
+    assert b.claim_size(10) == 0  # three running, two threads... none free
+    b.finished(batch[0].id, None)
+    b.finished(batch[1].id, None)
+    assert b.claim_size(10) == 10
+
+
+def test_error_text_is_cleaned_and_bounded() -> None:
+    assert error_text(ValueError("bad\x00byte")) == "ValueError: bad\\x00byte"
+    assert clean_error("lone \udc80 surrogate") == "lone \\udc80 surrogate"
+    long = clean_error("x" * 10_000)
+    assert len(long) <= MAX_ERROR_CHARS and long.endswith("(truncated)")
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    assert error_text(Unprintable()) == "Unprintable: <unprintable>"
