@@ -36,7 +36,8 @@ SYNCHRONOUS = ("off", "normal", "full", "extra", "0", "1", "2", "3")
 #: the keywords every create_engine() takes
 COMMON = ("echo", "pool_size", "pool_timeout", "connect_args")
 #: the options only one database takes, keyword or URL
-OWN = {"sqlite": ("busy_timeout", "journal_mode", "synchronous"), "postgresql": (), "mysql": ()}
+OWN = {"sqlite": ("busy_timeout", "journal_mode", "synchronous"),
+       "postgresql": ("connect_timeout",), "mysql": ()}
 _NAMES = {"sqlite": "SQLite (sqlite:///path)", "postgresql": "PostgreSQL (postgresql://)",
           "mysql": "MySQL/MariaDB (mysql://, mariadb://)"}
 
@@ -183,6 +184,7 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
     if backend == "sqlite":
         kwargs.update(_sqlite_options(url, dict(options)))
         return kwargs
+    kwargs.update((name, options[name]) for name in OWN[backend] if name in options)
     accepted = url_option_names() if url_option_names is not None else None
     for name in url.options:
         if name in COMMON:
@@ -190,7 +192,9 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
                 f"create_engine(): ?{name}= in the URL: {name} is a keyword of create_engine(), "
                 f"not a URL option; write create_engine(url, {name}=...)"
             )
-        if _owner(name) is not None or (accepted is not None and name not in accepted):
+        # A name the driver's connect() takes is its own, even where another database's
+        # engine has a keyword of that name (connect_timeout: PostgreSQL's and PyMySQL's).
+        if (name not in accepted) if accepted is not None else _owner(name) not in (None, backend):
             raise _refuse(name, backend, f"?{name}= in the URL",
                           accepted if accepted is not None else frozenset())
     return kwargs
