@@ -114,9 +114,9 @@ def col(name: str) -> Expression:
 def _exists(query: object, negated: bool) -> ExistsCondition:
     name = "not_exists" if negated else "exists"
     if isinstance(query, Subquery):
-        return ExistsCondition(query.key, query.values, negated)
+        return ExistsCondition(query.key, query.values, negated, query.correlated)
     if isinstance(query, Query):
-        return ExistsCondition(query._key(), query._values, negated)
+        return ExistsCondition(query._key(), query._values, negated, query._correlated)
     what = "an insert, update or delete" if isinstance(query, Statement) else repr(query)
     raise ValidationError(
         f"sql.{name}() takes a select, a join or an as_subquery(...), got {what}"

@@ -16,7 +16,7 @@ from ..model import ColumnMeta
 from .nodes import Aggregate, Labeled, Operand, QualifiedColumn
 from .query import FIELD, Query, replaced
 from .scope import Scope
-from .where import WhereInput, with_conditions
+from .where import CORRELATIONS, WhereInput, with_conditions
 
 if TYPE_CHECKING:
     from ..row import Row
@@ -87,9 +87,13 @@ class Grouped(Query[R_co]):
         calls AND together."""
         scope = self._group_scope
         assert scope is not None  # a Grouped is made by grouped(), which sets it
+        made = CORRELATIONS[0]
         having, values = with_conditions(scope, self._node.having, self._values, conditions,
                                          "having()")
-        return self._with(FIELD["having"], having, values)
+        new = self._with(FIELD["having"], having, values)
+        if CORRELATIONS[0] != made:
+            new._correlated = True
+        return new
 
 
 def grouped(query: Query[Any], group_by: Sequence[str],
@@ -172,5 +176,6 @@ def grouped(query: Query[Any], group_by: Sequence[str],
     new._values = query._values
     new._scope = scope
     new._group_scope = group_scope
+    new._correlated = query._correlated
     new._node = replaced(replaced(node, "items", tuple(items)), "group_by", tuple(operands))
     return new

@@ -113,6 +113,7 @@ def join(model: type[M], alias: str, /) -> Join[Row]:
     stmt._values = ()
     stmt._scope = join_scope([(alias, meta, False)])
     stmt._group_scope = None
+    stmt._correlated = False
     stmt._node = SelectQuery(Source(meta, alias), (), None, None, None, None, (), None, None,
                              None, False)
     return stmt

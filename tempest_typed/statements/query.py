@@ -26,7 +26,7 @@ from .nodes import (
     param,
 )
 from .scope import Scope
-from .where import Subquery, WhereInput, with_conditions
+from .where import CORRELATIONS, Subquery, WhereInput, with_conditions
 
 if TYPE_CHECKING:
     from .aggregate import AggregateFunction, Grouped
@@ -39,6 +39,7 @@ T = TypeVar("T")
 FIELD = {name: i for i, name in enumerate(SelectQuery._fields)}
 _WHERE, _ORDER, _LIMIT = FIELD["where"], FIELD["order"], FIELD["limit"]
 _OFFSET, _LOCK, _DISTINCT = FIELD["offset"], FIELD["lock"], FIELD["distinct"]
+_ITEMS = FIELD["items"]
 
 
 def replaced(node: SelectQuery, field: str, value: object) -> SelectQuery:
@@ -54,13 +55,15 @@ def replaced(node: SelectQuery, field: str, value: object) -> SelectQuery:
 class Query(Statement[R_co]):
     """A SELECT builder: where, order_by, limit/offset, distinct, row locks, subqueries."""
 
-    __slots__ = ("_group_scope", "_node", "_scope")
+    __slots__ = ("_correlated", "_group_scope", "_node", "_scope")
 
     _node: SelectQuery
     #: the names where() understands
     _scope: Scope
     #: after aggregate(): the names having() and order_by() understand (group columns, labels)
     _group_scope: Scope | None
+    #: a condition may name an enclosing statement's columns (sql.col("users.id"))
+    _correlated: bool
 
     def _key(self) -> SelectQuery:
         return self._node
@@ -75,12 +78,17 @@ class Query(Statement[R_co]):
         new._node = tuple.__new__(SelectQuery, (*node[:field], value, *node[field + 1:]))
         new._scope = self._scope
         new._group_scope = self._group_scope
+        new._correlated = self._correlated
         return new
 
     def where(self, *conditions: WhereInput) -> Self:
         """Keep the rows matching every condition; repeated calls AND together."""
+        made = CORRELATIONS[0]
         where, values = with_conditions(self._scope, self._node.where, self._values, conditions)
-        return self._with(_WHERE, where, values)
+        new = self._with(_WHERE, where, values)
+        if CORRELATIONS[0] != made:
+            new._correlated = True
+        return new
 
     def order_by(self, column: str, direction: Literal["asc", "desc"] = "asc") -> Self:
         """Sort by a column, ascending or descending; repeated calls add tie-breakers."""
@@ -173,15 +181,14 @@ class Query(Statement[R_co]):
 
     def as_subquery(self, column: str) -> Subquery[Any, Any]:
         """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""
-        return self._subquery(column)
-
-    def _subquery(self, column: str) -> Subquery[Any, Any]:
         scope = self._group_scope or self._scope
         operand, col = scope.lookup(column, "as_subquery()")
         item: Operand | Labeled = operand
         if type(operand) is Aggregate:
             item = Labeled(column, operand)
-        return Subquery(replaced(self._node, "items", (item,)), self._values, col)
+        node = self._node
+        return Subquery(tuple.__new__(SelectQuery, (*node[:_ITEMS], (item,), *node[_ITEMS + 1:])),
+                        self._values, col, self._correlated)
 
     def _grouped(self, group_by: Sequence[str],
                  aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Any]:

@@ -12,10 +12,10 @@ from .base import R_co, column_list
 from .nodes import select_all
 from .query import Query, replaced
 from .scope import table_scope
-from .where import Subquery
 
 if TYPE_CHECKING:
     from .aggregate import AggregateFunction, Grouped
+    from .where import Subquery
 
 __all__ = ["Select", "select"]
 
@@ -34,9 +34,10 @@ class Select(Query[R_co], Generic[M_co, R_co]):
         columns, then the labels (`aggregate([], {...})` is one row over every row)."""
         return self._grouped(group_by, aggregates)
 
-    def as_subquery(self, column: str) -> Subquery[M_co, Any]:
-        """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""
-        return self._subquery(column)
+    if TYPE_CHECKING:
+        # The same method as Query's, typed with this select's model.
+        def as_subquery(self, column: str) -> Subquery[M_co, Any]:
+            """This select projected on one column: an `in` operand or a value (sql.scalar)."""
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -61,6 +62,7 @@ def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Selec
     stmt._values = ()
     stmt._scope = table_scope(meta)
     stmt._group_scope = None
+    stmt._correlated = False
     node = select_all(meta)
     if columns is not None:
         node = replaced(node, "items", column_list(meta, columns, "select()"))

@@ -59,12 +59,15 @@ T_co = TypeVar("T_co", covariant=True)
 class Subquery(Generic[M_co, T_co]):
     """A one-column select: an `in` / `not_in` operand, or a value through sql.scalar()."""
 
-    __slots__ = ("column", "key", "values")
+    __slots__ = ("column", "correlated", "key", "values")
 
-    def __init__(self, key: SelectQuery, values: tuple[object, ...], column: ColumnMeta) -> None:
+    def __init__(self, key: SelectQuery, values: tuple[object, ...], column: ColumnMeta,
+                 correlated: bool = True) -> None:
         self.key = key
         self.values = values
         self.column = column
+        #: it may name an enclosing statement's columns (see CORRELATIONS)
+        self.correlated = correlated
 
     def __repr__(self) -> str:
         return f"<Subquery {self.column.model_name}.{self.column.attr}>"
@@ -86,12 +89,14 @@ class Condition:
 class ExistsCondition:
     """sql.exists(query) / sql.not_exists(query): a condition on whether a subquery has rows."""
 
-    __slots__ = ("key", "negated", "values")
+    __slots__ = ("correlated", "key", "negated", "values")
 
-    def __init__(self, key: SelectQuery, values: tuple[object, ...], negated: bool) -> None:
+    def __init__(self, key: SelectQuery, values: tuple[object, ...], negated: bool,
+                 correlated: bool = True) -> None:
         self.key = key
         self.values = values
         self.negated = negated
+        self.correlated = correlated
 
     def __repr__(self) -> str:
         return f"sql.{'not_' if self.negated else ''}exists(...)"
@@ -244,6 +249,7 @@ def column_reference(scope: Scope, name: object, where: str,
         else:
             # Another statement's table or alias: this is a correlated subquery, resolved
             # (and its column checked) when it is placed inside the statement it names.
+            CORRELATIONS[0] += 1
             return OuterColumn(qualifier, attr, expected)
     operand, col = found
     if expected is not None and not same_family(expected, col):
@@ -261,7 +267,8 @@ def _scalar_node(scope: Scope, col: ColumnMeta | None, value: ScalarValue, value
         )
     if col is not None and not same_family(col, sub.column):
         raise _family_error(col, sub.column, "the sql.scalar() subquery's column", where)
-    check_outer(scope, sub.key, where)
+    if sub.correlated:
+        check_outer(scope, sub.key, where)
     offset = len(values)
     values.extend(sub.values)
     return ScalarSubquery(sub.key, offset)
@@ -317,7 +324,8 @@ def _in_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
                 f"{col.model_name}.{col.attr} `{op}`: the subquery yields {sub_col.model_name}."
                 f"{sub_col.attr} of type {sub_col.type_name()}, not {col.type_name()}"
             )
-        check_outer(scope, sub.key, where)
+        if sub.correlated:
+            check_outer(scope, sub.key, where)
         offset = len(values)
         values.extend(sub.values)
         return InSubquery(left, sub.key, offset, negated)
@@ -487,7 +495,8 @@ def condition_node(scope: Scope | ModelMeta, item: object, values: list[object],
             return inner[0]
         return And(inner) if item.op == "and" else Or(inner)
     if isinstance(item, ExistsCondition):
-        check_outer(scope, item.key, where)
+        if item.correlated:
+            check_outer(scope, item.key, where)
         offset = len(values)
         values.extend(item.values)
         return Exists(item.key, offset, item.negated)
@@ -501,7 +510,8 @@ def with_conditions(scope: Scope | ModelMeta, existing: ConditionNode | None,
                     bound: tuple[object, ...], conditions: tuple[WhereInput, ...],
                     where: str = "where()") -> tuple[ConditionNode, tuple[object, ...]]:
     """The condition and bound values after ANDing `conditions` to `existing` (where())."""
-    scope = as_scope(scope)
+    if isinstance(scope, ModelMeta):  # as_scope(), inlined: every where() passes here
+        scope = TABLE_SCOPES.get(scope) or table_scope(scope)
     if not conditions:
         raise ValidationError(f"{scope.label}: {where} needs a condition")
     values = list(bound)
@@ -526,6 +536,12 @@ def conjunction(existing: ConditionNode | None, added: Sequence[ConditionNode]) 
 
 
 # -- correlated references ------------------------------------------------------------------
+
+#: How many references to an enclosing statement were made, ever. A builder that finds it
+#: unchanged across one of its calls made none, so its subqueries need no correlation check
+#: where they are placed: the seed's claim skips walking its subquery (a hint that can only
+#: err towards checking, if another thread makes one meanwhile).
+CORRELATIONS = [0]
 
 
 def qualifiers_of(query: SelectQuery) -> set[str]:
@@ -580,7 +596,8 @@ def check_outer(scope: Scope, query: SelectQuery, where: str) -> None:
     for ref in free_references(query):
         meta = scope.qualifiers.get(ref.qualifier)
         if meta is None:
-            continue  # it names a statement further out
+            CORRELATIONS[0] += 1  # it names a statement further out: so does this one
+            continue
         found = scope.names.get(f"{ref.qualifier}.{ref.attr}")
         if found is not None:
             col = found[1]
