@@ -12,7 +12,7 @@ table built once per dialect class.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar
 
 from ..errors import DialectError, ValidationError
 from ..model import ColumnMeta, ModelMeta
@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     from ..statements.base import Statement
 
 __all__ = ["Compiled", "CompiledShape", "Dialect", "JoinedModels", "ResultField"]
+
+T = TypeVar("T")
 
 
 class ResultField(NamedTuple):
@@ -538,11 +540,25 @@ class Dialect:
         self._subquery(node.query, node.offset, out)
         out.parts.append(")")
 
+    #: the function a case-insensitive LIKE folds both sides with (None: the ILIKE operator)
+    case_fold: ClassVar[str | None] = None
+    #: what follows a LIKE pattern to make the backslash its escape character
+    like_escape: ClassVar[str] = ""
+
     def visit_like(self, node: Like, out: _Out) -> None:
         """Write `left LIKE pattern` (or its case-insensitive form)."""
-        self.visit_value(node.left, out)
-        out.parts.append(" ILIKE " if node.case_insensitive else " LIKE ")
-        self.visit_value(node.pattern, out)
+        fold = self.case_fold if node.case_insensitive else None
+        if fold is None:
+            self.visit_value(node.left, out)
+            out.parts.append(" ILIKE " if node.case_insensitive else " LIKE ")
+            self.visit_value(node.pattern, out)
+        else:
+            out.parts.append(fold + "(")
+            self.visit_value(node.left, out)
+            out.parts.append(f") LIKE {fold}(")
+            self.visit_value(node.pattern, out)
+            out.parts.append(")")
+        out.parts.append(self.like_escape)
 
     # -- statements -------------------------------------------------------------------------
 
@@ -593,23 +609,25 @@ class Dialect:
             self.visit_condition(query.where, out)
         if query.group_by:
             parts.append(" GROUP BY ")
-            for i, operand in enumerate(query.group_by):
-                if i:
-                    parts.append(", ")
-                self.visit_value(operand, out)
+            self._comma_separated(query.group_by, self.visit_value, out)
         if query.having is not None:
             parts.append(" HAVING ")
             self.visit_condition(query.having, out)
         if query.order:
             parts.append(" ORDER BY ")
-            for i, item in enumerate(query.order):
-                if i:
-                    parts.append(", ")
-                self.order_item(item, out)
+            self._comma_separated(query.order, self.order_item, out)
         self.visit_limit_offset(query.limit, query.offset, out)
         if query.lock is not None:
             parts.append(" " + self.lock_clause(query, query.lock))
         out.scopes.pop()
+
+    @staticmethod
+    def _comma_separated(items: tuple[T, ...], write: Callable[[T, _Out], None],
+                         out: _Out) -> None:
+        for i, item in enumerate(items):
+            if i:
+                out.parts.append(", ")
+            write(item, out)
 
     def visit_items(self, query: SelectQuery, out: _Out) -> None:
         """Write the select list."""

@@ -31,7 +31,6 @@ from ..statements.nodes import (
     ConflictNothing,
     ConflictUpdate,
     InsertStatement,
-    Like,
     Lock,
     SelectQuery,
     Value,
@@ -54,6 +53,7 @@ class MySQLDialect(Dialect):
     max_params = 65535
     offset_without_limit = " LIMIT 18446744073709551615"
     supports_returning: ClassVar[frozenset[str]] = frozenset()
+    case_fold = "LOWER"  # no ILIKE; the backslash is LIKE's escape character already
 
     table_options = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
     #: a binary collation without trailing-space padding: strings compare as on PostgreSQL
@@ -117,19 +117,6 @@ class MySQLDialect(Dialect):
     @override
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
         out.parts.append(f"VALUES({self.quote(col.name)})")
-
-    @override
-    def visit_like(self, node: Like, out: _Out) -> None:
-        if node.case_insensitive:
-            out.parts.append("LOWER(")
-            self.visit_value(node.left, out)
-            out.parts.append(") LIKE LOWER(")
-            self.visit_value(node.pattern, out)
-            out.parts.append(")")
-        else:
-            self.visit_value(node.left, out)
-            out.parts.append(" LIKE ")
-            self.visit_value(node.pattern, out)
 
     @override
     def check_subquery(self, query: SelectQuery, out: _Out) -> None:

@@ -25,7 +25,6 @@ from ..statements.nodes import (
     Aggregate,
     Between,
     Compare,
-    Like,
     Lock,
     OrderItem,
     SelectQuery,
@@ -47,6 +46,8 @@ class SQLiteDialect(Dialect):
     max_params = 32766
     offset_without_limit = " LIMIT -1"
     conflict_update_needs_target = False  # since 3.35: the last ON CONFLICT may omit it
+    case_fold = "lower"  # no ILIKE
+    like_escape = " ESCAPE '\\'"  # LIKE has no escape character by default
 
     _TYPES: ClassVar[dict[str, str]] = {
         "str": "TEXT", "literal": "TEXT", "int": "INTEGER", "float": "REAL", "decimal": "TEXT",
@@ -90,20 +91,6 @@ class SQLiteDialect(Dialect):
     @override
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
         out.parts.append("excluded." + self.quote(col.name))
-
-    @override
-    def visit_like(self, node: Like, out: _Out) -> None:
-        if node.case_insensitive:
-            out.parts.append("lower(")
-            self.visit_value(node.left, out)
-            out.parts.append(") LIKE lower(")
-            self.visit_value(node.pattern, out)
-            out.parts.append(") ESCAPE '\\'")
-        else:
-            self.visit_value(node.left, out)
-            out.parts.append(" LIKE ")
-            self.visit_value(node.pattern, out)
-            out.parts.append(" ESCAPE '\\'")
 
     def _ordered_decimal(self, operand: Value, op: str) -> None:
         col = operand_column(operand)
