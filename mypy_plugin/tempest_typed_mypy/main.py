@@ -18,7 +18,7 @@ from mypy.plugin import (
 )
 from mypy.types import Type
 
-from . import indexes, raw, rows, statements
+from . import aggregates, indexes, joins, raw, references, rows, statements
 from .metadata import MODEL, collect_model
 
 __all__ = ["TempestTypedPlugin", "plugin"]
@@ -32,6 +32,9 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.select.select": statements.select_columns,
     "tempest_typed.sql.raw": raw.check_raw,
     "tempest_typed.model.Index": indexes.check_index,
+    f"{_S}.join.join": joins.start,
+    "tempest_typed.sql.exists": references.check_exists,
+    "tempest_typed.sql.not_exists": references.check_exists,
 }
 
 METHODS: dict[str, Callable[[MethodContext], Type]] = {
@@ -48,6 +51,17 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.update.Update.returning": statements.returning,
     f"{_S}.delete.Delete.returning": statements.returning,
     f"{rows.ROW}.__getitem__": rows.row_item,
+    f"{_S}.join.Join.inner_join": joins.add_inner,
+    f"{_S}.join.Join.left_join": joins.add_left,
+    f"{_S}.join.Join.where": joins.where,
+    f"{_S}.join.Join.order_by": joins.order_by,
+    f"{_S}.join.Join.as_subquery": joins.as_subquery,
+    f"{_S}.select.Select.aggregate": aggregates.aggregate,
+    f"{_S}.join.Join.aggregate": aggregates.aggregate,
+    f"{_S}.aggregate.Grouped.where": joins.where,
+    f"{_S}.aggregate.Grouped.order_by": joins.order_by,
+    f"{_S}.aggregate.Grouped.as_subquery": joins.as_subquery,
+    f"{_S}.aggregate.Grouped.having": aggregates.having,
 }
 
 
@@ -64,7 +78,7 @@ class TempestTypedPlugin(Plugin):
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """select(), sql.raw() and Index()."""
+        """select(), join(), sql.raw(), sql.exists() and Index()."""
         return FUNCTIONS.get(fullname)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
