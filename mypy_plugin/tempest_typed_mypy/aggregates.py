@@ -74,7 +74,8 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
     col: Column | None = scope.column(value.args[0]) if scope is not None else None
     if scope is None or col is None:
         return AnyType(TypeOfAny.from_error)
-    what = (f'sql.{name}("{col.attr}") for "{label}": {column_name(col)} is '
+    written = literal_str(api, value.args[0]) or col.attr
+    what = (f'sql.{name}("{written}") for "{label}": {column_name(col)} is '
             f"{describe(col.type, api.options)}")
     if col.kind == "json":
         scope.fail(f"{what}; a JSON column cannot be aggregated", value, AGGREGATE)

@@ -69,7 +69,7 @@ def _alias(api: TypeChecker, expr: Expression, taken: list[str], call: str) -> s
                  code=VALUE)
         return None
     if alias in taken:
-        listed = ", ".join(taken)
+        listed = ", ".join(f'"{a}"' for a in taken)
         api.fail(f'{call}: the alias "{alias}" is already used (aliases: {listed}); aliases are '
                  "unique within a statement (a self-join gives each side its own)", expr,
                  code=VALUE)

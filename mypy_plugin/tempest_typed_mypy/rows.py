@@ -68,7 +68,7 @@ def _missing(name: str, fields: TypedDictType) -> str:
     if fields.items and all(_is_model(t) for t in fields.items.values()):
         return f'This row has no alias "{name}"; the join has {fetched}'
     return (f'This row has no column "{name}"; it fetched {fetched} '
-            "(add the column to select(...) or returning(...))")
+            "(add the column to select(...), returning(...) or aggregate(...))")
 
 
 def row_attribute(ctx: AttributeContext) -> Type:
