@@ -9,7 +9,7 @@ join and grouped statements share (where, order_by, as_subquery) live here too.
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import DictExpr, Expression
+from mypy.nodes import DictExpr, Expression, ListExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import (
     CallableType,
@@ -22,7 +22,7 @@ from mypy.types import (
 )
 
 from .conditions import check_condition
-from .messages import COLUMN, VALUE
+from .messages import COLUMN, VALUE, near
 from .metadata import ModelFacts, model_facts
 from .references import compared
 from .rows import fields_row
@@ -36,7 +36,10 @@ from .scopes import (
 )
 from .values import Scope, literal_str
 
-__all__ = ["add_inner", "add_left", "arg", "as_subquery", "order_by", "start", "where"]
+__all__ = [
+    "add_inner", "add_left", "arg", "as_subquery", "lock_share", "lock_update", "order_by", "start",
+    "where",
+]
 
 
 def arg(ctx: MethodContext | FunctionContext, name: str) -> list[Expression]:
@@ -207,3 +210,33 @@ def as_subquery(ctx: MethodContext) -> Type:
         if entry is not None:
             model = Instance(entry[0].info, [])
     return proper.copy_modified(args=[model, col.type])
+
+
+def _locked(ctx: MethodContext, mode: str) -> Type:
+    """`for_update(of=["order"])`: each name is an alias of the join."""
+    proper = get_proper_type(ctx.type)
+    aliases = aliases_of(proper.args[0]) if isinstance(proper, Instance) and proper.args else None
+    if aliases is None:
+        return ctx.default_return_type
+    assert isinstance(ctx.api, TypeChecker)
+    listed = ", ".join(f'"{a}"' for a in aliases)
+    for of in arg(ctx, "of"):
+        items = of.items if isinstance(of, ListExpr | TupleExpr) else [of]
+        for item in items:
+            name = literal_str(ctx.api, item)
+            if name is not None and name not in aliases:
+                guess = near(name, aliases)
+                hint = f'; did you mean "{guess}"?' if guess else ""
+                ctx.api.fail(f'join({", ".join(aliases)}): for_{mode}(of=["{name}"]) names no '
+                             f"alias of this join{hint} (aliases: {listed})", item, code=COLUMN)
+    return ctx.default_return_type
+
+
+def lock_update(ctx: MethodContext) -> Type:
+    """`.for_update(of=[...])` on a join."""
+    return _locked(ctx, "update")
+
+
+def lock_share(ctx: MethodContext) -> Type:
+    """`.for_share(of=[...])` on a join."""
+    return _locked(ctx, "share")

@@ -56,6 +56,8 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.join.Join.where": joins.where,
     f"{_S}.join.Join.order_by": joins.order_by,
     f"{_S}.join.Join.as_subquery": joins.as_subquery,
+    f"{_S}.join.Join.for_update": joins.lock_update,
+    f"{_S}.join.Join.for_share": joins.lock_share,
     f"{_S}.select.Select.aggregate": aggregates.aggregate,
     f"{_S}.join.Join.aggregate": aggregates.aggregate,
     f"{_S}.aggregate.Grouped.where": joins.where,
