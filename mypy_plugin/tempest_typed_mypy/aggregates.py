@@ -74,25 +74,22 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
     col: Column | None = scope.column(value.args[0]) if scope is not None else None
     if scope is None or col is None:
         return AnyType(TypeOfAny.from_error)
-    written = literal_str(api, value.args[0]) or col.attr
-    what = (f'sql.{name}("{written}") for "{label}": {column_name(col)} is '
-            f"{describe(col.type, api.options)}")
+    rule = ""
     if col.kind == "json":
-        scope.fail(f"{what}; a JSON column cannot be aggregated", value, AGGREGATE)
+        rule = "a JSON column cannot be aggregated"
+    elif func in ("sum", "avg") and col.kind not in NUMBERS:
+        rule = f"{func} takes numbers only (int, float, Decimal)"
+    elif func in ("min", "max") and col.kind not in ORDERED:
+        rule = f"{func} takes numbers, dates, times and strings"
+    if rule:
+        written = literal_str(api, value.args[0]) or col.attr
+        scope.fail(f'sql.{name}("{written}") for "{label}": {column_name(col)} is '
+                   f"{describe(col.type, api.options)}; {rule}", value, AGGREGATE)
         return AnyType(TypeOfAny.from_error)
     if func == "count":
         return api.named_type("builtins.int")
-    if func in ("sum", "avg"):
-        if col.kind not in NUMBERS:
-            scope.fail(f"{what}; {func} takes numbers only (int, float, Decimal)", value,
-                       AGGREGATE)
-            return AnyType(TypeOfAny.from_error)
-        if func == "avg" and col.kind in ("int", "float"):
-            return _or_none(api.named_type("builtins.float"))
-        return _or_none(col.type)
-    if col.kind not in ORDERED:
-        scope.fail(f"{what}; {func} takes numbers, dates, times and strings", value, AGGREGATE)
-        return AnyType(TypeOfAny.from_error)
+    if func == "avg" and col.kind in ("int", "float"):
+        return _or_none(api.named_type("builtins.float"))
     return _or_none(col.type)
 
 

@@ -24,7 +24,7 @@ from .metadata import MODEL, collect_model
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _S = "tempest_typed.statements"
 
@@ -34,7 +34,7 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     "tempest_typed.model.Index": indexes.check_index,
     f"{_S}.join.join": joins.start,
     "tempest_typed.sql.exists": references.check_exists,
-    "tempest_typed.sql.not_exists": references.check_exists,
+    "tempest_typed.sql.not_exists": references.check_not_exists,
 }
 
 METHODS: dict[str, Callable[[MethodContext], Type]] = {

@@ -17,7 +17,10 @@ from .messages import COLUMN, COMPARE, VALUE, column_name, describe, unknown_col
 from .metadata import Column, column_kind
 from .values import Scope, literal_str
 
-__all__ = ["COL", "SCALAR", "check_exists", "check_reference", "compared", "same_family"]
+__all__ = [
+    "COL", "SCALAR", "check_exists", "check_not_exists", "check_reference", "compared",
+    "same_family",
+]
 
 COL = "tempest_typed.sql.col"
 SCALAR = "tempest_typed.sql.scalar"
@@ -104,15 +107,20 @@ def _is_query(typ: Type) -> bool:
                                              or proper.type.fullname == SUBQUERY)
 
 
-def check_exists(ctx: FunctionContext) -> Type:
-    """`sql.exists(x)` / `sql.not_exists(x)`: x is a select, a join or an as_subquery()."""
+def _exists(ctx: FunctionContext, name: str) -> Type:
     if ctx.args and ctx.args[0] and ctx.arg_types[0]:
         typ = ctx.arg_types[0][0]
         if not _is_query(typ):
-            name = "exists"
-            callee = ctx.context.callee if isinstance(ctx.context, CallExpr) else None
-            if callee is not None and getattr(callee, "name", "") == "not_exists":
-                name = "not_exists"
             ctx.api.fail(f"sql.{name}() takes a select, a join or an as_subquery(...), got "
                          f"{describe(typ, ctx.api.options)}", ctx.args[0][0], code=VALUE)
     return ctx.default_return_type
+
+
+def check_exists(ctx: FunctionContext) -> Type:
+    """`sql.exists(x)`: x is a select, a join or an as_subquery()."""
+    return _exists(ctx, "exists")
+
+
+def check_not_exists(ctx: FunctionContext) -> Type:
+    """`sql.not_exists(x)`: x is a select, a join or an as_subquery()."""
+    return _exists(ctx, "not_exists")

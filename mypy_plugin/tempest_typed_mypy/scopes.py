@@ -30,13 +30,24 @@ GROUPED = "tempest_typed.statements.aggregate.Grouped"
 Aliases = dict[str, tuple[ModelFacts, bool]]
 
 
+#: by id: the columns come from the model facts' cache, so each is made once per column
+_OPTIONAL: dict[int, tuple[Column, Column]] = {}
+
+
 def optional(col: Column) -> Column:
     """The column as a left join sees it: None where the joined row did not match."""
     if col.nullable:
         return col
+    hit = _OPTIONAL.get(id(col))
+    if hit is not None and hit[0] is col:
+        return hit[1]
     typ = UnionType.make_union([col.type, NoneType()])
-    return Column(col.model, col.attr, typ, col.kind, True, col.required, col.sql_name,
-                  col.literal_values)
+    found = Column(col.model, col.attr, typ, col.kind, True, col.required, col.sql_name,
+                   col.literal_values)
+    if len(_OPTIONAL) >= 4096:
+        _OPTIONAL.clear()
+    _OPTIONAL[id(col)] = (col, found)
+    return found
 
 
 def model_of(typ: Type) -> tuple[ModelFacts, bool] | None:
@@ -55,9 +66,9 @@ def model_of(typ: Type) -> tuple[ModelFacts, bool] | None:
 def fields_of(typ: Type) -> TypedDictType | None:
     """The TypedDict of `Row[TypedDict(...)]`, or of a bare TypedDict."""
     proper = get_proper_type(typ)
-    if isinstance(proper, Instance) and proper.type.fullname == ROW and proper.args:
+    if type(proper) is Instance and proper.args and proper.type.fullname == ROW:
         proper = get_proper_type(proper.args[0])
-    return proper if isinstance(proper, TypedDictType) else None
+    return proper if type(proper) is TypedDictType else None
 
 
 def aliases_of(typ: Type) -> Aliases | None:

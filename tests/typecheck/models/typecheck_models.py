@@ -47,6 +47,7 @@ class User(Model, table="users"):
     credit_limit: Decimal = Decimal(0)
     manager_id: int | None = column(default=None, references="users.id")
     settings: dict[str, str] = column(default_factory=dict)
+    avatar: bytes | None = None
 
 
 class Order(Model, table="orders"):
