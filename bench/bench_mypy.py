@@ -1,6 +1,8 @@
 """How long mypy takes on 500 queries: tempest_typed with and without its plugin, and the same
 queries written with SQLAlchemy 2.x Core.
 
+The queries cycle through seven shapes: a partial select, an update, an upsert, a delete, an
+`in` subquery, a left join with qualified where/order_by, and an aggregate with having.
 The script writes a models module and three query modules into a temporary directory, warms a
 mypy cache with the libraries (stdlib, tempest_typed, SQLAlchemy) by checking the models, then
 times, round by round and interleaving the sides, `mypy` on each query module starting from a
@@ -24,10 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 MODELS = '''
 from datetime import datetime
+from decimal import Decimal
 from typing import Literal
 from uuid import UUID, uuid4
 
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, Uuid
+from sqlalchemy import Column, DateTime, ForeignKey, Integer, MetaData, Numeric, String, Table, Uuid
 from tempest_typed import Model, column
 
 Status = Literal["queued", "sending", "sent", "failed"]
@@ -43,6 +46,20 @@ class Outbound(Model, table="outbound_messages"):
     updated_at: datetime | None = None
 
 
+class User(Model, table="users"):
+    id: int = column(primary_key=True)
+    email: str
+    country: str
+
+
+class Order(Model, table="orders"):
+    id: int = column(primary_key=True)
+    user_id: int = column(references="users.id")
+    total: Decimal
+    status: Literal["new", "paid", "refunded"]
+    created_at: datetime
+
+
 metadata = MetaData()
 outbound = Table(
     "outbound_messages", metadata,
@@ -54,14 +71,28 @@ outbound = Table(
     Column("next_attempt_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True)),
 )
+users = Table(
+    "users", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("email", String, nullable=False),
+    Column("country", String, nullable=False),
+)
+orders = Table(
+    "orders", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("total", Numeric, nullable=False),
+    Column("status", String, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
 '''
 
 TEMPEST_HEAD = '''
 from datetime import UTC, datetime
 from uuid import UUID
 
-from tempest_typed import and_, delete, insert, or_, select, sql, update
-from models import Outbound
+from tempest_typed import and_, delete, insert, join, or_, select, sql, update
+from models import Order, Outbound, User
 
 now = datetime.now(UTC)
 ids: list[UUID] = []
@@ -73,6 +104,8 @@ TEMPEST = [
     'q{i} = insert(Outbound).values({{"consumer": "c{i}", "next_attempt_at": now, "status": "queued"}}).on_conflict_do_nothing(["consumer", "idempotency_key"]).returning()',
     'q{i} = delete(Outbound).where(and_({{"status": "sent"}}, or_({{"attempts": {{"gte": {i}}}}}, {{"updated_at": {{"is_null": True}}}}))).returning("id")',
     'q{i} = select(Outbound).where({{"id": {{"in": select(Outbound).where({{"consumer": {{"like": "c%"}}}}).as_subquery("id")}}}})',
+    'q{i} = join(User, "user").left_join(Order, "order", {{"user.id": "order.user_id"}}).where({{"order.status": "paid", "user.country": "PT", "order.total": {{"gte": {i}}}}}).order_by("order.created_at", "desc").limit(20)',
+    'q{i} = select(Order).where({{"status": "paid"}}).aggregate(["user_id"], {{"orders": sql.count(), "spent": sql.sum("total")}}).having({{"orders": {{"gt": {i}}}}}).order_by("spent", "desc")',
 ]
 
 SQLALCHEMY_HEAD = '''
@@ -80,7 +113,7 @@ from datetime import UTC, datetime
 from uuid import UUID
 
 from sqlalchemy import and_, delete, func, insert, literal_column, or_, select, update
-from models import outbound
+from models import orders, outbound, users
 
 now = datetime.now(UTC)
 ids: list[UUID] = []
@@ -92,6 +125,8 @@ SQLALCHEMY = [
     'q{i} = insert(outbound).values(consumer="c{i}", next_attempt_at=now, status="queued").returning(outbound)',
     'q{i} = delete(outbound).where(and_(outbound.c.status == "sent", or_(outbound.c.attempts >= {i}, outbound.c.updated_at.is_(None)))).returning(outbound.c.id)',
     'q{i} = select(outbound).where(outbound.c.id.in_(select(outbound.c.id).where(outbound.c.consumer.like("c%")).scalar_subquery()))',
+    'q{i} = select(users, orders).select_from(users.outerjoin(orders, users.c.id == orders.c.user_id)).where(orders.c.status == "paid", users.c.country == "PT", orders.c.total >= {i}).order_by(orders.c.created_at.desc()).limit(20)',
+    'q{i} = select(orders.c.user_id, func.count().label("orders"), func.sum(orders.c.total).label("spent")).where(orders.c.status == "paid").group_by(orders.c.user_id).having(func.count() > {i}).order_by(literal_column("spent").desc())',
 ]
 
 

@@ -24,7 +24,7 @@ COMBINATORS = frozenset({
 })
 OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "between", "in", "not_in", "is_null",
              "like", "ilike")
-SELECT = "tempest_typed.statements.select.Select"
+SELECT = "tempest_typed.statements.query.Query"  # a select, a join or a grouped select
 SUBQUERY = "tempest_typed.statements.where.Subquery"
 
 

@@ -19,7 +19,17 @@ from mypy.plugin import (
 )
 from mypy.types import FunctionLike, Type
 
-from . import column_lists, constructors, indexes, raw, rows, statements
+from . import (
+    aggregates,
+    column_lists,
+    constructors,
+    indexes,
+    joins,
+    raw,
+    references,
+    rows,
+    statements,
+)
 from .metadata import MODEL, collect_model
 
 __all__ = ["TempestTypedPlugin", "plugin"]
@@ -33,6 +43,9 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.select.select": statements.select_columns,
     "tempest_typed.sql.raw": raw.check_raw,
     "tempest_typed.model.Index": indexes.check_index,
+    f"{_S}.join.join": joins.start,
+    "tempest_typed.sql.exists": references.check_exists,
+    "tempest_typed.sql.not_exists": references.check_not_exists,
 }
 
 SIGNATURES: dict[str, Callable[[FunctionSigContext], FunctionLike]] = {
@@ -56,6 +69,19 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{rows.ROW}.__getitem__": rows.row_item,
     f"{rows.RESULT}.scalar": rows.result_scalar,
     f"{rows.RESULT}.scalars": rows.result_scalars,
+    f"{_S}.join.Join.inner_join": joins.add_inner,
+    f"{_S}.join.Join.left_join": joins.add_left,
+    f"{_S}.join.Join.where": joins.where,
+    f"{_S}.join.Join.order_by": joins.order_by,
+    f"{_S}.join.Join.as_subquery": joins.as_subquery,
+    f"{_S}.join.Join.for_update": joins.lock_update,
+    f"{_S}.join.Join.for_share": joins.lock_share,
+    f"{_S}.select.Select.aggregate": aggregates.aggregate,
+    f"{_S}.join.Join.aggregate": aggregates.aggregate,
+    f"{_S}.aggregate.Grouped.where": joins.where,
+    f"{_S}.aggregate.Grouped.order_by": joins.order_by,
+    f"{_S}.aggregate.Grouped.as_subquery": joins.as_subquery,
+    f"{_S}.aggregate.Grouped.having": aggregates.having,
 }
 
 
@@ -84,7 +110,7 @@ class TempestTypedPlugin(Plugin):
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """select(), sql.raw() and Index()."""
+        """select(), join(), sql.raw(), sql.exists() and Index()."""
         return FUNCTIONS.get(fullname)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:

@@ -16,7 +16,8 @@ from mypy.types import Instance, Type, get_proper_type
 from .metadata import Column, ModelFacts
 
 __all__ = [
-    "COLUMN", "INSERT", "OPERATOR", "RAW", "VALUE", "describe", "near", "unknown_column",
+    "AGGREGATE", "COLUMN", "COMPARE", "INSERT", "OPERATOR", "RAW", "VALUE", "describe", "near",
+    "unknown_column",
 ]
 
 COLUMN = ErrorCode("tempest-column", "A column name the model does not have", "tempest")
@@ -24,6 +25,10 @@ VALUE = ErrorCode("tempest-value", "A value that the column cannot hold", "tempe
 OPERATOR = ErrorCode("tempest-operator", "An unknown operator, or one the column's type "
                      "does not support", "tempest")
 INSERT = ErrorCode("tempest-insert", "An insert that leaves out a required column", "tempest")
+COMPARE = ErrorCode("tempest-compare", "Columns of different types compared (an on pair, "
+                    "sql.col(), sql.scalar())", "tempest")
+AGGREGATE = ErrorCode("tempest-aggregate", "An aggregate of a column it does not apply to",
+                      "tempest")
 RAW = ErrorCode("tempest-raw", "sql.raw() given something other than a literal string",
                 "tempest")
 

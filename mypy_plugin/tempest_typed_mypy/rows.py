@@ -14,9 +14,11 @@ from mypy.plugin import AttributeContext, MethodContext
 from mypy.types import (
     AnyType,
     Instance,
+    NoneType,
     Type,
     TypedDictType,
     TypeOfAny,
+    UnionType,
     get_proper_type,
 )
 
@@ -24,8 +26,8 @@ from .messages import COLUMN
 from .metadata import ModelFacts, instance, model_facts
 from .values import literal_str
 
-__all__ = ["RESULT", "ROW", "result_scalar", "result_scalars", "row_attribute", "row_item",
-           "row_type"]
+__all__ = ["RESULT", "ROW", "fields_row", "result_scalar", "result_scalars", "row_attribute",
+           "row_item", "row_type", "typed_dict"]
 
 ROW = "tempest_typed.row.Row"
 RESULT = "tempest_typed.engine.result.Result"
@@ -33,9 +35,17 @@ RESULT = "tempest_typed.engine.result.Result"
 
 def row_type(api: TypeChecker, facts: ModelFacts, names: list[str]) -> Instance:
     """`Row[TypedDict({...})]` holding the named columns with their declared types."""
-    items = {name: facts.columns[name].type for name in names}
-    fields = TypedDictType(items, set(items), set(), api.named_type("typing._TypedDict"))
-    return instance(api.modules, ROW, [fields])
+    return fields_row(api, {name: facts.columns[name].type for name in names})
+
+
+def typed_dict(api: TypeChecker, items: dict[str, Type]) -> TypedDictType:
+    """An anonymous `TypedDict({...})` with every key required."""
+    return TypedDictType(items, set(items), set(), api.named_type("typing._TypedDict"))
+
+
+def fields_row(api: TypeChecker, items: dict[str, Type]) -> Instance:
+    """`Row[TypedDict({...})]` of fields of the given types (columns, aliases or labels)."""
+    return instance(api.modules, ROW, [typed_dict(api, items)])
 
 
 def _fields(typ: Type) -> TypedDictType | None:
@@ -47,10 +57,20 @@ def _fields(typ: Type) -> TypedDictType | None:
     return None
 
 
+def _is_model(typ: Type) -> bool:
+    proper = get_proper_type(typ)
+    if isinstance(proper, UnionType):
+        rest = [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)]
+        return len(rest) == 1 and model_facts(rest[0]) is not None
+    return model_facts(proper) is not None
+
+
 def _missing(name: str, fields: TypedDictType) -> str:
     fetched = ", ".join(f'"{n}"' for n in fields.items)
+    if fields.items and all(_is_model(t) for t in fields.items.values()):
+        return f'This row has no alias "{name}"; the join has {fetched}'
     return (f'This row has no column "{name}"; it fetched {fetched} '
-            "(add the column to select(...) or returning(...))")
+            "(add the column to select(...), returning(...) or aggregate(...))")
 
 
 def row_attribute(ctx: AttributeContext) -> Type:

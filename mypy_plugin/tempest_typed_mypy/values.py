@@ -113,6 +113,11 @@ class Scope:
         if callee_name(expr) == EXCLUDED:
             self.excluded(expr)
             return
+        if callee_name(expr) in ("tempest_typed.sql.col", "tempest_typed.sql.scalar"):
+            from .references import check_reference  # it imports this module
+
+            check_reference(self, col, expr, where)
+            return
         ok, typ = self.fits(expr, self.accepted(col))
         if ok:
             refused = narrower_refused(col, typ)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from typing_extensions import TypeVar as DefaultTypeVar
+
 from ..errors import ValidationError
 from ..model import ColumnMeta
 from .nodes import Aggregate, Labeled, Operand, QualifiedColumn
@@ -25,6 +27,11 @@ __all__ = ["AggregateFunction", "Grouped"]
 
 T_co = TypeVar("T_co", covariant=True)
 R_co = TypeVar("R_co", covariant=True)
+#: Typing only, filled in by the mypy plugin: the rows of the statement that was grouped (the
+#: model of a select, `Row[TypedDict({alias: model})]` of a join), and the group columns as
+#: written (`TypedDict({'user.id': int})`), which where(), having() and order_by() check.
+S_co = DefaultTypeVar("S_co", covariant=True, default=Any)
+G_co = DefaultTypeVar("G_co", covariant=True, default=Any)
 
 AggregateName = Literal["count", "sum", "avg", "min", "max"]
 
@@ -77,12 +84,12 @@ def label_column(label: str, kind: str, nullable: bool, like: ColumnMeta | None)
     )
 
 
-class Grouped(Query[R_co]):
+class Grouped(Query[R_co], Generic[R_co, S_co, G_co]):
     """An aggregated select: rows are the group columns, then the labels."""
 
     __slots__ = ()
 
-    def having(self, *conditions: WhereInput) -> Grouped[R_co]:
+    def having(self, *conditions: WhereInput) -> Grouped[R_co, S_co, G_co]:
         """Keep the groups matching every condition (labels and group columns); repeated
         calls AND together."""
         scope = self._group_scope

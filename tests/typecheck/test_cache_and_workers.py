@@ -78,3 +78,31 @@ def test_parallel_workers_match_one_process(tmp_path: Path, plugin_config: str) 
     parallel = run_mypy(tmp_path, "parallel", "-n", "2")
     assert len(single) == 4 * 2, single
     assert parallel == single
+
+
+JOINED = '''
+from tempest_typed import join, select, sql
+from models import Outbound
+
+pairs = join(Outbound, "a").left_join(Outbound, "b", {"a.consumer": "b.consumer"})
+per_consumer = select(Outbound).aggregate(["consumer"], {"n": sql.count()})
+'''
+
+
+def test_join_and_aggregate_types_read_back_from_the_cache(tmp_path: Path,
+                                                           plugin_config: str) -> None:
+    """A join's aliases and an aggregate's names travel in the cached type of a variable."""
+    (tmp_path / "mypy.ini").write_text(plugin_config)
+    (tmp_path / "models.py").write_text(MODELS)
+    (tmp_path / "joined.py").write_text(JOINED)
+    use = ("from joined import pairs, per_consumer\n"
+           'pairs.where({"b.statu": "sent"})\n'
+           'per_consumer.having({"m": 1})\n')
+    (tmp_path / "use.py").write_text(use)
+    cold = run_mypy(tmp_path, "warm")
+    # Only use.py changes: joined.py is read back from the cache, its types with it.
+    (tmp_path / "use.py").write_text(use + 'pairs.order_by("c.id")\n')
+    warm = run_mypy(tmp_path, "warm")
+    assert len(cold) == 2, cold
+    assert warm[:2] == cold
+    assert len(warm) == 3 and 'has no alias "c"' in warm[2], warm

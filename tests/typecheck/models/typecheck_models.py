@@ -35,3 +35,28 @@ class Account(Model, naming="snake_case"):
     born: date | None = None
     tags: list[str] = column(default_factory=list)
     owner_id: UUID | None = None
+
+
+OrderStatus = Literal["new", "paid", "refunded"]
+
+
+class User(Model, table="users"):
+    id: int = column(primary_key=True)
+    email: str
+    country: str
+    credit_limit: Decimal = Decimal(0)
+    manager_id: int | None = column(default=None, references="users.id")
+    settings: dict[str, str] = column(default_factory=dict)
+    avatar: bytes | None = None
+
+
+class Order(Model, table="orders"):
+    id: int = column(primary_key=True)
+    user_id: int = column(references="users.id")
+    total: Decimal
+    cents: int
+    status: OrderStatus
+    paid: bool = False
+    created_at: datetime
+    updated_at: datetime | None = None
+    due: date | None = None

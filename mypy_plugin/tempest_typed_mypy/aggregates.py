@@ -1,0 +1,160 @@
+"""Aggregates: `aggregate(group_by, {label: sql.count() ...})` and `having(...)`.
+
+Rows are typed per field: the group columns by attribute name with their types (a left-joined
+alias's as `| None`), then the labels: `count` is `int`; `sum` is the column's number type,
+`avg` a `float` (a `Decimal` for Decimal columns) and `min`/`max` the column's type, each
+`| None` (no row, or only NULLs). The statement's type keeps the rows it grouped and the group
+columns as written, which having() and order_by() check (see scopes.py).
+"""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, TupleExpr
+from mypy.plugin import MethodContext
+from mypy.types import (
+    AnyType,
+    Instance,
+    NoneType,
+    Type,
+    TypeOfAny,
+    UnionType,
+    get_proper_type,
+)
+
+from .conditions import check_condition
+from .joins import arg
+from .messages import AGGREGATE, VALUE, column_name, describe
+from .metadata import Column
+from .rows import fields_row, typed_dict
+from .scopes import JoinScope, group_scope, source_scope
+from .values import Scope, callee_name, literal_str
+
+__all__ = ["aggregate", "having"]
+
+_SQL = "tempest_typed.sql."
+FUNCTIONS = {f"{_SQL}{name}": name for name in ("count", "sum", "avg", "min", "max")}
+FUNCTIONS[f"{_SQL}count_distinct"] = "count"
+AGGREGATE_FUNCTION = "tempest_typed.statements.aggregate.AggregateFunction"
+NUMBERS = frozenset({"int", "float", "decimal", "any"})
+ORDERED = frozenset({"int", "float", "decimal", "datetime", "date", "str", "literal", "any"})
+
+
+def _non_null(typ: Type) -> Type:
+    proper = get_proper_type(typ)
+    if isinstance(proper, UnionType):
+        return UnionType.make_union(
+            [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)])
+    return typ
+
+
+def _or_none(typ: Type) -> Type:
+    return UnionType.make_union([_non_null(typ), NoneType()])
+
+
+def _label(scope: Scope) -> str:
+    return scope.label if isinstance(scope, JoinScope) else scope.facts.name
+
+
+def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
+    """The type of one label's values, reporting an aggregate its column does not take."""
+    assert isinstance(ctx.api, TypeChecker)
+    api = ctx.api
+    func = FUNCTIONS.get(callee_name(value) or "")
+    if func is None or not isinstance(value, CallExpr):
+        # built elsewhere: what its AggregateFunction[T] says
+        typ = get_proper_type(api.lookup_type_or_none(value))
+        if isinstance(typ, Instance) and typ.type.fullname == AGGREGATE_FUNCTION and typ.args:
+            return typ.args[0]
+        return AnyType(TypeOfAny.special_form)
+    if not value.args:
+        return api.named_type("builtins.int")
+    name = "count_distinct" if callee_name(value) == f"{_SQL}count_distinct" else func
+    scope = source_scope(api, ctx.type, f'sql.{name}() for "{label}"')
+    col: Column | None = scope.column(value.args[0]) if scope is not None else None
+    if scope is None or col is None:
+        return AnyType(TypeOfAny.from_error)
+    rule = ""
+    if col.kind == "json":
+        rule = "a JSON column cannot be aggregated"
+    elif func in ("sum", "avg") and col.kind not in NUMBERS:
+        rule = f"{func} takes numbers only (int, float, Decimal)"
+    elif func in ("min", "max") and col.kind not in ORDERED:
+        rule = f"{func} takes numbers, dates, times and strings"
+    if rule:
+        written = literal_str(api, value.args[0]) or col.attr
+        scope.fail(f'sql.{name}("{written}") for "{label}": {column_name(col)} is '
+                   f"{describe(col.type, api.options)}; {rule}", value, AGGREGATE)
+        return AnyType(TypeOfAny.from_error)
+    if func == "count":
+        return api.named_type("builtins.int")
+    if func == "avg" and col.kind in ("int", "float"):
+        return _or_none(api.named_type("builtins.float"))
+    return _or_none(col.type)
+
+
+def aggregate(ctx: MethodContext) -> Type:
+    """`.aggregate([group columns], {label: aggregate})` on a select or a join."""
+    assert isinstance(ctx.api, TypeChecker)
+    api = ctx.api
+    default = get_proper_type(ctx.default_return_type)
+    receiver = get_proper_type(ctx.type)
+    source = source_scope(api, ctx.type, "aggregate() group_by")
+    group_args, aggregate_args = arg(ctx, "group_by"), arg(ctx, "aggregates")
+    if (source is None or not group_args or not aggregate_args
+            or not isinstance(default, Instance) or len(default.args) != 3
+            or not isinstance(receiver, Instance) or not receiver.args):
+        return ctx.default_return_type
+    groups, aggregates = group_args[0], aggregate_args[0]
+    if not isinstance(groups, ListExpr | TupleExpr) or not isinstance(aggregates, DictExpr):
+        return ctx.default_return_type
+    label = _label(source)
+    fields: dict[str, Type] = {}
+    written: dict[str, Type] = {}
+    by_attr: dict[str, str] = {}
+    complete = True
+    for item in groups.items:
+        name = literal_str(api, item)
+        col = source.column(item) if name is not None else None
+        if name is None or col is None:
+            complete = False
+            continue
+        if col.attr in by_attr:
+            source.fail(f'{label}: aggregate() groups by "{by_attr[col.attr]}" and "{name}", '
+                        f'which both name a row field "{col.attr}"; a row names a group column '
+                        "by its attribute", item, VALUE)
+            continue
+        if col.kind == "json":
+            source.fail(f'{label}: "{name}" is a JSON column and cannot be grouped by', item,
+                        AGGREGATE)
+        by_attr[col.attr] = name
+        fields[col.attr] = col.type
+        written[name] = col.type
+    for key, value in aggregates.items:
+        name = literal_str(api, key) if key is not None else None
+        if name is None or key is None:
+            complete = False
+            continue
+        if not name.isidentifier():
+            source.fail(f"{label}: an aggregate label is a Python identifier (it becomes a row "
+                        f'field), got "{name}"', key, VALUE)
+            continue
+        if name in by_attr:
+            source.fail(f'{label}: the label "{name}" is also the field of the group column '
+                        f'"{by_attr[name]}"; choose another label', key, VALUE)
+            continue
+        fields[name] = _result(ctx, name, value)
+    if not complete:
+        return ctx.default_return_type
+    return default.copy_modified(args=[fields_row(api, fields), receiver.args[0],
+                                       typed_dict(api, written)])
+
+
+def having(ctx: MethodContext) -> Type:
+    """`.having(...)`: the where language over the labels and the group columns."""
+    assert isinstance(ctx.api, TypeChecker)
+    scope = group_scope(ctx.api, ctx.type, "having()")
+    if scope is not None:
+        for condition in arg(ctx, "conditions"):
+            check_condition(scope, condition)
+    return ctx.default_return_type

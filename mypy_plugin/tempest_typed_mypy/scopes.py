@@ -1,0 +1,249 @@
+"""The names a join or a grouped statement understands, recovered from the statement's type.
+
+A join's type carries its aliases, a left-joined one as `Model | None`:
+`Join[Row[TypedDict({'user': User, 'order': Order | None})]]`. A grouped statement's type
+carries its rows, the rows of the statement it grouped (a model, or a join's `Row`) and its
+group columns as written: `Grouped[Row[TypedDict({'id': int, 'n': int})],
+Row[TypedDict({'user': User})], TypedDict({'user.id': int})]`. So a statement built in one
+function and refined in another is checked the same way, and the cache needs nothing more.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mypy.checker import TypeChecker
+from mypy.nodes import Context, Expression
+from mypy.types import Instance, NoneType, Type, TypedDictType, UnionType, get_proper_type
+
+from .messages import COLUMN, near, unknown_column
+from .metadata import Column, ModelFacts, column_kind, model_facts
+from .rows import ROW
+from .values import Scope, literal_str
+
+__all__ = [
+    "GROUPED", "JOIN", "GroupScope", "JoinScope", "aliases_of", "fields_of", "group_scope",
+    "model_of", "optional", "source_scope", "subquery_model",
+]
+
+JOIN = "tempest_typed.statements.join.Join"
+GROUPED = "tempest_typed.statements.aggregate.Grouped"
+
+Aliases = dict[str, tuple[ModelFacts, bool]]
+
+
+#: by id: the columns come from the model facts' cache, so each is made once per column
+_OPTIONAL: dict[int, tuple[Column, Column]] = {}
+
+
+def optional(col: Column) -> Column:
+    """The column as a left join sees it: None where the joined row did not match."""
+    if col.nullable:
+        return col
+    hit = _OPTIONAL.get(id(col))
+    if hit is not None and hit[0] is col:
+        return hit[1]
+    typ = UnionType.make_union([col.type, NoneType()])
+    found = dataclasses.replace(col, type=typ, nullable=True)
+    if len(_OPTIONAL) >= 4096:
+        _OPTIONAL.clear()
+    _OPTIONAL[id(col)] = (col, found)
+    return found
+
+
+def model_of(typ: Type) -> tuple[ModelFacts, bool] | None:
+    """(facts, optional) of a model type or `Model | None`; None for anything else."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, UnionType):
+        rest = [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)]
+        if len(rest) != 1:
+            return None
+        facts = model_facts(rest[0])
+        return None if facts is None else (facts, True)
+    facts = model_facts(proper)
+    return None if facts is None else (facts, False)
+
+
+def fields_of(typ: Type) -> TypedDictType | None:
+    """The TypedDict of `Row[TypedDict(...)]`, or of a bare TypedDict."""
+    proper = get_proper_type(typ)
+    if type(proper) is Instance and proper.args and proper.type.fullname == ROW:
+        proper = get_proper_type(proper.args[0])
+    return proper if type(proper) is TypedDictType else None
+
+
+def aliases_of(typ: Type) -> Aliases | None:
+    """alias -> (facts, left-joined) of a join's row type; None when it is not one."""
+    fields = fields_of(typ)
+    if fields is None or not fields.items:
+        return None
+    out: Aliases = {}
+    for alias, item in fields.items.items():
+        found = model_of(item)
+        if found is None:
+            return None
+        out[alias] = found
+    return out
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(f'"{n}"' for n in names) or "none"
+
+
+class JoinScope(Scope):
+    """A join seen from one place: every column is `alias.column`."""
+
+    def __init__(self, api: TypeChecker, aliases: Aliases, where: str) -> None:
+        first = next(iter(aliases.values()))[0]
+        super().__init__(api, first, where)
+        self.aliases = aliases
+
+    @property
+    def label(self) -> str:
+        """How messages name the join: `join(user, order)`."""
+        return f"join({', '.join(self.aliases)})"
+
+    def resolve(self, name: str) -> Column | None:
+        """The column `alias.attr` names, with a left-joined alias's nullability; no errors."""
+        alias, dot, attr = name.partition(".")
+        entry = self.aliases.get(alias) if dot else None
+        col = entry[0].columns.get(attr) if entry is not None else None
+        if col is None or entry is None:
+            return None
+        return optional(col) if entry[1] else col
+
+    def lookup(self, name: str, context: Context, correlated: bool = False,
+               where: str | None = None) -> Column | None:
+        """The column `name` means, reporting a bare name, an unknown alias or column.
+
+        With `correlated` (an sql.col() reference), an unknown alias may name an enclosing
+        statement, which the run time resolves: it is not reported.
+        """
+        where = where or self.where
+        alias, dot, attr = name.partition(".")
+        aliases = list(self.aliases)
+        if not dot:
+            self.fail(f'{self.label}: "{name}" in {where} is not qualified; in a join every column is '
+                      f'written "alias.column" (aliases: {_listed(aliases)})', context, COLUMN)
+            return None
+        entry = self.aliases.get(alias)
+        if entry is None:
+            if not correlated:
+                guess = near(alias, aliases)
+                hint = f'; did you mean "{guess}"?' if guess else ""
+                self.fail(f'{self.label} has no alias "{alias}" in {where}{hint} '
+                          f"(aliases: {_listed(aliases)})", context, COLUMN)
+            return None
+        facts, left = entry
+        col = facts.columns.get(attr)
+        if col is None:
+            self.fail(unknown_column(facts, attr, f'{where} (alias "{alias}")'), context,
+                      COLUMN)
+            return None
+        return optional(col) if left else col
+
+    def column(self, key: Expression) -> Column | None:
+        """The column a qualified key names; None when it is unknown or not literal."""
+        name = literal_str(self.api, key)
+        return None if name is None else self.lookup(name, key)
+
+
+class GroupScope(Scope):
+    """After aggregate(): the group columns (as written in the group list) and the labels."""
+
+    def __init__(self, api: TypeChecker, facts: ModelFacts, where: str,
+                 names: dict[str, Column], groups: list[str]) -> None:
+        super().__init__(api, facts, where)
+        self.names = names
+        self.groups = groups
+
+    def lookup(self, name: str, context: Context, correlated: bool = False,
+               where: str | None = None) -> Column | None:
+        """The group column or label `name` means, reporting any other name."""
+        where = where or self.where
+        col = self.names.get(name)
+        if col is None:
+            labels = [n for n in self.names if n not in self.groups]
+            guess = near(name, self.names)
+            hint = f'; did you mean "{guess}"?' if guess else ""
+            self.fail(f'aggregate() has no group column or label "{name}" in {where}{hint}'
+                      f" (group columns: {_listed(self.groups)}; labels: {_listed(labels)})",
+                      context, COLUMN)
+        return col
+
+    def column(self, key: Expression) -> Column | None:
+        """The group column or label a key names; None when it is unknown or not literal."""
+        name = literal_str(self.api, key)
+        return None if name is None else self.lookup(name, key)
+
+
+def _rows_scope(api: TypeChecker, rows: Type, where: str) -> Scope | None:
+    """The scope of a statement whose rows (a model, or a join's Row) are `rows`."""
+    aliases = aliases_of(rows)
+    if aliases is not None:
+        return JoinScope(api, aliases, where)
+    facts = model_facts(rows)
+    return None if facts is None else Scope(api, facts, where)
+
+
+def source_scope(api: TypeChecker, typ: Type, where: str) -> Scope | None:
+    """The names where() understands on a statement: a model's, a join's, or (after
+    aggregate()) those of the statement that was grouped."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance) or not proper.args:
+        return None
+    name = proper.type.fullname
+    if name == GROUPED:
+        return _rows_scope(api, proper.args[1], where) if len(proper.args) == 3 else None
+    if name == JOIN:
+        aliases = aliases_of(proper.args[0])
+        return None if aliases is None else JoinScope(api, aliases, where)
+    facts = model_facts(proper.args[0])
+    return None if facts is None else Scope(api, facts, where)
+
+
+def group_scope(api: TypeChecker, typ: Type, where: str) -> GroupScope | None:
+    """The names having() and order_by() understand after aggregate()."""
+    proper = get_proper_type(typ)
+    if not (isinstance(proper, Instance) and proper.type.fullname == GROUPED
+            and len(proper.args) == 3):
+        return None
+    rows, groups = fields_of(proper.args[0]), fields_of(proper.args[2])
+    source = _rows_scope(api, proper.args[1], where)
+    if rows is None or groups is None or source is None:
+        return None
+    names: dict[str, Column] = {}
+    attrs: set[str] = set()
+    for written, typ_ in groups.items.items():
+        col = None
+        if isinstance(source, JoinScope):
+            col = source.resolve(written)
+        else:
+            col = source.facts.columns.get(written)
+        if col is None:
+            kind, nullable, literals = column_kind(typ_)
+            col = Column("aggregate", written, typ_, kind, nullable, False, False, None, literals)
+        names[written] = col
+        attrs.add(written.rpartition(".")[2])
+    for label, typ_ in rows.items.items():
+        if label not in attrs:
+            kind, nullable, literals = column_kind(typ_)
+            names[label] = Column("aggregate", label, typ_, kind, nullable, False, False, None,
+                                  literals)
+    return GroupScope(api, source.facts, where, names, list(groups.items))
+
+
+def subquery_model(typ: Type) -> Type | None:
+    """The model an as_subquery() of a join or grouped statement is said to be of: the
+    statement's first model (a join's alias column gives its own model instead)."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance) or not proper.args:
+        return None
+    rows = proper.args[1] if proper.type.fullname == GROUPED and len(proper.args) == 3 \
+        else proper.args[0]
+    fields = fields_of(rows)
+    if fields is not None:
+        rows = next(iter(fields.items.values()), rows)
+        found = model_of(rows)
+        return None if found is None else Instance(found[0].info, [])
+    return rows if model_facts(rows) is not None else None
