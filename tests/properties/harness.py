@@ -182,8 +182,8 @@ def fetch(engine: Engine, statement: Any) -> Fetched:
 
 
 class _Approx:
-    """A quotient (avg) that databases round differently in its last digits: it compares
-    equal within a relative 1e-12, with the same type."""
+    """A quotient (avg) that databases round differently in its last digits (README, "What
+    each database does differently", `sql.avg()`): equal within a relative 1e-12, same type."""
 
     __slots__ = ("value",)
 
