@@ -294,7 +294,14 @@ def _subquery_base(draw: st.DrawFn, sides: Sequence[Side], depth: int,
         return builder, inner, inner_attr, reference
     alias = _SUB_ALIASES[model] + str(len(taken))
     inner = Side(model, f"{alias}.", alias, data=side.data)
-    return join(model, alias), inner, f"{alias}.{inner_attr}", reference
+    builder = join(model, alias)
+    if draw(st.booleans()):  # a join inside the subquery
+        _, from_attr, other, to_attr = draw(st.sampled_from([e for e in EDGES if e[0] is model]))
+        joined = alias + "j"
+        on = {f"{alias}.{from_attr}": f"{joined}.{to_attr}"}
+        builder = (builder.left_join if draw(st.booleans()) else builder.inner_join)(
+            other, joined, on)
+    return builder, inner, f"{alias}.{inner_attr}", reference
 
 
 def _exists(draw: st.DrawFn, sides: Sequence[Side], depth: int, outer: Sequence[Side]) -> Any:
