@@ -16,7 +16,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-PG_URL = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+#: the server every PostgreSQL workload runs on: TEMPEST_PG_URL (as the tests), or BENCH_PG_URL
+PG_URL = (os.environ.get("TEMPEST_PG_URL") or os.environ.get("BENCH_PG_URL")
+          or "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def parser(description: str) -> argparse.ArgumentParser:

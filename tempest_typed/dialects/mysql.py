@@ -27,6 +27,7 @@ from typing_extensions import override
 from ..errors import DialectError
 from ..model import ColumnMeta, ModelMeta
 from ..statements.nodes import (
+    Aggregate,
     Condition,
     ConflictNothing,
     ConflictUpdate,
@@ -34,6 +35,7 @@ from ..statements.nodes import (
     Lock,
     SelectQuery,
     Value,
+    operand_column,
 )
 from .base import Dialect, _Out, in_subqueries, subqueries
 
@@ -117,6 +119,20 @@ class MySQLDialect(Dialect):
     @override
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
         out.parts.append(f"VALUES({self.quote(col.name)})")
+
+    @override
+    def visit_aggregate(self, node: Aggregate, out: _Out) -> None:
+        argument = node.argument
+        col = operand_column(argument)
+        if node.func == "avg" and argument is not None and col is not None and col.kind == "int":
+            # AVG of an integer is a DECIMAL rounded to div_precision_increment (4) places
+            # here (29 / 7 read 4.1429): averaged as DECIMAL(65, 30) it keeps 30 places, and
+            # reads back as the float the other databases return.
+            out.parts.append("AVG(DISTINCT CAST(" if node.distinct else "AVG(CAST(")
+            self.visit_value(argument, out)
+            out.parts.append(" AS DECIMAL(65, 30)))")
+            return
+        super().visit_aggregate(node, out)
 
     @override
     def check_subquery(self, query: SelectQuery, out: _Out) -> None:

@@ -14,7 +14,9 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
-from tempest_typed import DialectError, Engine, QueryExecutionError, select
+from hypothesis import event
+
+from tempest_typed import DialectError, Engine, Model, QueryExecutionError, select
 from tempest_typed.model import meta_of
 
 from .strategies import Case, ModelSpec
@@ -43,6 +45,9 @@ def normalize(value: Any) -> Any:
         return ("json", json.dumps(value, sort_keys=True))
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
+    if isinstance(value, Model):
+        # A side of a join row: the model's class and its normalized columns.
+        return (type(value).__name__, row_values(value))
     return value
 
 
@@ -142,3 +147,125 @@ def folds_beyond_ascii(rows: Sequence[tuple[Any, ...]], case: Case) -> bool:
     texts = [v for row in rows for v in row if isinstance(v, str)]
     texts += [v for v in case.statement._values if isinstance(v, str)]
     return not all(t.isascii() for t in texts)
+
+
+# -- relational statements ----------------------------------------------------------------------
+
+
+class Fetched:
+    """What one database returned for a query: its rows, or the error it raised."""
+
+    def __init__(self, rows: list[Any] | None = None, error: str | None = None,
+                 dialect_error: str | None = None) -> None:
+        self.rows = rows
+        self.error = error
+        self.dialect_error = dialect_error
+
+    def __repr__(self) -> str:
+        if self.dialect_error:
+            return f"DialectError({self.dialect_error!r})"
+        if self.error:
+            return f"error {self.error}"
+        return f"rows={self.rows!r}"
+
+
+def fetch(engine: Engine, statement: Any) -> Fetched:
+    """The rows of a query on one database (or the error it raised)."""
+    try:
+        statement.compile(engine.dialect)
+    except DialectError as exc:
+        return Fetched(dialect_error=str(exc))
+    try:
+        return Fetched(rows=engine.execute(statement).all())
+    except QueryExecutionError as exc:
+        return Fetched(error=f"{type(exc).__name__}: {str(exc).splitlines()[0]}")
+
+
+class _Approx:
+    """A quotient (avg) that databases round differently in its last digits (README, "What
+    each database does differently", `sql.avg()`): equal within a relative 1e-12, same type."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float | Decimal) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Approx) or type(self.value) is not type(other.value):
+            return False
+        a, b = float(self.value), float(other.value)
+        return abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"~{self.value!r}"
+
+
+def _typed(value: Any) -> Any:
+    """A value as (its Python type, normalized value): 1 and 1.0, naive and aware differ."""
+    if isinstance(value, Model):
+        return (type(value).__name__,
+                tuple(_typed(getattr(value, c.attr)) for c in meta_of(type(value)).columns))
+    kind = type(value).__name__
+    if isinstance(value, dt.datetime) and value.tzinfo is None:
+        kind += " (naive)"
+    return (kind, normalize(value))
+
+
+def canonical(case: Any, row: Any) -> tuple[Any, ...]:
+    """A fetched row of a relational case in a comparable form."""
+    if isinstance(row, Model):
+        return (_typed(row),)
+    fields = row.keys()
+    return tuple(
+        ("avg", _Approx(v)) if name in case.approximate and v is not None else _typed(v)
+        for name, v in zip(fields, row, strict=True)
+    )
+
+
+def _check_types(case: Any, rows: list[Any]) -> None:
+    """The promised types: a join side is its model (None only when left-joined), each
+    aggregate label its function's type (count never None)."""
+    sides = case.sides
+    for row in rows:
+        if not sides and not case.label_types:
+            assert isinstance(row, Model), row
+        for side in sides:
+            value = row[side.qualifier]
+            assert (value is None and side.optional) or type(value) is side.model, (
+                f"{side.qualifier}: {value!r} in {row!r}"
+            )
+        for label, expected in case.label_types.items():
+            value = row[label]
+            assert value is not None or label not in case.never_null, (label, row)
+            assert value is None or type(value) is expected, (
+                f"{label}: {type(value).__name__} {value!r}, expected {expected.__name__}"
+            )
+
+
+def check_relational(case: Any, fetched: dict[str, Fetched]) -> None:
+    """Every database that can run the query returns the same rows with the same types."""
+    for name, outcome in fetched.items():
+        if outcome.dialect_error:
+            check_dialect_error(name, outcome.dialect_error)
+    runnable = {n: f for n, f in fetched.items() if not f.dialect_error}
+    assert "postgresql" in runnable, fetched["postgresql"]
+    compared: dict[str, Any] = {}
+    for name, outcome in runnable.items():
+        if outcome.rows is None:
+            compared[name] = ("error", outcome.error)
+            continue
+        _check_types(case, outcome.rows)
+        rows = [canonical(case, r) for r in outcome.rows]
+        compared[name] = rows if case.ordered else sorted(rows, key=repr)
+    first = next(iter(compared.values()))
+    found = "an error" if isinstance(first, tuple) else (
+        "no row" if not first else "one row" if len(first) == 1 else "several rows")
+    event(f"{case.kind}: {found}" + ("" if len(runnable) == 3 else
+                                     f" (DialectError on {', '.join(set(fetched) - set(runnable))})"))
+    assert all(rows == first for rows in compared.values()), (
+        f"{case.kind} differs:\n" + "\n".join(f"{n}: {r!r}" for n, r in compared.items())
+        + "\nSQL: " + case.statement.compile("postgresql").sql
+    )

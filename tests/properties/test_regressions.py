@@ -17,6 +17,7 @@ from tempest_typed import (
     delete,
     insert,
     select,
+    sql,
     update,
 )
 from tempest_typed.dialects.ddl import CreateIndex
@@ -104,3 +105,25 @@ def test_a_partial_unique_index_on_a_column_named_with_a_percent_sign_works(
                               ).scalars() == [1, 2]
     finally:
         engine.drop_all(Tagged)
+
+
+class Counted(Model, table="prop_reg_counted"):
+    id: int = column(primary_key=True)
+    n: int
+
+
+def test_avg_of_an_int_column_is_the_full_float_on_every_database(engine: Engine) -> None:
+    # MariaDB/MySQL compute AVG of an integer as a DECIMAL rounded to 4 places
+    # (div_precision_increment): 29 / 7 came back as 4.1429 there, 4.142857142857143 elsewhere.
+    engine.drop_all(Counted)
+    engine.create_all(Counted)
+    try:
+        engine.execute(insert(Counted).values([{"id": i, "n": n}
+                                               for i, n in enumerate((1, 2, 3, 4, 5, 6, 8))]))
+        row = engine.execute(select(Counted).aggregate([], {"mean": sql.avg("n")})).one()
+        assert type(row.mean) is float and row.mean == 29 / 7
+        two = engine.execute(select(Counted).where({"id": {"in": [0, 1]}})
+                             .aggregate([], {"mean": sql.avg("n")})).one()
+        assert two.mean == 1.5
+    finally:
+        engine.drop_all(Counted)
