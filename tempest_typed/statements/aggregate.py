@@ -95,7 +95,7 @@ class Grouped(Query[R_co], Generic[R_co, S_co, G_co]):
         scope = self._group_scope
         assert scope is not None  # a Grouped is made by grouped(), which sets it
         made = CORRELATIONS[0]
-        having, values = with_conditions(scope, self._node.having, self._values, conditions,
+        having, values = with_conditions(scope, self._base.having, self._values, conditions,
                                          "having()")
         new = self._with(FIELD["having"], having, values)
         if CORRELATIONS[0] != made:
@@ -108,7 +108,7 @@ def grouped(query: Query[Any], group_by: Sequence[str],
     """`query` grouped by `group_by`, with the labeled aggregates."""
     scope = query._scope
     label = scope.label
-    node = query._node
+    node = query._key()
     if query._group_scope is not None:
         raise ValidationError(f"{label}: aggregate() is called once per statement")
     if isinstance(group_by, str) or not isinstance(group_by, list | tuple):
@@ -184,5 +184,5 @@ def grouped(query: Query[Any], group_by: Sequence[str],
     new._scope = scope
     new._group_scope = group_scope
     new._correlated = query._correlated
-    new._node = replaced(replaced(node, "items", tuple(items)), "group_by", tuple(operands))
+    new._set_node(replaced(replaced(node, "items", tuple(items)), "group_by", tuple(operands)))
     return new

@@ -58,7 +58,7 @@ class Join(Query[R_co]):
                 on: Mapping[str, str]) -> Join[R_co]:
         call = f"{self._scope.label}.{kind}_join()"
         meta = meta_of(model)
-        sources = _sources(self._node)
+        sources = _sources(self._base)
         _check_alias(alias, [a for a, _, _ in sources], call)
         if not isinstance(on, Mapping) or not on:
             raise ValidationError(
@@ -81,7 +81,7 @@ class Join(Query[R_co]):
             pairs.append(Compare(left, "=", right))
         condition = pairs[0] if len(pairs) == 1 else And(tuple(pairs))
         clause = JoinClause(kind, Source(meta, alias), condition)
-        new = self._with(FIELD["joins"], (*self._node.joins, clause))
+        new = self._with(FIELD["joins"], (*self._base.joins, clause))
         new._scope = scope
         return new
 
@@ -114,6 +114,6 @@ def join(model: type[M], alias: str, /) -> Join[Row]:
     stmt._scope = join_scope([(alias, meta, False)])
     stmt._group_scope = None
     stmt._correlated = False
-    stmt._node = SelectQuery(Source(meta, alias), (), None, None, None, None, (), None, None,
-                             None, False)
+    stmt._set_node(SelectQuery(Source(meta, alias), (), None, None, None, None, (), None,
+                               None, None, False))
     return stmt

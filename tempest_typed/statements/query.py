@@ -16,8 +16,11 @@ from ..model import INT_MAX, ColumnMeta, Model, ModelMeta, meta_of
 from .base import R_co, Statement
 from .nodes import (
     Aggregate,
+    Condition,
     Labeled,
+    Lock,
     Operand,
+    OrderItem,
     QualifiedColumn,
     SelectQuery,
     Value,
@@ -37,9 +40,7 @@ T = TypeVar("T")
 
 #: where each field sits in SelectQuery, for `replaced()`
 FIELD = {name: i for i, name in enumerate(SelectQuery._fields)}
-_WHERE, _ORDER, _LIMIT = FIELD["where"], FIELD["order"], FIELD["limit"]
-_OFFSET, _LOCK, _DISTINCT = FIELD["offset"], FIELD["lock"], FIELD["distinct"]
-_ITEMS = FIELD["items"]
+_DISTINCT = FIELD["distinct"]
 
 
 def replaced(node: SelectQuery, field: str, value: object) -> SelectQuery:
@@ -55,9 +56,21 @@ def replaced(node: SelectQuery, field: str, value: object) -> SelectQuery:
 class Query(Statement[R_co]):
     """A SELECT builder: where, order_by, limit/offset, distinct, row locks, subqueries."""
 
-    __slots__ = ("_correlated", "_group_scope", "_node", "_scope")
+    __slots__ = ("_base", "_correlated", "_group_scope", "_key_cache", "_limit", "_lock",
+                 "_offset", "_order", "_scope", "_where")
 
-    _node: SelectQuery
+    #: the statement's node, except that the fields where() / order_by() / limit() / offset()
+    #: / for_update() change are in their own slots (this node's may be older): copying a
+    #: slot costs less than making a new 12-field node on every call (the seed's select made
+    #: four; its build + compile took 123,000 instructions, and 104,000 this way, callgrind)
+    _base: SelectQuery
+    _where: Condition | None
+    _order: tuple[OrderItem, ...]
+    _limit: Value | None
+    _offset: Value | None
+    _lock: Lock | None
+    #: the node made from the above, once asked for
+    _key_cache: SelectQuery | None
     #: the names where() understands
     _scope: Scope
     #: after aggregate(): the names having() and order_by() understand (group columns, labels)
@@ -66,26 +79,54 @@ class Query(Statement[R_co]):
     _correlated: bool
 
     def _key(self) -> SelectQuery:
-        return self._node
+        key = self._key_cache
+        if key is None:
+            b = self._base
+            key = self._key_cache = tuple.__new__(SelectQuery, (
+                b.source, b.joins, b.items, self._where, b.group_by, b.having, self._order,
+                self._limit, self._offset, self._lock, b.distinct, "select"))
+        return key
 
-    def _with(self, field: int, value: object, values: tuple[object, ...] | None = None) -> Self:
-        """A new builder whose node has one field changed (replaced(), inlined: the claim's
-        select changes four fields while it is built)."""
-        node = self._node
+    @property
+    def _node(self) -> SelectQuery:
+        """The statement's node (as _key())."""
+        return self._key()
+
+    def _set_node(self, node: SelectQuery) -> None:
+        """Make `node` this (new) builder's whole state."""
+        self._base = self._key_cache = node
+        self._where, self._order = node.where, node.order
+        self._limit, self._offset, self._lock = node.limit, node.offset, node.lock
+
+    def _clone(self, values: tuple[object, ...] | None = None) -> Self:
         new = object.__new__(type(self))
         new._meta = self._meta
         new._values = self._values if values is None else values
-        new._node = tuple.__new__(SelectQuery, (*node[:field], value, *node[field + 1:]))
+        new._base = self._base
+        new._where = self._where
+        new._order = self._order
+        new._limit = self._limit
+        new._offset = self._offset
+        new._lock = self._lock
+        new._key_cache = None
         new._scope = self._scope
         new._group_scope = self._group_scope
         new._correlated = self._correlated
         return new
 
+    def _with(self, field: int, value: object, values: tuple[object, ...] | None = None) -> Self:
+        """A new builder whose node has one field changed."""
+        node = self._key()
+        new = self._clone(values)
+        new._set_node(tuple.__new__(SelectQuery, (*node[:field], value, *node[field + 1:])))
+        return new
+
     def where(self, *conditions: WhereInput) -> Self:
         """Keep the rows matching every condition; repeated calls AND together."""
         made = CORRELATIONS[0]
-        where, values = with_conditions(self._scope, self._node.where, self._values, conditions)
-        new = self._with(_WHERE, where, values)
+        where, values = with_conditions(self._scope, self._where, self._values, conditions)
+        new = self._clone(values)
+        new._where = where
         if CORRELATIONS[0] != made:
             new._correlated = True
         return new
@@ -99,8 +140,9 @@ class Query(Statement[R_co]):
                 f"{scope.label}.order_by({column!r}, {direction!r}): direction is 'asc' or "
                 "'desc'"
             )
-        item = order_item(operand, direction == "desc", col.nullable)
-        return self._with(_ORDER, (*self._node.order, item))
+        new = self._clone()
+        new._order = (*self._order, order_item(operand, direction == "desc", col.nullable))
+        return new
 
     def _count(self, name: str, n: object) -> tuple[Value, tuple[object, ...]]:
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= INT_MAX:
@@ -112,12 +154,16 @@ class Query(Statement[R_co]):
     def limit(self, n: int) -> Self:
         """Return at most n rows."""
         node, values = self._count("limit", n)
-        return self._with(_LIMIT, node, values)
+        new = self._clone(values)
+        new._limit = node
+        return new
 
     def offset(self, n: int) -> Self:
         """Skip the first n rows."""
         node, values = self._count("offset", n)
-        return self._with(_OFFSET, node, values)
+        new = self._clone(values)
+        new._offset = node
+        return new
 
     def distinct(self) -> Self:
         """SELECT DISTINCT: each different row once."""
@@ -125,8 +171,8 @@ class Query(Statement[R_co]):
 
     def _lock_targets(self, mode: str, of: object) -> tuple[str, ...]:
         """The qualifiers `of=` names (models of a plain select; aliases of a join)."""
-        node = self._node
-        if node.joins or node.source.alias is not None:
+        base = self._base
+        if base.joins or base.source.alias is not None:
             aliases = self._scope.aliases
             names = [of] if isinstance(of, str) else of
             if not isinstance(names, list | tuple) or not all(isinstance(a, str) for a in names):
@@ -165,7 +211,9 @@ class Query(Statement[R_co]):
                 "not both: skip rows another transaction holds, or fail at once on them"
             )
         targets = () if of is None else self._lock_targets(mode, of)
-        return self._with(_LOCK, lock(mode, bool(skip_locked), bool(no_wait), targets))
+        new = self._clone()
+        new._lock = lock(mode, bool(skip_locked), bool(no_wait), targets)
+        return new
 
     def for_update(self, *, skip_locked: bool = False, no_wait: bool = False,
                    of: type[Model] | Sequence[type[Model]] | Sequence[str] | None = None
@@ -186,9 +234,11 @@ class Query(Statement[R_co]):
         item: Operand | Labeled = operand
         if type(operand) is Aggregate:
             item = Labeled(column, operand)
-        node = self._node
-        return Subquery(tuple.__new__(SelectQuery, (*node[:_ITEMS], (item,), *node[_ITEMS + 1:])),
-                        self._values, col, self._correlated)
+        b = self._base
+        node = tuple.__new__(SelectQuery, (
+            b.source, b.joins, (item,), self._where, b.group_by, b.having, self._order,
+            self._limit, self._offset, self._lock, b.distinct, "select"))
+        return Subquery(node, self._values, col, self._correlated)
 
     def _grouped(self, group_by: Sequence[str],
                  aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Any]:

@@ -42,7 +42,7 @@ class Select(Query[R_co], Generic[M_co, R_co]):
     @property
     def columns(self) -> tuple[str, ...]:
         """The attribute names of the fetched columns."""
-        items = self._node.items
+        items = self._base.items
         cols = self._meta.columns if items is None else items
         return tuple(c.attr for c in cols if isinstance(c, ColumnMeta))
 
@@ -66,5 +66,5 @@ def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Selec
     node = select_all(meta)
     if columns is not None:
         node = replaced(node, "items", column_list(meta, columns, "select()"))
-    stmt._node = node
+    stmt._set_node(node)
     return stmt
