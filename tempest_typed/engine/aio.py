@@ -16,23 +16,8 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import TempestError, TransactionConflict
 from ..statements.base import Statement
-from .core import (
-    STREAM_CHUNK,
-    Chunk,
-    EngineCore,
-    SessionCore,
-    Step,
-    Steps,
-    StreamClosed,
-    check_params,
-    check_retries,
-    log_ok,
-    log_step,
-    logger,
-    paused,
-    resume,
-    retry_pause,
-)
+from . import core
+from .core import EngineCore, SessionCore, Step, Steps, log_ok, log_step, logger, paused, resume
 from .drivers.base import AsyncDriver, ThreadedDriver
 from .options import driver_for
 from .result import Result
@@ -148,11 +133,11 @@ class AsyncSession(SessionCore):
 
     async def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
-        check_params(params)
+        core.check_params(params)
         rows, count = await self._run(sql, tuple(params) if params else None)
         return Result(rows, count, sql)
 
-    def stream(self, stmt: Statement[R], *, chunk_size: int = STREAM_CHUNK) -> AsyncStream[R]:
+    def stream(self, stmt: Statement[R], *, chunk_size: int = core.STREAM_CHUNK) -> AsyncStream[R]:
         """The rows of a select as they arrive, chunk_size at a time (async for, async with)."""
         return AsyncStream(self, stmt, chunk_size)
 
@@ -206,7 +191,7 @@ class AsyncStream(Generic[R]):
             except BaseException:
                 self._finished()
                 raise
-            if type(out) is not Chunk:
+            if type(out) is not core.Chunk:
                 self._finished()
                 raise StopAsyncIteration
             self._rows, self._at = out, 0
@@ -230,7 +215,7 @@ class AsyncStream(Generic[R]):
         steps, done = self._steps, self._done
         self._finished()
         if steps is not None and not done:
-            await self._session._drive(steps, StreamClosed())
+            await self._session._drive(steps, core.StreamClosed())
 
     async def __aenter__(self) -> AsyncStream[R]:
         return self
@@ -288,7 +273,7 @@ class AsyncEngine(EngineCore):
                               read_only: bool = False) -> R:
         """Await `work(tx)` in a transaction and return what it returns, running it again
         after a TransactionConflict up to `retries` more times (as Engine.run_transaction)."""
-        check_retries(retries)
+        core.check_retries(retries)
         for attempt in range(retries + 1):
             try:
                 async with self.transaction(isolation, read_only) as tx:
@@ -296,7 +281,7 @@ class AsyncEngine(EngineCore):
             except TransactionConflict as exc:
                 if attempt == retries:
                     raise
-                await asyncio.sleep(retry_pause(attempt, retries, exc))
+                await asyncio.sleep(core.retry_pause(attempt, retries, exc))
         raise AssertionError("unreachable")  # the last attempt returned or raised
 
     async def execute(self, stmt: Statement[R]) -> Result[R]:

@@ -433,17 +433,16 @@ class SessionCore:
 
     def _roll_back(self) -> Steps:
         """ROLLBACK after a failure, unless the connection is broken; if that fails, it is."""
-        if not self._broken:
-            try:
-                yield control("rollback")
-            except TempestError:
-                self._broken = True
+        return self._unless_broken(control("rollback"))
 
     def _end_transaction(self) -> Steps:
         """Undo what begin() set on the connection; a connection where that fails is broken."""
+        return self._unless_broken(control("end_transaction"))
+
+    def _unless_broken(self, step: Step) -> Steps:
         if not self._broken:
             try:
-                yield control("end_transaction")
+                yield step
             except TempestError:
                 self._broken = True
 

@@ -187,11 +187,7 @@ class SimplePool:
 
     def release(self, conn: Any, broken: bool = False) -> None:
         """Give a connection back; a broken one is closed instead."""
-        if broken or self._closed:
-            with contextlib.suppress(Exception):  # closing a broken connection may fail too
-                self._close(conn)
-        else:
-            self._idle.put(conn)
+        _give_back(conn, broken or self._closed, self._close, self._idle.put)
         self._slots.release()
 
     def close(self) -> None:
@@ -204,6 +200,16 @@ class SimplePool:
                 return
             with contextlib.suppress(Exception):
                 self._close(conn)
+
+
+def _give_back(conn: Any, discard: bool, close: Callable[[Any], Any],
+               keep: Callable[[Any], None]) -> None:
+    """Keep a returned connection for the next acquire, or close it (broken, or pool closed)."""
+    if discard:
+        with contextlib.suppress(Exception):  # closing a broken connection may fail too
+            close(conn)
+    else:
+        keep(conn)
 
 
 def pool_exhausted(what: str, timeout: float, size: int) -> ConfigurationError:
@@ -325,11 +331,7 @@ class AsyncPool:
 
     async def release(self, conn: Any, broken: bool = False) -> None:
         """Give a connection back; a broken one is closed instead."""
-        if broken or self._closed:
-            with contextlib.suppress(Exception):  # closing a broken connection may fail too
-                self._close(conn)
-        else:
-            self._idle.append(conn)
+        _give_back(conn, broken or self._closed, self._close, self._idle.append)
         self._slots.release()
 
     async def close(self) -> None:
