@@ -387,6 +387,9 @@ class SessionCore:
             self._depth += 1
             try:
                 result = yield from self._body(body)
+            except GeneratorExit:  # abandoned by its shell: nothing more can run
+                self._depth -= 1
+                raise
             except BaseException:
                 self._depth -= 1
                 if not self._broken:
@@ -409,6 +412,8 @@ class SessionCore:
         self._depth = 1
         try:
             result = yield from self._body(body)
+        except GeneratorExit:  # abandoned by its shell: closing the session rolls back
+            raise
         except BaseException:
             self._depth = 0
             yield from self._roll_back()
@@ -477,6 +482,8 @@ class SessionCore:
                 yield Chunk(build(raw))
         except StreamClosed:
             pass
+        except GeneratorExit:  # abandoned by its shell: the cursor goes with the connection
+            raise
         except BaseException:
             if not self._broken:
                 try:

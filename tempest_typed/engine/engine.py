@@ -193,9 +193,9 @@ class Stream(Generic[R]):
         if self._done:
             return
         self._done = True
-        if self._started:
+        if self._started and not self._session._closed:
             self._session._drive(self._steps, StreamClosed())
-        else:
+        else:  # never started, or its session (and the cursor with it) is gone already
             self._steps.close()
 
     def __enter__(self) -> Stream[R]:

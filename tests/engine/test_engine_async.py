@@ -61,6 +61,11 @@ def test_a_blocking_stream_left_early_is_closed_when_the_loop_is_left(fresh: Fre
             assert len(list(stream)) == 50
         assert list(stream) == []  # a stream is read once
         assert not s.in_transaction
+        # a stream still open when its session closes goes with the session's connection
+        rows = iter(s.stream(select(Item), chunk_size=5))
+        next(rows)
+    del rows
+    assert engine.execute(select(Item, ["id"]).where({"name": "n1"})).scalar() is not None
 
 
 @pytest.mark.asyncio
