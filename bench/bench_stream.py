@@ -3,7 +3,7 @@
 Each measurement runs in a process of its own, so one's peak does not hide another's: the
 peak of Python's allocations while the rows are read (tracemalloc), and, in a second
 process without tracemalloc, how far the resident set grew above what it was just before
-the query (ru_maxrss minus the RSS before). Rows are counted, not kept, in both modes: what
+the query (VmHWM minus VmRSS before). Rows are counted, not kept, in both modes: what
 all() holds is its list. Databases: TEMPEST_PG_URL, TEMPEST_MYSQL_URL, and a SQLite file in
 a temporary folder.
 
@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -41,9 +40,12 @@ class StreamRow(Model, table="bench_stream_rows"):
     note: str | None = None
 
 
-def _rss_kib() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise LookupError(field)
 
 
 def _read(url: str, mode: str) -> int:
@@ -75,7 +77,7 @@ def child(url: str, mode: str, traced: bool) -> None:
     # Warm up imports and the driver's pool outside the measured part.
     with create_engine(url) as engine:
         engine.execute_sql("SELECT 1")
-    before = _rss_kib()
+    before = _status_kib("VmRSS")
     if traced:
         tracemalloc.start()
     n = _read(url, mode)
@@ -83,7 +85,8 @@ def child(url: str, mode: str, traced: bool) -> None:
     if traced:
         out["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
     else:
-        out["rss_growth_mib"] = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+        # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across exec.
+        out["rss_growth_mib"] = (_status_kib("VmHWM") - before) / 1024
     print(json.dumps(out))
 
 
