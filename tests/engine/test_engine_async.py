@@ -87,3 +87,33 @@ async def test_an_async_stream_left_early_is_closed_before_the_next_statement(
     finally:
         await engine.drop_all(Item)
         await engine.dispose()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("backend", ["postgresql", "mysql", "sqlite"])
+async def test_a_cancelled_task_rolls_back_and_gives_its_connection_back(
+        backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    url = (f"sqlite:///{tmp_path / 'cancel.db'}" if backend == "sqlite"
+           else str(request.getfixturevalue("pg_url" if backend == "postgresql" else "mysql_url")))
+    engine = create_async_engine(url, pool_size=1)
+    try:
+        await engine.drop_all(Item)
+        await engine.create_all(Item)
+        inside = asyncio.Event()
+
+        async def work() -> None:
+            async with engine.transaction() as tx:
+                await tx.execute(insert(Item).values({"name": "never committed"}))
+                inside.set()
+                await asyncio.Event().wait()  # until cancelled (a client that went away)
+
+        task = asyncio.create_task(work())
+        await inside.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # one connection in the pool: it came back, rolled back
+        assert (await engine.execute(select(Item))).all() == []
+    finally:
+        await engine.drop_all(Item)
+        await engine.dispose()
