@@ -117,3 +117,18 @@ async def test_a_cancelled_task_rolls_back_and_gives_its_connection_back(
     finally:
         await engine.drop_all(Item)
         await engine.dispose()
+
+
+@pytest.mark.asyncio
+async def test_async_mysql_tells_mariadb_from_mysql_on_its_first_connection(
+        mysql_url: str) -> None:
+    from tempest_typed import TempestError
+
+    engine = create_async_engine(mysql_url)
+    try:
+        with pytest.raises(TempestError, match="await a statement first"):
+            _ = engine.dialect  # the blocking driver would connect here; this one does not
+        assert (await engine.execute_sql("SELECT 1")).scalar() == 1
+        assert engine.dialect.name in ("mysql", "mariadb")
+    finally:
+        await engine.dispose()

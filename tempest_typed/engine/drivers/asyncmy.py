@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 
 from typing_extensions import override
 
-from ...errors import ConfigurationError
+from ...dialects import Dialect
+from ...errors import ConfigurationError, TempestError
 from ..url import DatabaseURL
 from .base import AsyncDriver, AsyncPool
 from .mysql import SETUP, PyMySQLDriver, begin_statements
@@ -37,6 +38,18 @@ class _AsyncmyRules(PyMySQLDriver):
     _error: ClassVar[type[Exception]] = asyncmy.errors.Error
     _integrity_error: ClassVar[type[Exception]] = asyncmy.errors.IntegrityError
     _interface_error: ClassVar[type[Exception]] = asyncmy.errors.InterfaceError
+
+    @override
+    @property
+    def dialect(self) -> Dialect:  # type: ignore[override]  # Driver declares it an attribute
+        # The blocking driver connects to find out; here that is the async engine's first
+        # connection, which every statement awaits before it is compiled.
+        if self._dialect is None:
+            raise TempestError(
+                "MySQL or MariaDB is known once the async engine has connected: await a "
+                "statement first (await engine.execute_sql('SELECT 1')), or say mariadb://"
+            )
+        return self._dialect
 
 
 class AsyncmyDriver(AsyncDriver):
