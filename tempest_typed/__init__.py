@@ -2,7 +2,18 @@
 
 from . import sql
 from .dialects import Compiled
-from .engine import Engine, Result, Session, Transaction, create_engine
+from .engine import (
+    AsyncEngine,
+    AsyncSession,
+    AsyncStream,
+    Engine,
+    Result,
+    Session,
+    Stream,
+    Transaction,
+    create_async_engine,
+    create_engine,
+)
 from .errors import (
     ConfigurationError,
     DialectError,
@@ -39,11 +50,12 @@ from .statements import (
 )
 
 __all__ = [
-    "UNSET", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine",
+    "UNSET", "AsyncEngine", "AsyncSession", "AsyncStream", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine",
     "Grouped", "Index", "Insert", "IntegrityError", "Join", "LockNotAvailable", "Model",
     "MultipleResultsError", "NoResultError", "QueryExecutionError", "Result", "Row",
-    "SchemaError", "Select", "Session", "Statement", "Subquery", "TempestError", "Transaction",
-    "TransactionConflict", "Update", "ValidationError", "and_", "column", "create_engine",
+    "SchemaError", "Select", "Session", "Statement", "Stream", "Subquery", "TempestError", "Transaction",
+    "TransactionConflict", "Update", "ValidationError", "and_", "column", "create_async_engine",
+    "create_engine",
     "delete", "insert", "join", "not_", "or_", "select", "sql", "update",
 ]
 

@@ -198,3 +198,29 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
             raise _refuse(name, backend, f"?{name}= in the URL",
                           accepted if accepted is not None else frozenset())
     return kwargs
+
+
+def driver_for(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
+               connect_args: object, options: Mapping[str, Any],
+               ) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """The blocking driver class of `url` and its keyword arguments, every option checked."""
+    names: Callable[[], frozenset[str]] | None = None
+    driver_class: Callable[..., Any]
+    if url.backend == "postgresql":
+        from .drivers.psycopg import PsycopgDriver
+        from .drivers.psycopg import url_option_names as pg_names
+
+        driver_class, names = PsycopgDriver, pg_names
+    elif url.backend == "sqlite":
+        from .drivers.sqlite import SQLiteDriver
+
+        driver_class = SQLiteDriver
+    else:
+        from .drivers.mysql import PyMySQLDriver
+        from .drivers.mysql import url_option_names as mysql_names
+
+        driver_class, names = PyMySQLDriver, mysql_names
+    kwargs = driver_options(url, pool_size=pool_size, pool_timeout=pool_timeout,
+                            connect_args=connect_args, options=options,
+                            url_option_names=names)
+    return driver_class, kwargs

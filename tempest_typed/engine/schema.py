@@ -23,7 +23,10 @@ from ..dialects import Dialect
 from ..errors import SchemaDifference, SchemaError
 from ..model import ModelMeta, meta_of
 
-__all__ = ["TableColumn", "check_models", "dependency_order", "read_columns", "table_differences"]
+__all__ = [
+    "TableColumn", "catalog_query", "check_models", "columns_of", "dependency_order",
+    "read_columns", "table_differences",
+]
 
 #: runs one catalog query with its parameters and returns the rows
 Runner = Callable[[str, tuple[object, ...]], list[Any]]
@@ -101,18 +104,29 @@ _SQLITE_COLUMNS = 'SELECT name, type, "notnull", pk FROM pragma_table_info(?)'
 
 def read_columns(run: Runner, dialect: Dialect, table: str) -> list[TableColumn] | None:
     """The columns of `table` as the database has them; None when there is no such table."""
+    return columns_of(dialect, run(catalog_query(dialect), (table,)))
+
+
+def catalog_query(dialect: Dialect) -> str:
+    """The catalog query listing one table's columns (its one parameter: the table name)."""
     if dialect.name == "postgresql":
-        rows = run(_PG_COLUMNS, (table,))
+        return _PG_COLUMNS
+    if dialect.name == "sqlite":
+        return _SQLITE_COLUMNS
+    return _MYSQL_COLUMNS
+
+
+def columns_of(dialect: Dialect, rows: Sequence[Any]) -> list[TableColumn] | None:
+    """The columns that catalog_query()'s rows describe; None when there are none (no table)."""
+    if dialect.name == "postgresql":
         columns = [TableColumn(str(r[0]), str(r[1]), bool(r[2]), r[3]) for r in rows]
     elif dialect.name == "sqlite":
-        rows = run(_SQLITE_COLUMNS, (table,))
         # The rowid alias (a lone INTEGER PRIMARY KEY) holds no NULL, though table_info
         # reports it nullable when the DDL did not say NOT NULL.
         columns = [TableColumn(str(r[0]), str(r[1]),
                                not r[2] and not (r[3] and str(r[1]).upper() == "INTEGER"))
                    for r in rows]
     else:
-        rows = run(_MYSQL_COLUMNS, (table,))
         columns = [TableColumn(_text(r[0]), _text(r[1]), bool(r[2]),
                                _text(r[3]) if r[3] is not None else None) for r in rows]
     return columns or None

@@ -7,17 +7,19 @@ exceptions into tempest_typed's, keeping the original as `__cause__`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from ...dialects import Dialect
 from ...errors import ConfigurationError, QueryExecutionError
 from ..types import Adapter, Adapters
 
-__all__ = ["Driver", "SimplePool"]
+__all__ = ["AsyncDriver", "AsyncPool", "Driver", "SimplePool", "ThreadedDriver"]
 
 ISOLATION_LEVELS = {
     "read uncommitted": "READ UNCOMMITTED",
@@ -119,6 +121,24 @@ class Driver:
         """Roll back to a savepoint."""
         self.run(conn, f"ROLLBACK TO SAVEPOINT {name}", None)
 
+    #: True when a cursor left open on the server lives only inside a transaction
+    #: (PostgreSQL's named cursors): stream() outside one opens one for the stream's length
+    stream_needs_transaction: ClassVar[bool] = False
+
+    def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None, size: int) -> Any:
+        """Execute a select on a cursor that fetches as asked (stream()): the cursor."""
+        cur = conn.execute(sql, params or ())
+        cur.arraysize = size
+        return cur
+
+    def fetch(self, conn: Any, cursor: Any, size: int) -> list[Any]:
+        """The next `size` rows of an open_stream() cursor; empty at the end."""
+        return list(cursor.fetchmany(size))
+
+    def close_stream(self, conn: Any, cursor: Any) -> None:
+        """Close an open_stream() cursor, leaving the connection ready for the next statement."""
+        cursor.close()
+
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         """The tempest_typed error for a driver exception."""
         return QueryExecutionError(str(exc).strip() or type(exc).__name__, sql, params)
@@ -155,10 +175,7 @@ class SimplePool:
         if self._closed:
             raise ConfigurationError(f"{self._what}: the engine is closed")
         if not self._slots.acquire(timeout=self._timeout):
-            raise ConfigurationError(
-                f"{self._what}: no connection free after {self._timeout:.0f}s ({self.size} in "
-                "use); raise pool_size, or release sessions sooner"
-            )
+            raise pool_exhausted(self._what, self._timeout, self.size)
         try:
             return self._idle.get_nowait()
         except queue.Empty:
@@ -170,11 +187,7 @@ class SimplePool:
 
     def release(self, conn: Any, broken: bool = False) -> None:
         """Give a connection back; a broken one is closed instead."""
-        if broken or self._closed:
-            with contextlib.suppress(Exception):  # closing a broken connection may fail too
-                self._close(conn)
-        else:
-            self._idle.put(conn)
+        _give_back(conn, broken or self._closed, self._close, self._idle.put)
         self._slots.release()
 
     def close(self) -> None:
@@ -187,3 +200,194 @@ class SimplePool:
                 return
             with contextlib.suppress(Exception):
                 self._close(conn)
+
+
+def _give_back(conn: Any, discard: bool, close: Callable[[Any], Any],
+               keep: Callable[[Any], None]) -> None:
+    """Keep a returned connection for the next acquire, or close it (broken, or pool closed)."""
+    if discard:
+        with contextlib.suppress(Exception):  # closing a broken connection may fail too
+            close(conn)
+    else:
+        keep(conn)
+
+
+def pool_exhausted(what: str, timeout: float, size: int) -> ConfigurationError:
+    """The error of a pool that had no connection free in time."""
+    return ConfigurationError(
+        f"{what}: no connection free after {timeout:.0f}s ({size} in use); raise pool_size, "
+        "or release sessions sooner"
+    )
+
+
+class AsyncDriver:
+    """The asyncio side of a driver: only the calls that wait.
+
+    Everything that does not wait (adapters, error translation, the dialect, the SQL of
+    BEGIN) is `rules`'s, the blocking driver of the same database, so both engines read
+    values, name errors and spell statements alike.
+    """
+
+    rules: Driver
+
+    async def acquire(self) -> Any:
+        """A connection from the pool."""
+        raise NotImplementedError
+
+    async def release(self, conn: Any, *, broken: bool = False) -> None:
+        """Give a connection back; a broken one is closed instead."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Close every pooled connection."""
+        raise NotImplementedError
+
+    async def call(self, name: str, conn: Any, *args: Any) -> Any:
+        """Run the driver call `name` (run, begin, fetch, ...: Driver's names) on `conn`."""
+        method: Callable[..., Awaitable[Any]] = getattr(self, name)
+        return await method(conn, *args)
+
+    async def run(self, conn: Any, sql: str,
+                  params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+        """Execute one statement: (rows or None when it returns none, rows affected)."""
+        raise NotImplementedError
+
+    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+                       returning: bool) -> tuple[list[Any] | None, int]:
+        """Execute one statement per parameter set: (the rows all returned, rows affected)."""
+        raise NotImplementedError
+
+    async def begin(self, conn: Any, isolation: str | None, read_only: bool,
+                    write: bool) -> None:
+        """Start a transaction with the given isolation and access mode."""
+        raise NotImplementedError
+
+    async def commit(self, conn: Any) -> None:
+        """Commit the open transaction."""
+        await self.run(conn, "COMMIT", None)
+
+    async def rollback(self, conn: Any) -> None:
+        """Roll the open transaction back."""
+        await self.run(conn, "ROLLBACK", None)
+
+    async def end_transaction(self, conn: Any) -> None:
+        """Undo what begin() set on the connection beyond the transaction itself."""
+
+    async def savepoint(self, conn: Any, name: str) -> None:
+        """Set a savepoint."""
+        await self.run(conn, f"SAVEPOINT {name}", None)
+
+    async def release_savepoint(self, conn: Any, name: str) -> None:
+        """Release a savepoint."""
+        await self.run(conn, f"RELEASE SAVEPOINT {name}", None)
+
+    async def rollback_to(self, conn: Any, name: str) -> None:
+        """Roll back to a savepoint."""
+        await self.run(conn, f"ROLLBACK TO SAVEPOINT {name}", None)
+
+    async def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None,
+                          size: int) -> Any:
+        """Execute a select on a cursor that fetches as asked (stream()): the cursor."""
+        raise NotImplementedError
+
+    async def fetch(self, conn: Any, cursor: Any, size: int) -> list[Any]:
+        """The next `size` rows of an open_stream() cursor; empty at the end."""
+        return list(await cursor.fetchmany(size))
+
+    async def close_stream(self, conn: Any, cursor: Any) -> None:
+        """Close an open_stream() cursor, leaving the connection ready for the next statement."""
+        await cursor.close()
+
+
+class AsyncPool:
+    """A small asyncio pool for drivers whose library has none we use (asyncmy)."""
+
+    def __init__(self, connect: Callable[[], Awaitable[Any]], close: Callable[[Any], Any],
+                 size: int, timeout: float, what: str) -> None:
+        self._connect = connect
+        self._close = close
+        self._idle: list[Any] = []
+        self._slots = asyncio.Semaphore(size)
+        self._timeout = timeout
+        self._what = what
+        self._closed = False
+        self.size = size
+
+    async def acquire(self) -> Any:
+        """A connection from the pool."""
+        if self._closed:
+            raise ConfigurationError(f"{self._what}: the engine is closed")
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self._timeout)
+        except TimeoutError:
+            raise pool_exhausted(self._what, self._timeout, self.size) from None
+        if self._idle:
+            return self._idle.pop()
+        try:
+            return await self._connect()
+        except BaseException:
+            self._slots.release()
+            raise
+
+    async def release(self, conn: Any, broken: bool = False) -> None:
+        """Give a connection back; a broken one is closed instead."""
+        _give_back(conn, broken or self._closed, self._close, self._idle.append)
+        self._slots.release()
+
+    async def close(self) -> None:
+        """Close every pooled connection."""
+        self._closed = True
+        while self._idle:
+            with contextlib.suppress(Exception):
+                self._close(self._idle.pop())
+
+
+class ThreadedDriver(AsyncDriver):
+    """A blocking driver run on worker threads, one per pooled connection.
+
+    For SQLite: a local file has no socket to await, so the stdlib driver on a thread is all
+    an asyncio driver could be (aiosqlite is the same: sqlite3 on a thread of its own per
+    connection), and the blocking driver's own code (its pool, PRAGMAs, busy timeout, error
+    translation) serves both engines unchanged, with no dependency added.
+    """
+
+    def __init__(self, rules: Driver, size: int, timeout: float, what: str) -> None:
+        self.rules = rules
+        self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="tempest")
+        # Waiting for a free connection happens here, on the event loop: a thread blocked in
+        # the blocking pool would hold a worker that a connection's holder needs.
+        self._slots = asyncio.Semaphore(size)
+        self._timeout = timeout
+        self._what = what
+        self._size = size
+
+    async def _thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    async def acquire(self) -> Any:
+        """A connection from the blocking driver's pool, opened on a worker thread."""
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self._timeout)
+        except TimeoutError:
+            raise pool_exhausted(self._what, self._timeout, self._size) from None
+        try:
+            return await self._thread(self.rules.acquire)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    async def release(self, conn: Any, *, broken: bool = False) -> None:
+        """Give a connection back (on a worker thread: it may roll back)."""
+        try:
+            await self._thread(lambda: self.rules.release(conn, broken=broken))
+        finally:
+            self._slots.release()
+
+    async def close(self) -> None:
+        """Close every pooled connection and stop the worker threads."""
+        await self._thread(self.rules.close)
+        self._executor.shutdown(wait=False)
+
+    async def call(self, name: str, conn: Any, *args: Any) -> Any:
+        """Run the blocking driver's call `name` on a worker thread."""
+        return await self._thread(getattr(self.rules, name), conn, *args)

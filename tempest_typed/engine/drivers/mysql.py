@@ -20,6 +20,7 @@ from ...errors import (
     IntegrityError,
     LockNotAvailable,
     QueryExecutionError,
+    TempestError,
     TransactionConflict,
 )
 from .. import types as t
@@ -30,6 +31,7 @@ from .base import Driver, SimplePool, isolation_sql
 try:
     import pymysql
     import pymysql.constants.CLIENT
+    import pymysql.cursors
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
         "mysql:// and mariadb:// need PyMySQL: pip install 'tempest-typed[mysql]'"
@@ -45,6 +47,16 @@ _DISCONNECT_ERRORS = {2006, 2013, 2014, 2045, 2055, 4031, 1927}
 _KEY_NAME = re.compile(r"for key '([^']+)'")
 # 1451/1452 (foreign key) and 3819/4025 (check) name the constraint as CONSTRAINT `name`.
 _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
+
+
+#: what every new connection runs after its init_command
+SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+
+
+def begin_statements(isolation: str | None, read_only: bool) -> list[str]:
+    """The statements that start a transaction with this isolation and access mode."""
+    first = ["SET TRANSACTION ISOLATION LEVEL " + isolation_sql(isolation)] if isolation else []
+    return [*first, "START TRANSACTION READ ONLY" if read_only else "START TRANSACTION"]
 
 
 def url_option_names() -> frozenset[str]:
@@ -77,8 +89,15 @@ class PyMySQLDriver(Driver):
         "bool": t.to_bool, "decimal": t.to_decimal, "float": t.to_float, "bytes": t.to_bytes,
     }
 
+    #: the library's exception classes, read by translate() and is_disconnect(): the async
+    #: driver (asyncmy, a port of PyMySQL) has the same errors with the same codes
+    _error: ClassVar[type[Exception]] = pymysql.Error
+    _integrity_error: ClassVar[type[Exception]] = pymysql.err.IntegrityError
+    _interface_error: ClassVar[type[Exception]] = pymysql.err.InterfaceError
+
     def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
                  connect_args: dict[str, Any] | None = None) -> None:
+        self._pool_size, self._pool_timeout, self._what = pool_size, pool_timeout, str(url)
         kwargs: dict[str, Any] = {
             "host": url.host or "127.0.0.1", "user": url.user or "root",
             "password": url.password or "", "database": url.database, "charset": "utf8mb4",
@@ -102,25 +121,33 @@ class PyMySQLDriver(Driver):
     def _open(self) -> Any:
         try:
             conn = pymysql.connect(**self._kwargs)
-        except pymysql.Error as exc:
-            raise QueryExecutionError(f"cannot connect to MySQL: {exc}", "", ()) from exc
-        except (TypeError, ValueError) as exc:  # a URL option or connect_arg of the wrong type
-            raise ConfigurationError(
-                f"pymysql.connect() refused the connection options: {exc}. A URL option is a "
-                "string: pass a number or a flag in connect_args (connect_args="
-                "{'connect_timeout': 5})") from exc
-        sql = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+        except (pymysql.Error, TypeError, ValueError) as exc:  # TypeError, ValueError: a URL
+            raise self._connect_failed(exc) from exc           # option of the wrong type
         try:
             with conn.cursor() as cur:
-                cur.execute(sql)
+                cur.execute(SETUP)
         except pymysql.Error as exc:
             conn.close()
-            raise QueryExecutionError(f"cannot set up the MySQL connection: {exc}", sql,
-                                      ()) from exc
-        if self._dialect is None:
-            version = str(conn.get_server_info())  # type: ignore[no-untyped-call]
-            self._dialect = get_dialect("mariadb" if "mariadb" in version.lower() else "mysql")
+            raise self._setup_failed(exc) from exc
+        self._know_server(str(conn.get_server_info()))  # type: ignore[no-untyped-call]
         return conn
+
+    def _connect_failed(self, exc: BaseException) -> TempestError:
+        """The error of a connection refused: the server's, or a bad connection option's."""
+        if isinstance(exc, self._error):
+            return QueryExecutionError(f"cannot connect to MySQL: {exc}", "", ())
+        return ConfigurationError(
+            f"the driver refused the connection options: {exc}. A URL option is a "
+            "string: pass a number or a flag in connect_args (connect_args="
+            "{'connect_timeout': 5})")
+
+    def _setup_failed(self, exc: BaseException) -> QueryExecutionError:
+        return QueryExecutionError(f"cannot set up the MySQL connection: {exc}", SETUP, ())
+
+    def _know_server(self, version: str) -> None:
+        """Tell MariaDB from MySQL by the server's version, on the first connection."""
+        if self._dialect is None:
+            self._dialect = get_dialect("mariadb" if "mariadb" in version.lower() else "mysql")
 
     @override
     @property
@@ -156,13 +183,20 @@ class PyMySQLDriver(Driver):
     @override
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
         with conn.cursor() as cur:
-            if isolation:
-                cur.execute("SET TRANSACTION ISOLATION LEVEL " + isolation_sql(isolation))
-            cur.execute("START TRANSACTION READ ONLY" if read_only else "START TRANSACTION")
+            for sql in begin_statements(isolation, read_only):
+                cur.execute(sql)
+
+    @override
+    def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None, size: int) -> Any:
+        # An unbuffered cursor reads rows off the socket as fetched; closing it early reads
+        # (and drops) the rest, so the connection is ready for its next statement.
+        cur = conn.cursor(pymysql.cursors.SSCursor)
+        cur.execute(sql, params)
+        return cur
 
     @override
     def driver_errors(self) -> tuple[type[BaseException], ...]:
-        return (pymysql.Error,)
+        return (self._error,)
 
     @override
     def ddl_already_done(self, exc: BaseException) -> bool:
@@ -172,7 +206,7 @@ class PyMySQLDriver(Driver):
     @override
     def is_disconnect(self, exc: BaseException) -> bool:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
-        return isinstance(exc, pymysql.err.InterfaceError) or code in _DISCONNECT_ERRORS
+        return isinstance(exc, self._interface_error) or code in _DISCONNECT_ERRORS
 
     @override
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
@@ -184,7 +218,7 @@ class PyMySQLDriver(Driver):
             return LockNotAvailable(message, sql, params)
         if code in _CONFLICT_ERRORS:
             return TransactionConflict(message, sql, params)
-        if isinstance(exc, pymysql.err.IntegrityError) or code in _INTEGRITY_KINDS:
+        if isinstance(exc, self._integrity_error) or code in _INTEGRITY_KINDS:
             found = _KEY_NAME.search(message)
             constraint = found.group(1).rsplit(".", 1)[-1] if found else None
             if constraint is None and code in (1451, 1452, 3819, 4025):

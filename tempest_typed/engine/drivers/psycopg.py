@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import threading
 import time
@@ -21,19 +22,19 @@ from ...errors import (
 )
 from ..types import Adapters
 from ..url import DatabaseURL
-from .base import Driver, isolation_sql
+from .base import AsyncDriver, Driver, isolation_sql
 
 try:
     import psycopg
     import psycopg.errors
     from psycopg.types.json import Jsonb
-    from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolClosed, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
         "postgresql:// needs psycopg 3 and psycopg_pool: pip install 'tempest-typed[postgres]'"
     ) from exc
 
-__all__ = ["PsycopgDriver"]
+__all__ = ["AsyncPsycopgDriver", "PsycopgDriver"]
 
 #: SQLSTATEs after which the connection is gone: class 08 (connection exception), and the
 #: server's shutdowns (57P01 admin shutdown, e.g. pg_terminate_backend; 57P02 crash; 57P03
@@ -76,6 +77,14 @@ class _OncePerOutage(logging.Filter):
 logging.getLogger("psycopg.pool").addFilter(_OncePerOutage())
 
 
+#: names the server-side cursors of stream(), unique per process
+_STREAMS = itertools.count(1)
+
+#: what every new connection runs: timestamps come back in UTC whatever the server's or the
+#: role's time zone
+_SETUP = "SET TIME ZONE 'UTC'"
+
+
 def _jsonb(value: Any) -> Any:
     return Jsonb(value)
 
@@ -108,6 +117,15 @@ class PsycopgDriver(Driver):
         self._pool_timeout = float(pool_timeout)
         self._where = f"{url.host or 'localhost'}:{url.port or 5432}"
         self._last_used: dict[int, float] = {}
+        self._pool_size = pool_size
+        if self._pooled:
+            self._open_pool(pool_size, pool_timeout)
+
+    #: False for the rules of the async driver, which keeps a pool of its own
+    _pooled: ClassVar[bool] = True
+
+    def _open_pool(self, pool_size: int, pool_timeout: float) -> None:
+        kwargs = self._kwargs
         self._pool = ConnectionPool(
             kwargs=kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout, open=True,
             configure=self._configure, check=self._check,
@@ -121,15 +139,39 @@ class PsycopgDriver(Driver):
     # pinged, and replaced when the ping fails.
     _PING_AFTER_IDLE = 2.0
 
-    def _check(self, conn: psycopg.Connection[Any]) -> None:
+    def _needs_ping(self, conn: Any) -> bool:
         last = self._last_used.get(id(conn))
-        if last is None or time.monotonic() - last > self._PING_AFTER_IDLE:
+        return last is None or time.monotonic() - last > self._PING_AFTER_IDLE
+
+    def _check(self, conn: psycopg.Connection[Any]) -> None:
+        if self._needs_ping(conn):
             ConnectionPool.check_connection(conn)
 
     @staticmethod
     def _configure(conn: psycopg.Connection[Any]) -> None:
-        # Timestamps come back in UTC whatever the server's or the role's time zone.
-        conn.execute("SET TIME ZONE 'UTC'")
+        conn.execute(_SETUP)
+
+    def _returned(self, conn: Any, broken: bool) -> None:
+        """Note a connection given back: when it was last used, or forget a broken one."""
+        if broken:
+            self._last_used.pop(id(conn), None)
+        else:
+            self._last_used[id(conn)] = time.monotonic()
+
+    def _closed_error(self, exc: BaseException) -> ConfigurationError:
+        return ConfigurationError("tempest_typed: the engine is closed")
+
+    def _unreachable(self, exc: psycopg.Error) -> QueryExecutionError:
+        cause = " ".join(str(exc).split()) or type(exc).__name__
+        return QueryExecutionError(
+            f"cannot connect to PostgreSQL at {self._where} (connect_timeout "
+            f"{self._connect_timeout:g}s): {cause}", "", ())
+
+    def _exhausted(self) -> ConfigurationError:
+        return ConfigurationError(
+            f"tempest_typed: no connection free after {self._pool_timeout:g}s "
+            f"({self._pool_size} in use); raise pool_size, or release sessions sooner"
+        )
 
     @override
     def adapt_any(self, value: Any) -> Any:
@@ -148,34 +190,26 @@ class PsycopgDriver(Driver):
         try:
             return self._pool.getconn(timeout=first)
         except PoolClosed as exc:
-            raise ConfigurationError(f"{self._pool.name}: the engine is closed") from exc
+            raise self._closed_error(exc) from exc
         except PoolTimeout:
             pass
         try:
             psycopg.connect(**self._kwargs).close()
         except psycopg.Error as exc:
-            cause = " ".join(str(exc).split()) or type(exc).__name__
-            raise QueryExecutionError(
-                f"cannot connect to PostgreSQL at {self._where} (connect_timeout "
-                f"{self._connect_timeout:g}s): {cause}", "", ()) from exc
+            raise self._unreachable(exc) from exc
         try:
             return self._pool.getconn(timeout=max(0.0, self._pool_timeout - first))
         except PoolClosed as exc:
-            raise ConfigurationError(f"{self._pool.name}: the engine is closed") from exc
+            raise self._closed_error(exc) from exc
         except PoolTimeout as exc:
-            raise ConfigurationError(
-                f"{self._pool.name}: no connection free after {self._pool_timeout:g}s "
-                f"({self._pool.max_size} in use); raise pool_size, or release sessions sooner"
-            ) from exc
+            raise self._exhausted() from exc
 
     @override
     def release(self, conn: Any, *, broken: bool = False) -> None:
+        self._returned(conn, broken)
         if broken:
-            self._last_used.pop(id(conn), None)
             with contextlib.suppress(Exception):
                 conn.close()
-        else:
-            self._last_used[id(conn)] = time.monotonic()
         self._pool.putconn(conn)
 
     @override
@@ -225,12 +259,18 @@ class PsycopgDriver(Driver):
 
     @override
     def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
-        text = "BEGIN"
-        if isolation:
-            text += " ISOLATION LEVEL " + isolation_sql(isolation)
-        if read_only:
-            text += " READ ONLY"
-        conn.execute(text)
+        conn.execute(begin_sql(isolation, read_only))
+
+    # A named cursor: DECLARE ... then FETCH FORWARD size at a time. It lives only inside a
+    # transaction (stream() opens one when the session is outside transaction()).
+    stream_needs_transaction: ClassVar[bool] = True
+
+    @override
+    def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None, size: int) -> Any:
+        cur = conn.cursor(name=f"tempest_stream_{next(_STREAMS)}")
+        cur.itersize = size
+        cur.execute(sql, params)
+        return cur
 
     @override
     def driver_errors(self) -> tuple[type[BaseException], ...]:
@@ -261,3 +301,121 @@ class PsycopgDriver(Driver):
                 kind=_INTEGRITY_KINDS.get(exc.sqlstate or "", "integrity"),
             )
         return QueryExecutionError(message, sql, params)
+
+
+def begin_sql(isolation: str | None, read_only: bool) -> str:
+    """BEGIN with its isolation level and access mode."""
+    text = "BEGIN"
+    if isolation:
+        text += " ISOLATION LEVEL " + isolation_sql(isolation)
+    if read_only:
+        text += " READ ONLY"
+    return text
+
+
+class _AsyncRules(PsycopgDriver):
+    """The blocking driver's rules for the async driver: no pool of its own."""
+
+    _pooled: ClassVar[bool] = False
+
+
+class AsyncPsycopgDriver(AsyncDriver):
+    """psycopg 3's AsyncConnection in an AsyncConnectionPool, opened on first use."""
+
+    def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
+                 connect_timeout: float = 5.0,
+                 connect_args: dict[str, Any] | None = None) -> None:
+        rules = self.rules = _AsyncRules(url, pool_size=pool_size, pool_timeout=pool_timeout,
+                                         connect_timeout=connect_timeout,
+                                         connect_args=connect_args)
+        self._rules = rules
+        self._pool = AsyncConnectionPool(
+            kwargs=rules._kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout,
+            open=False, configure=self._configure, check=self._check, name="tempest_typed",
+        )
+        self._opened = False
+
+    async def _check(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        if self._rules._needs_ping(conn):
+            await AsyncConnectionPool.check_connection(conn)
+
+    @staticmethod
+    async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(_SETUP)
+
+    @override
+    async def acquire(self) -> Any:
+        # As the blocking driver: wait connect_timeout for the pool, then connect directly
+        # once to tell a server that is down (its error) from a pool that is all in use.
+        rules = self._rules
+        if not self._opened:
+            self._opened = True
+            await self._pool.open(wait=False)
+        first = min(rules._connect_timeout, rules._pool_timeout)
+        try:
+            return await self._pool.getconn(timeout=first)
+        except PoolClosed as exc:
+            raise rules._closed_error(exc) from exc
+        except PoolTimeout:
+            pass
+        try:
+            await (await psycopg.AsyncConnection.connect(**rules._kwargs)).close()
+        except psycopg.Error as exc:
+            raise rules._unreachable(exc) from exc
+        try:
+            return await self._pool.getconn(timeout=max(0.0, rules._pool_timeout - first))
+        except PoolClosed as exc:
+            raise rules._closed_error(exc) from exc
+        except PoolTimeout as exc:
+            raise rules._exhausted() from exc
+
+    @override
+    async def release(self, conn: Any, *, broken: bool = False) -> None:
+        self._rules._returned(conn, broken)
+        if broken:
+            with contextlib.suppress(Exception):
+                await conn.close()
+        await self._pool.putconn(conn)
+
+    @override
+    async def close(self) -> None:
+        await self._pool.close()
+
+    @override
+    async def run(self, conn: Any, sql: str,
+                  params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+        # One cursor per connection, kept on it, as the blocking driver does.
+        try:
+            cur = conn._tempest_cursor
+        except AttributeError:
+            cur = conn._tempest_cursor = conn.cursor()
+        await cur.execute(sql, params)
+        rows = await cur.fetchall() if cur.description is not None else None
+        return rows, cur.rowcount
+
+    @override
+    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+                       returning: bool) -> tuple[list[Any] | None, int]:
+        async with conn.cursor() as cur:
+            await cur.executemany(sql, params, returning=returning)
+            if not returning:
+                return None, max(cur.rowcount, 0)
+            rows: list[Any] = await cur.fetchall()
+            total = max(cur.rowcount, 0)
+            while cur.nextset():
+                rows.extend(await cur.fetchall())
+                total += max(cur.rowcount, 0)
+            return rows, total
+
+    @override
+    async def begin(self, conn: Any, isolation: str | None, read_only: bool,
+                    write: bool) -> None:
+        await conn.execute(begin_sql(isolation, read_only))
+
+    @override
+    async def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None,
+                          size: int) -> Any:
+        cur = conn.cursor(name=f"tempest_stream_{next(_STREAMS)}")
+        cur.itersize = size
+        await cur.execute(sql, params)
+        return cur

@@ -1,0 +1,393 @@
+"""The engine contract, written once and run on both engines on the three databases.
+
+Each test is an async function taking `db`: the blocking Engine behind a thin adapter whose
+methods are awaitable (each runs the blocking call as it is), or the AsyncEngine itself. So
+every line below is a statement of what both engines do.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from tempest_typed import (
+    AsyncEngine,
+    ConfigurationError,
+    Engine,
+    IntegrityError,
+    QueryExecutionError,
+    Row,
+    SchemaError,
+    TempestError,
+    ValidationError,
+    create_async_engine,
+    create_engine,
+    delete,
+    insert,
+    join,
+    select,
+    update,
+)
+
+from .conftest import Child, Item, Parent
+
+pytestmark = pytest.mark.asyncio
+
+
+# -- the adapter: the blocking engine, awaitable -------------------------------------------
+
+
+class _SyncStream:
+    """A blocking Stream seen through `async for` / `async with`."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._rows: Iterator[Any] | None = None
+
+    def __aiter__(self) -> _SyncStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        if self._rows is None:
+            self._rows = iter(self._stream)
+        try:
+            return next(self._rows)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        self._stream.close()
+
+    async def __aenter__(self) -> _SyncStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._stream.close()
+
+
+class _SyncSession:
+    def __init__(self, session: Any) -> None:
+        self._s = session
+
+    async def execute(self, stmt: Any) -> Any:
+        return self._s.execute(stmt)
+
+    async def execute_sql(self, sql: str, params: Any = ()) -> Any:
+        return self._s.execute_sql(sql, params)
+
+    @asynccontextmanager
+    async def transaction(self, *args: Any, **kwargs: Any) -> AsyncIterator[_SyncSession]:
+        with self._s.transaction(*args, **kwargs):
+            yield self
+
+    def stream(self, stmt: Any, **kwargs: Any) -> _SyncStream:
+        return _SyncStream(self._s.stream(stmt, **kwargs))
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self._s.in_transaction)
+
+
+class _SyncEngine:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect
+
+    async def execute(self, stmt: Any) -> Any:
+        return self.engine.execute(stmt)
+
+    async def execute_sql(self, sql: str, params: Any = ()) -> Any:
+        return self.engine.execute_sql(sql, params)
+
+    async def create_all(self, *models: type) -> None:
+        self.engine.create_all(*models)
+
+    async def drop_all(self, *models: type) -> None:
+        self.engine.drop_all(*models)
+
+    async def check_schema(self, *models: type) -> None:
+        self.engine.check_schema(*models)
+
+    async def dispose(self) -> None:
+        self.engine.dispose()
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[_SyncSession]:
+        with self.engine.session() as s:
+            yield _SyncSession(s)
+
+    @asynccontextmanager
+    async def transaction(self, *args: Any, **kwargs: Any) -> AsyncIterator[_SyncSession]:
+        with self.engine.transaction(*args, **kwargs) as tx:
+            yield _SyncSession(tx)
+
+
+@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each database in turn (this run's schema/database on the servers)."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("pg_url"))
+    if request.param == "mysql":
+        return str(request.getfixturevalue("mysql_url"))
+    return f"sqlite:///{tmp_path / 'contract.db'}"
+
+
+@pytest_asyncio.fixture(params=["sync", "async"])
+async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
+    """Both engines on `url`, with empty eng_items, eng_parents and eng_children tables."""
+    engine: Any
+    if request.param == "sync":
+        engine = _SyncEngine(create_engine(url))
+    else:
+        engine = create_async_engine(url)
+    models = (Item, Parent, Child)
+    try:
+        await engine.drop_all(*models)
+        await engine.create_all(*models)
+        yield engine
+    finally:
+        try:
+            await engine.drop_all(*models)
+        finally:
+            await engine.dispose()
+
+
+async def _fill(db: Any, n: int) -> None:
+    await db.execute(insert(Item).values([{"name": f"item {i:06}", "qty": i} for i in range(n)]))
+
+
+# -- execute and results -------------------------------------------------------------------
+
+
+async def test_execute_returns_models_rows_and_counts(db: Any) -> None:
+    made = (await db.execute(insert(Item).values({"name": "a", "qty": 2}).returning())).one()
+    assert isinstance(made, Item) and made.name == "a" and made.qty == 2
+    await db.execute(insert(Item).values([{"name": "b"}, {"name": "c", "note": "x"}]))
+    items = (await db.execute(select(Item).order_by("name"))).all()
+    assert [i.name for i in items] == ["a", "b", "c"]
+    row = (await db.execute(select(Item, ["name", "qty"]).where({"name": "a"}))).one()
+    assert isinstance(row, Row) and row.name == "a" and row["qty"] == 2
+    assert (await db.execute(select(Item, ["qty"]).where({"name": "a"}))).scalar() == 2
+    changed = await db.execute(update(Item).set({"qty": 5}).where({"name": {"in": ["b", "c"]}}))
+    assert changed.rows_affected() == 2
+    assert (await db.execute_sql("SELECT 1")).scalar() == 1
+
+
+async def test_join_rows_are_keyed_by_alias(db: Any) -> None:
+    await db.execute(insert(Parent).values({"id": 1, "name": "p"}))
+    await db.execute(insert(Child).values([{"id": 1, "parent_id": 1}, {"id": 2, "parent_id": 1}]))
+    rows = (await db.execute(
+        join(Parent, "p").inner_join(Child, "c", {"p.id": "c.parent_id"}).order_by("c.id")
+    )).all()
+    assert [(r.p.name, r.c.id) for r in rows] == [("p", 1), ("p", 2)]
+    assert isinstance(rows[0]["c"], Child)
+
+
+# -- transactions and savepoints -----------------------------------------------------------
+
+
+async def test_a_transaction_commits_or_rolls_back_as_a_whole(db: Any) -> None:
+    async with db.transaction() as tx:
+        await tx.execute(insert(Item).values({"name": "kept"}))
+        assert tx.in_transaction
+    with pytest.raises(RuntimeError):
+        async with db.transaction() as tx:
+            await tx.execute(insert(Item).values({"name": "undone"}))
+            raise RuntimeError("boom")
+    names = (await db.execute(select(Item, ["name"]))).scalars()
+    assert names == ["kept"]
+
+
+async def test_a_nested_transaction_is_a_savepoint(db: Any) -> None:
+    async with db.session() as s:
+        async with s.transaction():
+            await s.execute(insert(Item).values({"name": "outer"}))
+            with pytest.raises(RuntimeError):
+                async with s.transaction():
+                    await s.execute(insert(Item).values({"name": "inner"}))
+                    raise RuntimeError("undo the savepoint only")
+            async with s.transaction():
+                await s.execute(insert(Item).values({"name": "second"}))
+            with pytest.raises(ConfigurationError, match="savepoint"):
+                async with s.transaction(read_only=True):
+                    pass
+        assert not s.in_transaction
+        names = (await s.execute(select(Item, ["name"]).order_by("name"))).scalars()
+    assert names == ["outer", "second"]
+
+
+async def test_isolation_and_read_only(db: Any) -> None:
+    async with db.transaction(isolation="serializable") as tx:
+        await tx.execute(insert(Item).values({"name": "a"}))
+    async with db.transaction(read_only=True) as tx:
+        assert len((await tx.execute(select(Item))).all()) == 1
+        with pytest.raises(QueryExecutionError) as refused:
+            await tx.execute(insert(Item).values({"name": "b"}))
+        assert refused.value.__cause__ is not None
+    with pytest.raises(ConfigurationError, match="isolation level"):
+        async with db.transaction(isolation="sometimes"):
+            pass
+    # the read-only transaction set nothing that outlives it
+    async with db.session() as s:
+        await s.execute(insert(Item).values({"name": "c"}))
+    assert len((await db.execute(select(Item))).all()) == 2
+
+
+# -- errors, the guard, the log ------------------------------------------------------------
+
+
+async def test_a_unique_violation_is_an_integrity_error_with_the_driver_error_as_cause(
+        db: Any) -> None:
+    await db.execute(insert(Item).values({"name": "same"}))
+    async with db.session() as s:
+        with pytest.raises(IntegrityError) as caught:
+            await s.execute(insert(Item).values({"name": "same"}))
+        error = caught.value
+        assert error.kind == "unique"
+        assert "INSERT" in error.sql.upper() and "same" in list(error.params)
+        assert error.__cause__ is not None and type(error.__cause__).__module__.split(".")[0] in (
+            "psycopg", "asyncmy", "pymysql", "sqlite3")
+        if db.dialect.name == "postgresql":
+            assert error.constraint == "eng_items_name_key"
+        elif db.dialect.name in ("mysql", "mariadb"):
+            assert error.constraint == "name"
+        # the session goes on after the error
+        assert (await s.execute(select(Item, ["name"]))).scalars() == ["same"]
+
+
+async def test_a_foreign_key_violation_names_its_kind(db: Any) -> None:
+    with pytest.raises(IntegrityError) as caught:
+        await db.execute(insert(Child).values({"id": 1, "parent_id": 99}))
+    assert caught.value.kind == "foreign_key"
+
+
+async def test_an_update_or_delete_without_where_is_refused_before_it_runs(db: Any) -> None:
+    await db.execute(insert(Item).values({"name": "a"}))
+    with pytest.raises(ValidationError, match="unguarded"):
+        await db.execute(update(Item).set({"qty": 1}))
+    with pytest.raises(ValidationError, match="unguarded"):
+        await db.execute(delete(Item))
+    assert (await db.execute(select(Item, ["qty"]))).scalars() == [0]
+    assert (await db.execute(delete(Item).unguarded())).rows_affected() == 1
+
+
+async def test_every_statement_is_logged(db: Any, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
+        async with db.transaction() as tx:
+            await tx.execute(insert(Item).values({"name": "logged"}))
+    lines = [r.getMessage() for r in caplog.records if r.name == "tempest_typed.sql"]
+    assert lines[0].startswith("BEGIN")
+    assert any("INSERT" in line.upper() and "'logged'" in line for line in lines)
+    assert lines[-1].startswith("COMMIT")
+
+
+# -- DDL and dispose -----------------------------------------------------------------------
+
+
+async def test_create_all_again_is_harmless_and_a_different_table_is_a_schema_error(
+        db: Any) -> None:
+    await db.create_all(Item, Parent, Child)
+    await db.check_schema(Item, Parent, Child)
+    from tempest_typed import Model, column
+
+    class Other(Model, table="eng_items"):
+        id: int = column(primary_key=True)
+        label: str
+
+    with pytest.raises(SchemaError, match="label"):
+        await db.check_schema(Other)
+    with pytest.raises(SchemaError):
+        await db.create_all(Other)
+
+
+async def test_an_engine_used_after_dispose_raises_tempest_error(url: str) -> None:
+    for engine in (_SyncEngine(create_engine(url)), create_async_engine(url)):
+        assert (await engine.execute_sql("SELECT 1")).scalar() == 1
+        await engine.dispose()
+        with pytest.raises(TempestError):
+            await engine.execute_sql("SELECT 1")
+
+
+# -- streaming -----------------------------------------------------------------------------
+
+
+async def test_stream_yields_what_all_returns_in_chunks(db: Any) -> None:
+    await _fill(db, 2_345)
+    query = select(Item).order_by("name")
+    everything = (await db.execute(query)).all()
+    async with db.session() as s:
+        streamed = [item async for item in s.stream(query, chunk_size=100)]
+        rows = [r async for r in s.stream(select(Item, ["name", "qty"]).order_by("name"))]
+    assert streamed == everything
+    assert [(r.name, r.qty) for r in rows] == [(i.name, i.qty) for i in everything]
+
+
+async def test_stream_of_a_join_yields_rows_keyed_by_alias(db: Any) -> None:
+    await db.execute(insert(Parent).values({"id": 1, "name": "p"}))
+    await db.execute(insert(Child).values([{"id": i, "parent_id": 1} for i in range(1, 6)]))
+    query = join(Parent, "p").inner_join(Child, "c", {"p.id": "c.parent_id"}).order_by("c.id")
+    async with db.session() as s:
+        rows = [r async for r in s.stream(query, chunk_size=2)]
+    assert [(r.p.name, r.c.id) for r in rows] == [("p", i) for i in range(1, 6)]
+
+
+async def _open_cursors(s: Any, dialect: str) -> int:
+    if dialect != "postgresql":
+        return 0
+    return int((await s.execute_sql("SELECT count(*) FROM pg_cursors")).scalar())
+
+
+async def test_leaving_a_stream_early_closes_the_cursor_and_the_session_goes_on(db: Any) -> None:
+    await _fill(db, 3_000)
+    dialect = db.dialect.name
+    async with db.session() as s:
+        seen = 0
+        async for _item in s.stream(select(Item).order_by("id"), chunk_size=50):
+            seen += 1
+            if seen == 10:
+                break
+        assert (await s.execute(select(Item, ["name"]).where({"qty": 7}))).scalar() == "item 000007"
+        assert await _open_cursors(s, dialect) == 0
+        assert not s.in_transaction
+        with pytest.raises(RuntimeError):
+            async for _item in s.stream(select(Item), chunk_size=50):
+                raise RuntimeError("the handler failed")
+        assert len((await s.execute(select(Item))).all()) == 3_000
+        assert await _open_cursors(s, dialect) == 0
+        async with s.stream(select(Item), chunk_size=10) as rows:
+            async for _item in rows:
+                break
+        assert await _open_cursors(s, dialect) == 0
+        # the same session streams again, inside a transaction too
+        async with s.transaction():
+            await s.execute(insert(Item).values({"name": "uncommitted"}))
+            names = [i.name async for i in s.stream(select(Item).where({"name": "uncommitted"}))]
+            assert names == ["uncommitted"]
+            assert s.in_transaction
+
+
+async def test_stream_refuses_a_statement_without_rows_and_a_bad_chunk_size(db: Any) -> None:
+    async with db.session() as s:
+        with pytest.raises(ValidationError, match="chunk_size"):
+            async for _ in s.stream(select(Item), chunk_size=0):
+                pass
+        with pytest.raises(ValidationError, match="returns rows"):
+            async for _ in s.stream(update(Item).set({"qty": 1}).where({"id": 1})):
+                pass
+        assert (await s.execute_sql("SELECT 1")).scalar() == 1
+
+
+async def test_an_engine_is_async_or_not_by_its_class(url: str) -> None:
+    sync, aio = create_engine(url), create_async_engine(url)
+    try:
+        assert isinstance(sync, Engine) and isinstance(aio, AsyncEngine)
+        assert repr(aio).startswith("<AsyncEngine ")
+    finally:
+        sync.close()
+        await aio.dispose()
