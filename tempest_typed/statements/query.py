@@ -1,7 +1,8 @@
 """What every SELECT builder shares: a plain select, a join, and an aggregate.
 
-The builder's state is its node (`SelectQuery`): every method returns a new builder holding a
-new node, so `_key()` costs nothing and a prebuilt statement runs again without rebuilding it.
+The builder's state is its node (`SelectQuery`), with the fields the common calls change kept
+in slots of their own: every method returns a new builder, and `_key()` makes the node once,
+so a prebuilt statement runs again without rebuilding it.
 Names are resolved by the builder's scope: bare attributes on one table, `alias.column` in a
 join, group columns and labels after `aggregate()`.
 """
@@ -86,11 +87,6 @@ class Query(Statement[R_co]):
                 b.source, b.joins, b.items, self._where, b.group_by, b.having, self._order,
                 self._limit, self._offset, self._lock, b.distinct, "select"))
         return key
-
-    @property
-    def _node(self) -> SelectQuery:
-        """The statement's node (as _key())."""
-        return self._key()
 
     def _set_node(self, node: SelectQuery) -> None:
         """Make `node` this (new) builder's whole state."""
