@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar, Final, Literal, TypeVar, overload
 
-from typing_extensions import dataclass_transform
+from typing_extensions import TypeIs, dataclass_transform
 
 from .errors import ValidationError
 
@@ -157,7 +157,7 @@ def column(
 
 def _check_size(precision: object, scale: object) -> None:
     """Raise ValidationError unless (precision, scale) is a Decimal size every dialect has."""
-    def whole(value: object) -> bool:
+    def whole(value: object) -> TypeIs[int]:
         return isinstance(value, int) and not isinstance(value, bool)
 
     if precision is None:
@@ -167,19 +167,19 @@ def _check_size(precision: object, scale: object) -> None:
                 "e.g. column(precision=12, scale=2)"
             )
         return
-    if not whole(precision) or not 1 <= precision <= MAX_PRECISION:  # type: ignore[operator]
+    if not whole(precision) or not 1 <= precision <= MAX_PRECISION:
         raise ValidationError(
             f"column(precision={precision!r}) must be an int from 1 to {MAX_PRECISION} (the "
             "most digits MySQL's DECIMAL holds)"
         )
     if scale is None:
         return
-    if not whole(scale) or not 0 <= scale <= MAX_SCALE:  # type: ignore[operator]
+    if not whole(scale) or not 0 <= scale <= MAX_SCALE:
         raise ValidationError(
             f"column(scale={scale!r}) must be an int from 0 to {MAX_SCALE} (the most digits "
             "after the point MySQL's DECIMAL holds)"
         )
-    if scale > precision:  # type: ignore[operator]
+    if scale > precision:
         raise ValidationError(
             f"column(precision={precision}, scale={scale}): the scale (digits after the point) "
             "cannot exceed the precision (all digits)"
@@ -273,7 +273,7 @@ class ColumnMeta:
         check = _CHECKS[self.kind]
         if check(self, value):
             if self.precision is not None and (where in _WRITES or where.endswith(" set")):
-                _check_decimal_size(self, value, where)  # type: ignore[arg-type]
+                _check_decimal_size(self, value, where)  # type: ignore[arg-type]  # check() accepted it: a Decimal or an int
         else:
             hint = ""
             value_type = type(value).__name__
@@ -656,7 +656,7 @@ def _build_meta(model: type[Model]) -> ModelMeta:
     columns: list[ColumnMeta] = []
     defaults: dict[str, Callable[[], object]] = {}
     seen_sql: dict[str, str] = {}
-    for field in dataclasses.fields(model):  # type: ignore[arg-type]
+    for field in dataclasses.fields(model):  # type: ignore[arg-type]  # __init_subclass__ made it a dataclass
         annotation = hints[field.name]
         kind, nullable, literals = _kind_of(model.__name__, field.name, annotation)
         options: _ColumnOptions = field.metadata.get("tempest", _ColumnOptions())
@@ -716,7 +716,7 @@ def meta_of(model: object) -> ModelMeta:
     """The metadata of a model class, computed once on first use."""
     meta = getattr(model, "__tempest_meta__", None)
     if meta is not None and meta.model is model:
-        return meta  # type: ignore[no-any-return]
+        return meta  # type: ignore[no-any-return]  # getattr() is Any; .model is model makes it ours
     if not (isinstance(model, type) and issubclass(model, Model) and model is not Model):
         raise ValidationError(
             f"expected a Model subclass, got {_short(model)}; declare "

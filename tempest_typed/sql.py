@@ -63,7 +63,7 @@ def expr(template: object, *values: object) -> Expression:
         texts: list[str] = []
         bound: list[object] = []
         pending = ""
-        for item in template:  # type: ignore[attr-defined]
+        for item in template:  # type: ignore[attr-defined]  # a string.templatelib.Template (Python 3.14)
             if isinstance(item, str):
                 pending += item
             else:

@@ -86,7 +86,7 @@ class AsyncSession(SessionCore):
             raise self._failed(exc, sql, params, many, started if log else None) from exc
         if log:
             log_ok(sql, params, many, started)
-        return result  # type: ignore[no-any-return]
+        return result  # type: ignore[no-any-return]  # the driver returns (rows, count)
 
     async def _perform(self, step: Step) -> Any:
         """Run one step of core.py's logic on this session's connection."""
@@ -127,7 +127,7 @@ class AsyncSession(SessionCore):
         await self._connection()  # first: MySQL and MariaDB are told apart on connecting
         prepared, params = self._plan(stmt)
         if params is None:
-            return await self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]
+            return await self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
         rows, count = await self._run(prepared.sql, params)
         return prepared.result(rows, count)
 

@@ -599,6 +599,6 @@ def echo_on() -> None:
     if not any(getattr(h, "_tempest_echo", False) for h in logger.handlers):
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
-        handler._tempest_echo = True  # type: ignore[attr-defined]
+        handler._tempest_echo = True  # type: ignore[attr-defined]  # a mark to find our handler again
         logger.addHandler(handler)
     logger.setLevel(logging.INFO)

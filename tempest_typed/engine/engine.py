@@ -130,7 +130,7 @@ class Session(SessionCore):
         """Run a statement and fetch its rows, as model instances or Rows."""
         prepared, params = self._plan(stmt)
         if params is None:
-            return self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]
+            return self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
         rows, count = self._run(prepared.sql, params)
         return prepared.result(rows, count)
 

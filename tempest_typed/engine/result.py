@@ -51,7 +51,7 @@ class Result(Generic[R_co]):
             raise NoResultError(f"one() found no row for: {self._sql}")
         if len(rows) > 1:
             raise MultipleResultsError(f"one() found {len(rows)} rows for: {self._sql}")
-        return rows[0]  # type: ignore[no-any-return]
+        return rows[0]  # type: ignore[no-any-return]  # rows are of this Result's row type
 
     def one_or_none(self) -> R_co | None:
         """The only row or None; MultipleResultsError when there are several."""

@@ -64,7 +64,7 @@ def naive_utc_to_datetime(value: Any) -> _dt.datetime:
     """A naive UTC DATETIME back to an aware datetime."""
     if isinstance(value, str):
         value = _dt.datetime.fromisoformat(value)
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)  # type: ignore[no-any-return]
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)  # type: ignore[no-any-return]  # a datetime by now
 
 
 def date_to_text(value: _dt.date) -> str:
@@ -132,8 +132,8 @@ def decimal_reader(read: Adapter | None, scale: int | None) -> Adapter:
     def at_scale(value: Any) -> Decimal:
         number = read(value) if read is not None else value
         if number.as_tuple().exponent == -scale:
-            return number  # type: ignore[no-any-return]
-        return number.quantize(step, context=_WIDE)  # type: ignore[no-any-return]
+            return number  # type: ignore[no-any-return]  # the driver's Decimal
+        return number.quantize(step, context=_WIDE)  # type: ignore[no-any-return]  # a Decimal
 
     return at_scale
 

@@ -211,7 +211,7 @@ class Queue:
             with self.engine.transaction() as tx:
                 for chunk in chunks:
                     inserted |= self._insert(chunk, tx)
-        return [row["id"] for row in rows if row["id"] in inserted]  # type: ignore[misc]
+        return [row["id"] for row in rows if row["id"] in inserted]  # type: ignore[misc]  # the rows are dicts of message fields
 
     def _row(self, message: Message, number: int) -> dict[str, object]:
         """The row of one message, or ValidationError naming what is wrong with it."""

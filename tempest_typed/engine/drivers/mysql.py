@@ -129,7 +129,7 @@ class PyMySQLDriver(Driver):
         except pymysql.Error as exc:
             conn.close()
             raise self._setup_failed(exc) from exc
-        self._know_server(str(conn.get_server_info()))  # type: ignore[no-untyped-call]
+        self._know_server(str(conn.get_server_info()))  # type: ignore[no-untyped-call]  # untyped in types-PyMySQL
         return conn
 
     def _connect_failed(self, exc: BaseException) -> TempestError:
@@ -151,7 +151,7 @@ class PyMySQLDriver(Driver):
 
     @override
     @property
-    def dialect(self) -> Dialect:  # type: ignore[override]
+    def dialect(self) -> Dialect:  # type: ignore[override]  # a property where the base has an attribute
         if self._dialect is None:
             self._pool.release(self._pool.acquire())
         assert self._dialect is not None
