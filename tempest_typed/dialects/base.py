@@ -503,10 +503,7 @@ class Dialect:
         """Write `left [NOT] IN (values...)`."""
         self.visit_value(node.left, out)
         out.parts.append(" NOT IN (" if node.negated else " IN (")
-        for i, item in enumerate(node.items):
-            if i:
-                out.parts.append(", ")
-            self.visit_value(item, out)
+        self._comma_separated(node.items, self.visit_value, out)
         out.parts.append(")")
 
     def visit_in_params(self, node: InParams, out: _Out) -> None:

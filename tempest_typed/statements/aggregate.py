@@ -16,7 +16,7 @@ from typing_extensions import TypeVar as DefaultTypeVar
 from ..errors import ValidationError
 from ..model import ColumnMeta
 from .nodes import Aggregate, Labeled, Operand, QualifiedColumn
-from .query import FIELD, Query, replaced
+from .query import Query, replaced
 from .scope import Scope
 from .where import CORRELATIONS, WhereInput, with_conditions
 
@@ -97,7 +97,7 @@ class Grouped(Query[R_co], Generic[R_co, S_co, G_co]):
         made = CORRELATIONS[0]
         having, values = with_conditions(scope, self._base.having, self._values, conditions,
                                          "having()")
-        new = self._with(FIELD["having"], having, values)
+        new = self._with("having", having, values)
         if CORRELATIONS[0] != made:
             new._correlated = True
         return new

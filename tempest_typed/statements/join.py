@@ -15,7 +15,7 @@ from ..model import Model, ModelMeta, meta_of
 from ..row import Row
 from .base import R_co
 from .nodes import And, Compare, Condition, JoinClause, SelectQuery, Source
-from .query import FIELD, Query
+from .query import Query
 from .scope import join_scope
 from .where import _family_error, same_family
 
@@ -81,7 +81,7 @@ class Join(Query[R_co]):
             pairs.append(Compare(left, "=", right))
         condition = pairs[0] if len(pairs) == 1 else And(tuple(pairs))
         clause = JoinClause(kind, Source(meta, alias), condition)
-        new = self._with(FIELD["joins"], (*self._base.joins, clause))
+        new = self._with("joins", (*self._base.joins, clause))
         new._scope = scope
         return new
 

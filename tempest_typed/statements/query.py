@@ -41,14 +41,13 @@ T = TypeVar("T")
 
 #: where each field sits in SelectQuery, for `replaced()`
 FIELD = {name: i for i, name in enumerate(SelectQuery._fields)}
-_DISTINCT = FIELD["distinct"]
 
 
 def replaced(node: SelectQuery, field: str, value: object) -> SelectQuery:
     """The node with one field changed.
 
     NamedTuple._replace() costs twice as much (it goes through _make and a dict of the
-    fields); the seed's claim replaces four fields while it is built.
+    fields).
     """
     i = FIELD[field]
     return tuple.__new__(SelectQuery, (*node[:i], value, *node[i + 1:]))
@@ -82,11 +81,15 @@ class Query(Statement[R_co]):
     def _key(self) -> SelectQuery:
         key = self._key_cache
         if key is None:
-            b = self._base
-            key = self._key_cache = tuple.__new__(SelectQuery, (
-                b.source, b.joins, b.items, self._where, b.group_by, b.having, self._order,
-                self._limit, self._offset, self._lock, b.distinct, "select"))
+            key = self._key_cache = self._assembled(self._base.items)
         return key
+
+    def _assembled(self, items: tuple[Operand | Labeled, ...] | None) -> SelectQuery:
+        """The node of this builder's state, selecting `items`."""
+        b = self._base
+        return tuple.__new__(SelectQuery, (
+            b.source, b.joins, items, self._where, b.group_by, b.having, self._order,
+            self._limit, self._offset, self._lock, b.distinct, "select"))
 
     def _set_node(self, node: SelectQuery) -> None:
         """Make `node` this (new) builder's whole state."""
@@ -110,11 +113,10 @@ class Query(Statement[R_co]):
         new._correlated = self._correlated
         return new
 
-    def _with(self, field: int, value: object, values: tuple[object, ...] | None = None) -> Self:
+    def _with(self, field: str, value: object, values: tuple[object, ...] | None = None) -> Self:
         """A new builder whose node has one field changed."""
-        node = self._key()
         new = self._clone(values)
-        new._set_node(tuple.__new__(SelectQuery, (*node[:field], value, *node[field + 1:])))
+        new._set_node(replaced(self._key(), field, value))
         return new
 
     def where(self, *conditions: WhereInput) -> Self:
@@ -163,7 +165,7 @@ class Query(Statement[R_co]):
 
     def distinct(self) -> Self:
         """SELECT DISTINCT: each different row once."""
-        return self._with(_DISTINCT, True)
+        return self._with("distinct", True)
 
     def _lock_targets(self, mode: str, of: object) -> tuple[str, ...]:
         """The qualifiers `of=` names (models of a plain select; aliases of a join)."""
@@ -230,11 +232,7 @@ class Query(Statement[R_co]):
         item: Operand | Labeled = operand
         if type(operand) is Aggregate:
             item = Labeled(column, operand)
-        b = self._base
-        node = tuple.__new__(SelectQuery, (
-            b.source, b.joins, (item,), self._where, b.group_by, b.having, self._order,
-            self._limit, self._offset, self._lock, b.distinct, "select"))
-        return Subquery(node, self._values, col, self._correlated)
+        return Subquery(self._assembled((item,)), self._values, col, self._correlated)
 
     def _grouped(self, group_by: Sequence[str],
                  aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Any]:
