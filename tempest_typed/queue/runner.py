@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..engine import Session
 from ..errors import QueryExecutionError
-from .queue import _retry_deadlocks
 from .worker import Backoff, Summary, WorkerBook, error_text
 
 if TYPE_CHECKING:
@@ -219,11 +218,10 @@ class Runner:
         queue = self.queue
         size = size or self.batch
         now = time.monotonic()
-        sweep = now - queue._last_sweep >= queue.sweep_interval
-        if sweep:
-            queue._last_sweep = now
+        sweep = queue._sweep_due(now)
+
         def claim(session: Session | None) -> list[Lease]:
-            return _retry_deadlocks(lambda: queue._claim(size, None, session, sweep))
+            return queue._run(lambda: queue._claim_op(size, None, sweep), session)
 
         if raise_errors:
             try:
@@ -249,7 +247,8 @@ class Runner:
     def _heartbeat(self, leases: Sequence[Lease], now: float) -> None:
         seconds = self.queue.lease_seconds
         sent_at = time.monotonic()
-        ok, result = self._db("heartbeat", lambda s: self.queue._extend_all(leases, seconds, s))
+        ok, result = self._db("heartbeat", lambda s: self.queue._run(
+            lambda: self.queue._extend_all_op(leases, seconds), s))
         with self._lock:
             if ok and result is not None:
                 kept, lost = result
@@ -263,7 +262,7 @@ class Runner:
     def _settle(self, acks: list[Lease], nacks: list[tuple[Lease, str]]) -> None:
         queue = self.queue
         if acks:
-            ok, acked = self._db("ack", lambda s: queue._ack_all(acks, s))
+            ok, acked = self._db("ack", lambda s: queue._run(lambda: queue._ack_all_op(acks), s))
             if ok and acked is not None:
                 with self._lock:
                     self.book.acked(acks, acked)
@@ -284,7 +283,8 @@ class Runner:
         return self.queue.nack(lease, error, session=session)
 
     def _release(self, leases: list[Lease]) -> None:
-        ok, released = self._db("release", lambda s: self.queue._release_all(leases, s))
+        ok, released = self._db("release", lambda s: self.queue._run(
+            lambda: self.queue._release_all_op(leases), s))
         with self._lock:
             if ok and released is not None:
                 self.book.released(leases, released)
