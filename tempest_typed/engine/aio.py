@@ -18,7 +18,7 @@ from ..errors import TempestError, TransactionConflict
 from ..statements.base import Statement
 from . import core
 from .core import EngineCore, SessionCore, Step, Steps, log_ok, log_step, logger, paused, resume
-from .drivers.base import AsyncDriver, ThreadedDriver
+from .drivers.base import AsyncDriver, Listener, ThreadedDriver
 from .options import driver_for
 from .result import Result
 from .url import parse_url
@@ -311,6 +311,14 @@ class AsyncEngine(EngineCore):
     async def drop_all(self, *models: type) -> None:
         """DROP TABLE IF EXISTS for each model, children before the tables they reference."""
         await self._steps_on_a_session(lambda s: s._drop_all_steps(models))
+
+    async def listen(self, channel: str) -> Listener:
+        """PostgreSQL: LISTEN on `channel` over a connection of its own (outside the pool);
+        `await listener.wait(timeout)` for a NOTIFY, `await listener.close()` at the end.
+        DialectError on the other databases, which have no notifications."""
+        if self._disposed:
+            self.session()  # raises the disposed engine's error
+        return await self._io.listen(channel)
 
     async def dispose(self) -> None:
         """Close every pooled connection; using the engine afterwards raises TempestError."""

@@ -1,9 +1,10 @@
-"""The sync shell of the worker loop: handler threads, the database session, signals.
+"""The worker loop's shells: `LoopShell` (what both do alike) and `Runner`, the threaded one.
 
-Every decision is `WorkerBook`'s (tempest_typed/queue/worker.py); this module only does what
-it says, on threads: handlers run on a pool of daemon threads, and the calling thread (the
+Every decision is `WorkerBook`'s (tempest_typed/queue/worker.py). `LoopShell` turns the book's
+answers into work and the database's answers back into the book and the log; `Runner` does
+the work on threads: handlers run on a pool of daemon threads, and the calling thread (the
 coordinator) does all the database work — claims, heartbeats, acks, nacks, releases — on one
-session, reconnecting with backoff after a database error.
+session, reconnecting with backoff after a database error. The asyncio shell is arunner.py.
 """
 
 from __future__ import annotations
@@ -13,20 +14,22 @@ import queue as stdqueue
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from functools import partial
 from types import FrameType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+from uuid import UUID
 
 from ..engine import Session
 from ..errors import QueryExecutionError
 from .worker import Backoff, Summary, WorkerBook, error_text
 
 if TYPE_CHECKING:
-    from .queue import Lease, Queue
+    from .core import Lease, QueueCore
+    from .queue import Queue
 
-__all__ = ["Runner"]
+__all__ = ["LoopShell", "Runner"]
 
 logger = logging.getLogger("tempest_typed.queue")
 
@@ -70,24 +73,25 @@ class _HandlerThreads:
 _THREADS = _HandlerThreads()
 
 
-class Runner:
-    """One worker loop (or one batch of it) of a queue and a handler."""
+class LoopShell:
+    """What both worker shells do alike, around `WorkerBook`: what is due, what a stop asks,
+    and what each database answer means for the book and the log. A subclass supplies
+    `_lock` (a real lock when handlers run on threads) and the waiting."""
 
-    def __init__(self, queue: Queue, handler: Callable[[Lease], object], *, batch: int,
-                 concurrency: int = 1, grace_seconds: float = 10.0,
-                 heartbeat_seconds: float | None = None, poll_interval: float = 1.0) -> None:
+    _lock: AbstractContextManager[Any]
+
+    def __init__(self, queue: QueueCore, *, batch: int, concurrency: int = 1,
+                 grace_seconds: float = 10.0, heartbeat_seconds: float | None = None,
+                 poll_interval: float = 1.0) -> None:
         self.queue = queue
-        self.handler = handler
         self.batch = batch
         self.poll_interval = poll_interval
         self.book = WorkerBook(queue.lease_seconds, concurrency=concurrency,
                                grace_seconds=grace_seconds,
                                heartbeat_seconds=heartbeat_seconds)
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
         self._drains = 0
-        self._session: Session | None = None
         self._backoff = Backoff()
+        #: stops asked for by a signal (sync) or a task cancellation (async), and noticed
         self._signals = 0
         self._signals_seen = 0
         #: False for one batch (process()): no claim after the first
@@ -98,13 +102,147 @@ class Runner:
         """What this runner did so far."""
         return self.book.summary
 
+    def _stop_asked(self) -> bool:
+        return self.queue._stop_requested or self._signals != self._signals_seen
+
+    def _notice_stop(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            asked = self.queue._stop_requested or self._signals_seen < self._signals
+            if asked and not self.book.stopping:
+                self.book.stop(now)
+                logger.info("worker %r stopping: %d handler(s) running, grace %gs",
+                            self.queue.consumer, self.book.running(), self.book.grace_seconds)
+                self._signals_seen = min(self._signals_seen + 1, self._signals)
+            while self._signals_seen < self._signals:  # a second stop ends the grace period
+                self._signals_seen += 1
+                self.book.stop(now)
+                logger.info("worker %r: stop asked again, handing back running messages now",
+                            self.queue.consumer)
+            if self.book.stopping:
+                self._wake()
+
+    def _wake(self) -> None:
+        """Wake the coordinator's wait (called holding the lock)."""
+
+    def _due(self, now: float) -> tuple[int, list[Lease], list[Lease],
+                                        list[tuple[Lease, str]], list[Lease]]:
+        """What to do now: (claim size, releases, acks, nacks, heartbeats)."""
+        with self._lock:
+            size = self.book.claim_size(self.batch) if self._keep_claiming else 0
+            releases = self.book.to_release(now)
+            # acks ride with the next claim: settle everything finished before claiming
+            acks, nacks = self.book.to_settle(now, force=size > 0)
+            beats = self.book.heartbeat_due(now)
+        if self.book.stopping or self.queue._stop_requested:
+            size = 0
+        return size, releases, acks, nacks, beats
+
+    def _database_error(self, what: str, exc: QueryExecutionError) -> float:
+        """Count and log a database error; the backoff to wait before going on."""
+        self.book.summary.database_errors += 1
+        delay = self._backoff.next_delay()
+        logger.warning("worker %r: %s failed (%s); trying again in %.2fs",
+                       self.queue.consumer, what, str(exc).splitlines()[0], delay)
+        return delay
+
+    def _claimed(self, leases: list[Lease], sent_at: float) -> int:
+        """Record a claim's leases; how many handler drains to start."""
+        with self._lock:
+            self.book.claimed(leases, sent_at)
+            starts = min(self.book.concurrency - self._drains, len(leases))
+            self._drains += starts
+        return starts
+
+    def _heartbeat_done(self, ok: bool, result: tuple[list[UUID], list[UUID]] | None,
+                        sent_at: float) -> None:
+        with self._lock:
+            if ok and result is not None:
+                kept, lost = result
+                self.book.extended(kept, lost, sent_at)
+                if lost:
+                    logger.warning("worker %r: %d lease(s) lost to another worker",
+                                   self.queue.consumer, len(lost))
+            else:
+                self.book.heartbeat_failed(time.monotonic())
+
+    def _acked(self, acks: list[Lease], ok: bool, acked: int | None) -> None:
+        if ok and acked is not None:
+            with self._lock:
+                self.book.acked(acks, acked)
+            if acked < len(acks):
+                logger.warning("worker %r: %d ack(s) came after another worker took the "
+                               "message", self.queue.consumer, len(acks) - acked)
+
+    def _nacked(self, lease: Lease, error: str, ok: bool, outcome: str | None) -> None:
+        if ok:
+            with self._lock:
+                self.book.nacked(lease, outcome)
+            level = logging.WARNING if outcome == "failed" else logging.INFO
+            logger.log(level, "worker %r: message %s attempt %d/%d failed (%s): %s",
+                       self.queue.consumer, lease.id, lease.attempts, lease.max_attempts,
+                       outcome or "lease lost", error)
+
+    def _released(self, leases: list[Lease], ok: bool, released: int | None) -> None:
+        with self._lock:
+            if ok and released is not None:
+                self.book.released(leases, released)
+            else:
+                self.book.release_failed(leases)
+        logger.info("worker %r: handed back %d message(s) unstarted", self.queue.consumer,
+                    len(leases))
+
+    def _next_lease(self) -> Lease | None:
+        """For a handler drain: the next lease to handle, or None (the drain ends)."""
+        with self._lock:
+            lease = self.book.next_to_start(time.monotonic())
+            if lease is None:
+                self._drains -= 1
+                self._wake()
+            return lease
+
+    def _handled(self, lease: Lease, error: str | None) -> None:
+        with self._lock:
+            self.book.finished(lease.id, error)
+            if self.book.stopping or not self.book.waiting():
+                self._wake()  # the coordinator may settle or claim more
+
+    def _expired_all(self) -> bool:
+        with self._lock:
+            return self.book.abandon_expired(time.monotonic())
+
+    def _started(self, kind: str) -> None:
+        queue = self.queue
+        logger.info("%s %r started on %s: batch %d, concurrency %d, lease %gs", kind,
+                    queue.consumer, queue._dialect, self.batch, self.book.concurrency,
+                    queue.lease_seconds)
+
+
+class Runner(LoopShell):
+    """One worker loop (or one batch of it) of a queue and a handler, on threads."""
+
+    def __init__(self, queue: Queue, handler: Callable[[Lease], object], *, batch: int,
+                 concurrency: int = 1, grace_seconds: float = 10.0,
+                 heartbeat_seconds: float | None = None, poll_interval: float = 1.0) -> None:
+        super().__init__(queue, batch=batch, concurrency=concurrency,
+                         grace_seconds=grace_seconds, heartbeat_seconds=heartbeat_seconds,
+                         poll_interval=poll_interval)
+        self.queue: Queue = queue
+        self.handler = handler
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._session: Session | None = None
+
+    def _wake(self) -> None:
+        self._changed.notify_all()
+
     # -- the two loops ----------------------------------------------------------------------
 
     def one_batch(self) -> Summary:
         """Claim one batch, handle it, settle it; database errors of the claim propagate."""
         self._keep_claiming = False
         try:
-            if self._claim(raise_errors=True):
+            if self._claim(self.batch, raise_errors=True):
                 while not self.book.idle():
                     self._step()
                     if self._expired_all():
@@ -115,10 +253,7 @@ class Runner:
 
     def run(self, *, install_signal_handlers: bool = True) -> Summary:
         """Claim and handle until stopped (stop(), SIGTERM, SIGINT); the Summary."""
-        queue = self.queue
-        logger.info("worker %r started on %s: batch %d, concurrency %d, lease %gs",
-                    queue.consumer, queue.engine.dialect.name, self.batch,
-                    self.book.concurrency, queue.lease_seconds)
+        self._started("worker")
         try:
             with self._signal_handlers(install_signal_handlers):
                 while True:
@@ -130,45 +265,29 @@ class Runner:
                         self._sleep(self.poll_interval)
         finally:
             self._close_session()
-            queue._stop_requested = False
-        logger.info("worker %r stopped: %s", queue.consumer, self.book.summary)
+            self.queue._stop_requested = False
+        logger.info("worker %r stopped: %s", self.queue.consumer, self.book.summary)
         return self.book.summary
-
-    def _notice_stop(self) -> None:
-        now = time.monotonic()
-        with self._lock:
-            asked = self.queue._stop_requested or self._signals_seen < self._signals
-            if asked and not self.book.stopping:
-                self.book.stop(now)
-                logger.info("worker %r stopping: %d handler(s) running, grace %gs",
-                            self.queue.consumer, self.book.running(), self.book.grace_seconds)
-                self._signals_seen = min(self._signals_seen + 1, self._signals)
-            while self._signals_seen < self._signals:  # a second signal ends the grace period
-                self._signals_seen += 1
-                self.book.stop(now)
-                logger.info("worker %r: stop asked again, handing back running messages now",
-                            self.queue.consumer)
-            if self.book.stopping:
-                self._changed.notify_all()
 
     def _step(self) -> bool:
         """Do what the book says is due; then wait until something is. False when a claim
         found nothing due (the caller decides whether to poll again)."""
         now = time.monotonic()
-        with self._lock:
-            size = self.book.claim_size(self.batch) if self._keep_claiming else 0
-            releases = self.book.to_release(now)
-            # acks ride with the next claim: settle everything finished before claiming
-            acks, nacks = self.book.to_settle(now, force=size > 0)
-            beats = self.book.heartbeat_due(now)
+        size, releases, acks, nacks, beats = self._due(now)
         if releases:
-            self._release(releases)
-        if acks or nacks:
-            self._settle(acks, nacks)
+            self._released(releases, *self._db("release", lambda s: self.queue._run(
+                lambda: self.queue._release_all_op(releases), s)))
+        if acks:
+            self._acked(acks, *self._db("ack", lambda s: self.queue._run(
+                lambda: self.queue._ack_all_op(acks), s)))
+        for lease, error in nacks:  # one by one: one message's failure never touches another
+            self._nacked(lease, error, *self._db("nack", partial(self._nack, lease, error)))
         if beats:
-            self._heartbeat(beats, now)
-        stopping = self.book.stopping or self.queue._stop_requested
-        if size and not stopping and not self._claim(size=size):
+            sent_at = time.monotonic()
+            seconds = self.queue.lease_seconds
+            self._heartbeat_done(*self._db("heartbeat", lambda s: self.queue._run(
+                lambda: self.queue._extend_all_op(beats, seconds), s)), sent_at)
+        if size and not self._claim(size):
             return not self.book.idle()
         self._wait()
         return True
@@ -191,10 +310,7 @@ class Runner:
         try:
             result = work(self._open_session())
         except QueryExecutionError as exc:
-            self.book.summary.database_errors += 1
-            delay = self._backoff.next_delay()
-            logger.warning("worker %r: %s failed (%s); trying again in %.2fs",
-                           self.queue.consumer, what, str(exc).splitlines()[0], delay)
+            delay = self._database_error(what, exc)
             self._close_session()
             self._sleep(delay)
             return False, None
@@ -205,7 +321,7 @@ class Runner:
         # PostgreSQL: the claim, heartbeats and acks share one pooled connection (each took
         # its own before, and the pool's check: 4,694 -> 5,926 jobs a second in
         # bench/bench_queues.py). Elsewhere the claim runs in a transaction of its own.
-        if self._session is None and self.queue.engine.dialect.name == "postgresql":
+        if self._session is None and self.queue._dialect == "postgresql":
             self._session = self.queue.engine.session()
         return self._session
 
@@ -214,9 +330,8 @@ class Runner:
         if session is not None:
             session.close()
 
-    def _claim(self, size: int | None = None, raise_errors: bool = False) -> bool:
+    def _claim(self, size: int, raise_errors: bool = False) -> bool:
         queue = self.queue
-        size = size or self.batch
         now = time.monotonic()
         sweep = queue._sweep_due(now)
 
@@ -236,94 +351,31 @@ class Runner:
             leases = got
         if not leases:
             return False
-        with self._lock:
-            self.book.claimed(leases, now)
-            starts = min(self.book.concurrency - self._drains, len(leases))
-            self._drains += starts
-        for _ in range(starts):
+        for _ in range(self._claimed(leases, now)):
             _THREADS.submit(self._drain)
         return True
 
-    def _heartbeat(self, leases: Sequence[Lease], now: float) -> None:
-        seconds = self.queue.lease_seconds
-        sent_at = time.monotonic()
-        ok, result = self._db("heartbeat", lambda s: self.queue._run(
-            lambda: self.queue._extend_all_op(leases, seconds), s))
-        with self._lock:
-            if ok and result is not None:
-                kept, lost = result
-                self.book.extended(kept, lost, sent_at)
-                if lost:
-                    logger.warning("worker %r: %d lease(s) lost to another worker",
-                                   self.queue.consumer, len(lost))
-            else:
-                self.book.heartbeat_failed(time.monotonic())
-
-    def _settle(self, acks: list[Lease], nacks: list[tuple[Lease, str]]) -> None:
-        queue = self.queue
-        if acks:
-            ok, acked = self._db("ack", lambda s: queue._run(lambda: queue._ack_all_op(acks), s))
-            if ok and acked is not None:
-                with self._lock:
-                    self.book.acked(acks, acked)
-                if acked < len(acks):
-                    logger.warning("worker %r: %d ack(s) came after another worker took the "
-                                   "message", queue.consumer, len(acks) - acked)
-        for lease, error in nacks:  # one by one: one message's failure never touches another
-            ok, outcome = self._db("nack", partial(self._nack, lease, error))
-            if ok:
-                with self._lock:
-                    self.book.nacked(lease, outcome)
-                level = logging.WARNING if outcome == "failed" else logging.INFO
-                logger.log(level, "worker %r: message %s attempt %d/%d failed (%s): %s",
-                           queue.consumer, lease.id, lease.attempts, lease.max_attempts,
-                           outcome or "lease lost", error)
-
     def _nack(self, lease: Lease, error: str, session: Session | None) -> str | None:
         return self.queue.nack(lease, error, session=session)
-
-    def _release(self, leases: list[Lease]) -> None:
-        ok, released = self._db("release", lambda s: self.queue._run(
-            lambda: self.queue._release_all_op(leases), s))
-        with self._lock:
-            if ok and released is not None:
-                self.book.released(leases, released)
-            else:
-                self.book.release_failed(leases)
-        logger.info("worker %r: handed back %d message(s) unstarted", self.queue.consumer,
-                    len(leases))
-
-    def _expired_all(self) -> bool:
-        with self._lock:
-            return self.book.abandon_expired(time.monotonic())
 
     # -- handlers, on the pool's threads ----------------------------------------------------
 
     def _drain(self) -> None:
         """Start waiting leases one after another until none may start."""
-        while True:
-            with self._lock:
-                lease = self.book.next_to_start(time.monotonic())
-                if lease is None:
-                    self._drains -= 1
-                    self._changed.notify_all()
-                    return
+        while (lease := self._next_lease()) is not None:
             error: str | None = None
             try:
                 self.handler(lease)
             except BaseException as exc:  # any failure is the message's own, recorded by its nack
                 error = error_text(exc)
-            with self._lock:
-                self.book.finished(lease.id, error)
-                if self.book.stopping or not self.book.waiting():
-                    self._changed.notify_all()  # the coordinator may settle or claim more
+            self._handled(lease, error)
 
     # -- stopping ---------------------------------------------------------------------------
 
     def _sleep(self, seconds: float) -> None:
         """Sleep in slices, returning early once a stop is asked for."""
         end = time.monotonic() + seconds
-        while not self.queue._stop_requested and self._signals == self._signals_seen:
+        while not self._stop_asked():
             left = end - time.monotonic()
             if left <= 0:
                 return

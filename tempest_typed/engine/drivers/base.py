@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from ...dialects import Dialect
-from ...errors import ConfigurationError, QueryExecutionError
+from ...errors import ConfigurationError, DialectError, QueryExecutionError
 from ..types import Adapter, Adapters
 
 __all__ = ["AsyncDriver", "AsyncPool", "Driver", "SimplePool", "ThreadedDriver"]
@@ -220,6 +220,18 @@ def pool_exhausted(what: str, timeout: float, size: int) -> ConfigurationError:
     )
 
 
+class Listener:
+    """A connection of its own that LISTENs on a channel (PostgreSQL): wait() for a NOTIFY."""
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for a notification; True when one (or more) came."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Stop listening and close the connection."""
+        raise NotImplementedError
+
+
 class AsyncDriver:
     """The asyncio side of a driver: only the calls that wait.
 
@@ -241,6 +253,12 @@ class AsyncDriver:
     async def close(self) -> None:
         """Close every pooled connection."""
         raise NotImplementedError
+
+    async def listen(self, channel: str) -> Listener:
+        """A Listener on `channel` over a connection outside the pool (PostgreSQL only)."""
+        raise DialectError(
+            f"{self.rules.dialect.name} has no LISTEN/NOTIFY: poll instead"
+        )
 
     async def call(self, name: str, conn: Any, *args: Any) -> Any:
         """Run the driver call `name` (run, begin, fetch, ...: Driver's names) on `conn`."""

@@ -22,7 +22,7 @@ from ...errors import (
 )
 from ..types import Adapters
 from ..url import DatabaseURL
-from .base import AsyncDriver, Driver, isolation_sql
+from .base import AsyncDriver, Driver, Listener, isolation_sql
 
 try:
     import psycopg
@@ -382,6 +382,21 @@ class AsyncPsycopgDriver(AsyncDriver):
         await self._pool.close()
 
     @override
+    async def listen(self, channel: str) -> Listener:
+        rules = self._rules
+        statement = 'LISTEN "' + channel.replace('"', '""') + '"'
+        try:
+            conn = await psycopg.AsyncConnection.connect(**rules._kwargs)
+        except psycopg.Error as exc:
+            raise rules._unreachable(exc) from exc
+        try:
+            await conn.execute(statement)  # the connection is in autocommit mode
+        except psycopg.Error as exc:
+            await conn.close()
+            raise rules.translate(exc, statement, ()) from exc
+        return _PsycopgListener(conn, rules, statement)
+
+    @override
     async def run(self, conn: Any, sql: str,
                   params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
         # One cursor per connection, kept on it, as the blocking driver does.
@@ -419,3 +434,31 @@ class AsyncPsycopgDriver(AsyncDriver):
         cur.itersize = size
         await cur.execute(sql, params)
         return cur
+
+
+class _PsycopgListener(Listener):
+    """LISTEN on a connection of its own; notifications queue on it until wait() reads them."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any], rules: PsycopgDriver,
+                 statement: str) -> None:
+        self._conn = conn
+        self._rules = rules
+        self._statement = statement
+
+    @override
+    async def wait(self, timeout: float) -> bool:
+        try:
+            got = False
+            async for _ in self._conn.notifies(timeout=timeout, stop_after=1):
+                got = True
+            if got:  # the rest that came meanwhile: one wake-up for all of them
+                async for _ in self._conn.notifies(timeout=0.0):
+                    pass
+            return got
+        except psycopg.Error as exc:
+            raise self._rules.translate(exc, self._statement, ()) from exc
+
+    @override
+    async def close(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            await self._conn.close()
