@@ -10,15 +10,20 @@ message is unaccounted for.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, QueryExecutionError, ValidationError
 from .demo import DemoConfig, run_demo
+
+if TYPE_CHECKING:
+    from .worker import Summary
 
 __all__ = ["main"]
 
@@ -46,7 +51,8 @@ def _work_parser(commands: Any) -> None:
         "work", formatter_class=_Help,
         help="run a worker: claim messages and hand each to your handler, until SIGTERM/SIGINT",
         description="Runs Queue.run(): claims batches, calls HANDLER(lease) for each message "
-        "on --concurrency threads, keeps the leases alive while handlers run, acks what "
+        "on --concurrency threads (an async def HANDLER runs on AsyncQueue.run as asyncio "
+        "tasks, waiting on LISTEN on PostgreSQL), keeps the leases alive while handlers run, acks what "
         "returned and nacks what raised, reconnects after a lost connection. SIGTERM or "
         "SIGINT stops it cleanly: unstarted messages go back at once with no attempt "
         "charged, running handlers get --grace seconds. Prints the summary at the end.",
@@ -64,7 +70,8 @@ def _work_parser(commands: Any) -> None:
     work.add_argument("--batch", type=int, default=10,
                       help="messages per claim (default: %(default)s)")
     work.add_argument("--concurrency", type=int, default=1,
-                      help="handler threads (default: %(default)s)")
+                      help="handlers at once: threads, or tasks for an async handler "
+                      "(default: %(default)s)")
     work.add_argument("--lease", type=float, default=30.0,
                       help="lease seconds; extended every third of it while a handler runs "
                       "(default: %(default)s)")
@@ -118,6 +125,9 @@ def _demo_parser(commands: Any) -> None:
     demo.add_argument("--seed", type=int, default=None,
                       help="random seed, for a run that can be repeated (default: none, a "
                       "new run each time)")
+    demo.add_argument("--engine", choices=["sync", "async"], default=defaults.engine,
+                      help="the workers' queue: Queue on the blocking engine, or AsyncQueue "
+                      "on the asyncio engine (default: %(default)s)")
     demo.add_argument("--quiet", action="store_true",
                       help="no progress lines (default: progress every 2 s)")
 
@@ -145,9 +155,7 @@ def _import_handler(spec: str) -> Callable[..., object]:
 
 
 def _work(args: argparse.Namespace) -> int:
-    from ..engine import create_engine
-    from .model import message_model
-    from .queue import Queue
+    from .arunner import _is_async
 
     if not args.url:
         raise ConfigurationError("no database: pass --url or set TEMPEST_QUEUE_URL")
@@ -156,19 +164,66 @@ def _work(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.log_level != "DEBUG":  # every statement is logged at INFO: only when asked
         logging.getLogger("tempest_typed.sql").setLevel(logging.WARNING)
-    engine = create_engine(args.url, pool_size=2)
-    try:
-        queue = Queue(engine, args.consumer, model=message_model(args.table),
-                      lease_seconds=args.lease)
-        summary = queue.run(handler, batch=args.batch, concurrency=args.concurrency,
-                            grace_seconds=args.grace, poll_interval=args.poll_interval)
-    finally:
-        engine.close()
+    summary = _work_async(args, handler) if _is_async(handler) else _work_sync(args, handler)
     print("summary", flush=True)
     for name in ("processed", "retried", "dead_lettered", "leases_lost", "released",
                  "database_errors"):
         print(f"  {name.replace('_', ' '):<16}{getattr(summary, name):>8}", flush=True)
     return 0
+
+
+def _work_sync(args: argparse.Namespace, handler: Callable[..., object]) -> Summary:
+    from ..engine import create_engine
+    from .model import message_model
+    from .queue import Queue
+
+    engine = create_engine(args.url, pool_size=2)
+    try:
+        queue = Queue(engine, args.consumer, model=message_model(args.table),
+                      lease_seconds=args.lease)
+        return queue.run(handler, batch=args.batch, concurrency=args.concurrency,
+                         grace_seconds=args.grace, poll_interval=args.poll_interval)
+    finally:
+        engine.close()
+
+
+def _work_async(args: argparse.Namespace, handler: Callable[..., object]) -> Summary:
+    """An async handler: AsyncQueue.run on an asyncio engine; SIGTERM/SIGINT stop it."""
+    from ..engine.aio import create_async_engine
+    from .aio import AsyncQueue
+    from .arunner import AsyncRunner
+    from .model import message_model
+
+    async def work() -> Summary:
+        engine = create_async_engine(args.url, pool_size=2)
+        try:
+            queue = AsyncQueue(engine, args.consumer, model=message_model(args.table),
+                               lease_seconds=args.lease)
+            await queue._know_dialect()
+            options = queue._run_options(args.batch, args.poll_interval, args.concurrency,
+                                         args.grace, None, queue.lease_seconds)
+            runner = AsyncRunner(queue, handler, batch=options.batch,
+                                 concurrency=options.concurrency,
+                                 grace_seconds=options.grace_seconds,
+                                 poll_interval=options.poll_interval,
+                                 listen=queue._dialect == "postgresql")
+            task = asyncio.ensure_future(runner.run())
+            loop = asyncio.get_running_loop()
+            signals = (signal.SIGTERM, signal.SIGINT)
+            for sig in signals:  # the first stops cleanly, a second ends the grace period
+                loop.add_signal_handler(sig, task.cancel)
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+            finally:
+                for sig in signals:
+                    loop.remove_signal_handler(sig)
+            return runner.summary
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(work())
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -177,6 +232,7 @@ def _demo(args: argparse.Namespace) -> int:
         duplicates=args.duplicates, max_attempts=args.max_attempts,
         lease_seconds=args.lease_seconds, batch=args.batch, delivery_ms=args.delivery_ms,
         crash_rate=args.crash_rate, table=args.table, seed=args.seed, progress=not args.quiet,
+        engine=args.engine,
     )
     report = run_demo(config)
     return 1 if report.problems else 0

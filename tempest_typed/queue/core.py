@@ -35,7 +35,7 @@ from uuid import UUID, uuid4
 
 from .. import sql
 from ..engine.result import Result
-from ..errors import QueryExecutionError, ValidationError
+from ..errors import QueryExecutionError, TempestError, ValidationError
 from ..model import meta_of
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
@@ -194,7 +194,18 @@ class QueueCore:
         self._last_sweep = float("-inf")
         #: set by stop(): a plain flag, safe to set from a signal handler
         self._stop_requested = False
-        self._dialect: str = engine.dialect.name
+        try:
+            self._dialect_name: str | None = engine.dialect.name
+        except TempestError:  # the async MySQL engine tells MySQL from MariaDB on connecting
+            self._dialect_name = None
+        self._engine_of_dialect = engine
+
+    @property
+    def _dialect(self) -> str:
+        """The database's dialect name (AsyncQueue learns it before its first statement)."""
+        if self._dialect_name is None:
+            self._dialect_name = str(self._engine_of_dialect.dialect.name)
+        return self._dialect_name
 
     # -- checks -----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ overlapped, and attempt counts that disagree with the claims.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import itertools
@@ -21,16 +22,20 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 from uuid import UUID
 
 from ..engine import Engine, create_engine
+from ..engine.aio import AsyncEngine, create_async_engine
 from ..errors import TempestError
-from ..statements import select
-from .model import message_model
-from .queue import Lease, Message, Queue
+from ..row import Row
+from ..statements import Select, select
+from .aio import AsyncQueue
+from .core import Lease, Message, QueueCore
+from .model import QueueMessage, message_model
+from .queue import Queue
 
 __all__ = ["DemoConfig", "Report", "run_demo", "verify"]
 
@@ -64,6 +69,8 @@ class DemoConfig:
     seed: int | None = None
     log_dir: str | None = None
     progress: bool = True
+    #: the workers' queue: "sync" (Queue on the blocking engine) or "async" (AsyncQueue)
+    engine: str = "sync"
 
 
 @dataclasses.dataclass
@@ -114,67 +121,178 @@ def _connection_id(engine: Engine) -> int:
 
 def worker_main(config: DemoConfig, url: str, log_path: str, seed: int) -> None:
     """One worker process: claim, deliver (maybe failing or crashing), ack or nack, log it."""
-    rng = random.Random(seed)
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    worker = _Worker(config, log_path, fd, random.Random(seed))
+    try:
+        if config.engine == "async":
+            asyncio.run(_async_worker(worker, url))
+        else:
+            _sync_worker(worker, url)
+    finally:
+        os.close(fd)
 
-    def log(*fields: object) -> None:
-        os.write(fd, ("\t".join(str(f) for f in fields) + "\n").encode())
 
-    def maybe_crash(point: str, planned: str | None) -> None:
+class _Worker:
+    """What a worker process does besides talking to the queue: its plan, its log, its crash."""
+
+    def __init__(self, config: DemoConfig, log_path: str, fd: int, rng: random.Random) -> None:
+        self.config = config
+        self.log_path = log_path
+        self.fd = fd
+        self.rng = rng
+        self.pause = config.delivery_ms / 1000.0
+        self.report_connection = config.disconnect_rate > 0
+
+    def log(self, *fields: object) -> None:
+        os.write(self.fd, ("\t".join(str(f) for f in fields) + "\n").encode())
+
+    def connection(self, connection_id: int) -> None:
+        Path(self.log_path + ".conn").write_text(str(connection_id))
+
+    def claim_failed(self, exc: TempestError) -> None:
+        self.log("error", "claim", type(exc).__name__, str(exc).replace("\n", " ")[:300])
+
+    def claimed(self, leases: list[Lease]) -> None:
+        claimed_at = time.monotonic()
+        for lease in leases:
+            self.log("claim", lease.id, lease.attempts, lease.token, claimed_at)
+
+    def plan(self) -> tuple[str | None, bool]:
+        """(where to crash or None, whether the delivery fails)."""
+        planned = (self.rng.choice(CRASH_POINTS) if self.rng.random() < self.config.crash_rate
+                   else None)
+        return planned, self.rng.random() < self.config.fail_rate
+
+    def point(self, point: str, planned: str | None) -> None:
         if planned == point:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    engine = create_engine(url, pool_size=1)
-    queue = _queue(engine, config)
-    report_connection = config.disconnect_rate > 0
-    pause = config.delivery_ms / 1000.0
+    def delivered(self, lease: Lease, fails: bool, planned: str | None) -> None:
+        if not fails:
+            self.log("delivered", lease.id, lease.attempts, lease.token, time.monotonic())
+        self.point("delivered", planned)
+        self.log("end", lease.id, lease.attempts, lease.token, time.monotonic())
+
+    def outcome(self, lease: Lease, outcome: str) -> None:
+        self.log("outcome", lease.id, lease.attempts, lease.token, outcome)
+
+
+def _worker_steps(worker: _Worker) -> Generator[tuple[str, Any], Any, None]:
+    """The worker's loop, once for both queues: yields what to ask the queue ("claim",
+    "ack", "nack", "pending", "connection") or to "sleep", and is sent the answer (a
+    TempestError instance when the queue raised one)."""
     while True:
-        try:
-            if report_connection:
-                Path(log_path + ".conn").write_text(str(_connection_id(engine)))
-            leases = queue.claim(config.batch)
-        except TempestError as exc:
-            log("error", "claim", type(exc).__name__, str(exc).replace("\n", " ")[:300])
-            time.sleep(0.05)
+        if worker.report_connection:
+            connection_id = yield "connection", None
+            if not isinstance(connection_id, TempestError):
+                worker.connection(connection_id)
+        leases = yield "claim", worker.config.batch
+        if isinstance(leases, TempestError):
+            worker.claim_failed(leases)
+            yield "sleep", 0.05
             continue
         if not leases:
-            try:
-                if not _pending(queue):
-                    break
-            except TempestError:
-                continue
-            time.sleep(0.02)
+            pending = yield "pending", None
+            if pending is False:
+                return
+            if pending is True:
+                yield "sleep", 0.02
             continue
-        claimed_at = time.monotonic()
+        worker.claimed(leases)
         for lease in leases:
-            log("claim", lease.id, lease.attempts, lease.token, claimed_at)
-        for lease in leases:
-            _deliver(queue, lease, rng, config, pause, log, maybe_crash)
-    os.close(fd)
-    engine.close()
+            planned, fails = worker.plan()
+            worker.point("claimed", planned)
+            yield "sleep", worker.pause / 2
+            worker.point("delivering", planned)
+            yield "sleep", worker.pause / 2
+            worker.delivered(lease, fails, planned)
+            answer = yield ("nack" if fails else "ack"), lease
+            outcome: str
+            if isinstance(answer, TempestError):
+                outcome = "error:" + str(answer).replace("\n", " ")[:300]
+            elif fails:
+                outcome = answer or "lost"
+            else:
+                outcome = "sent" if answer else "lost"
+            worker.outcome(lease, outcome)
 
 
-def _deliver(queue: Queue, lease: Lease, rng: random.Random, config: DemoConfig, pause: float,
-             log: Any, maybe_crash: Any) -> None:
-    planned = rng.choice(CRASH_POINTS) if rng.random() < config.crash_rate else None
-    maybe_crash("claimed", planned)
-    fails = rng.random() < config.fail_rate
-    time.sleep(pause / 2)
-    maybe_crash("delivering", planned)
-    time.sleep(pause / 2)
-    if not fails:
-        log("delivered", lease.id, lease.attempts, lease.token, time.monotonic())
-    maybe_crash("delivered", planned)
-    log("end", lease.id, lease.attempts, lease.token, time.monotonic())
-    outcome: str
+_FAILURE = "simulated delivery failure"
+
+
+def _sync_worker(worker: _Worker, url: str) -> None:
+    engine = create_engine(url, pool_size=1)
+    queue = _queue(engine, worker.config)
+    steps = _worker_steps(worker)
+    answer: Any = None
     try:
-        if fails:
-            outcome = queue.nack(lease, "simulated delivery failure") or "lost"
-        else:
-            outcome = "sent" if queue.ack(lease) else "lost"
-    except TempestError as exc:
-        outcome = "error:" + str(exc).replace("\n", " ")[:300]
-    log("outcome", lease.id, lease.attempts, lease.token, outcome)
+        while True:
+            what, arg = steps.send(answer)
+            answer = None
+            try:
+                if what == "sleep":
+                    time.sleep(arg)
+                elif what == "connection":
+                    answer = _connection_id(engine)
+                elif what == "claim":
+                    answer = queue.claim(arg)
+                elif what == "pending":
+                    answer = _pending(queue)
+                elif what == "ack":
+                    answer = queue.ack(arg)
+                else:
+                    answer = queue.nack(arg, _FAILURE)
+            except TempestError as exc:
+                answer = exc
+    except StopIteration:
+        pass
+    finally:
+        engine.close()
+
+
+async def _async_worker(worker: _Worker, url: str) -> None:
+    """The same worker on AsyncQueue and the asyncio engine."""
+    config = worker.config
+    engine = create_async_engine(url, pool_size=1)
+    queue = AsyncQueue(engine, config.consumer, model=message_model(config.table),
+                       lease_seconds=config.lease_seconds, max_attempts=config.max_attempts,
+                       backoff_seconds=config.backoff_seconds,
+                       max_backoff_seconds=config.max_backoff_seconds)
+    steps = _worker_steps(worker)
+    answer: Any = None
+    try:
+        while True:
+            what, arg = steps.send(answer)
+            answer = None
+            try:
+                if what == "sleep":
+                    await asyncio.sleep(arg)
+                elif what == "connection":
+                    answer = await _async_connection_id(engine)
+                elif what == "claim":
+                    answer = await queue.claim(arg)
+                elif what == "pending":
+                    found = await engine.execute(_pending_statement(queue))
+                    answer = found.first() is not None
+                elif what == "ack":
+                    answer = await queue.ack(arg)
+                else:
+                    answer = await queue.nack(arg, _FAILURE)
+            except TempestError as exc:
+                answer = exc
+    except StopIteration:
+        pass
+    finally:
+        await engine.dispose()
+
+
+async def _async_connection_id(engine: AsyncEngine) -> int:
+    name = engine.dialect.name
+    if name == "postgresql":
+        return int((await engine.execute_sql("SELECT pg_backend_pid()")).scalar())
+    if name in ("mysql", "mariadb"):
+        return int((await engine.execute_sql("SELECT CONNECTION_ID()")).scalar())
+    return 0
 
 
 # -- the supervisor --------------------------------------------------------------------------
@@ -328,13 +446,16 @@ def _supervise(config: DemoConfig, url: str, engine: Engine, queue: Queue, logs:
         print(file=out)
 
 
+def _pending_statement(queue: QueueCore) -> Select[QueueMessage, Row]:
+    """Some message neither sent nor failed (one index probe, not a count)."""
+    return (select(queue.model, ["id"])
+            .where({"consumer": queue.consumer, "status": {"in": ["queued", "sending"]}})
+            .limit(1))
+
+
 def _pending(queue: Queue) -> bool:
-    """True while some message is neither sent nor failed (one index probe, not a count)."""
-    found = queue.engine.execute(
-        select(queue.model, ["id"])
-        .where({"consumer": queue.consumer, "status": {"in": ["queued", "sending"]}}).limit(1)
-    ).first()
-    return found is not None
+    """True while some message is neither sent nor failed."""
+    return queue.engine.execute(_pending_statement(queue)).first() is not None
 
 
 def _finished(queue: Queue) -> bool:

@@ -1,5 +1,6 @@
 """Proof under concurrency and crashes: worker processes on each database, every message
-accounted for (tempest_typed.queue.demo.verify reconciles the table with the workers' logs).
+accounted for (tempest_typed.queue.demo.verify reconciles the table with the workers' logs),
+with the workers on Queue and on AsyncQueue.
 
 Without crashes: every message ends sent or failed, none is lost, none is delivered twice,
 no two lease holders ever process a message at the same time, and each message's attempts
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tempest_typed import create_engine
-from tempest_typed.queue import message_model
+from tempest_typed.queue import Queue, message_model
 from tempest_typed.queue.demo import DemoConfig, Report, run_demo
 
 from .conftest import table_name
@@ -34,7 +35,7 @@ def run(url: str, tmp_path: Path, **options: object) -> Report:
         print(out.getvalue())
         engine = create_engine(url, pool_size=1)
         try:
-            engine.drop_all(message_model(config.table))
+            Queue(engine, config.consumer, model=message_model(config.table)).drop_table()
         finally:
             engine.close()
     return report
@@ -69,41 +70,61 @@ def test_postgresql_8_workers_20000_messages(pg_url: str, tmp_path: Path) -> Non
     assert_exactly_once_without_crashes(report)
 
 
-@pytest.mark.mysql
-def test_mariadb_workers_every_message_once(mysql_url: str, tmp_path: Path) -> None:
-    report = run(mysql_url, tmp_path, messages=3000, workers=4, **CORRECTNESS)
+#: the workers' queue: Queue on the blocking engine, AsyncQueue on the asyncio engine
+ENGINES = pytest.mark.parametrize("engine", ["sync", "async"])
+
+
+@pytest.mark.postgres
+def test_postgresql_async_workers_every_message_once(pg_url: str, tmp_path: Path) -> None:
+    report = run(pg_url, tmp_path, messages=3000, workers=4, engine="async", **CORRECTNESS)
     assert report.deduplicated > 0
     assert_exactly_once_without_crashes(report)
 
 
-def test_sqlite_file_worker_processes_every_message_once(sqlite_url: str,
-                                                         tmp_path: Path) -> None:
-    report = run(sqlite_url, tmp_path, messages=2000, workers=4, **CORRECTNESS)
+@pytest.mark.mysql
+@ENGINES
+def test_mariadb_workers_every_message_once(mysql_url: str, tmp_path: Path,
+                                            engine: str) -> None:
+    report = run(mysql_url, tmp_path, messages=3000, workers=4, engine=engine, **CORRECTNESS)
+    assert report.deduplicated > 0
+    assert_exactly_once_without_crashes(report)
+
+
+@ENGINES
+def test_sqlite_file_worker_processes_every_message_once(sqlite_url: str, tmp_path: Path,
+                                                         engine: str) -> None:
+    report = run(sqlite_url, tmp_path, messages=2000, workers=4, engine=engine,
+                 **CORRECTNESS)
     assert report.deduplicated > 0
     assert_exactly_once_without_crashes(report)
 
 
 @pytest.mark.postgres
 @pytest.mark.slow
-def test_postgresql_survives_kill_9_and_terminated_backends(pg_url: str,
-                                                            tmp_path: Path) -> None:
-    report = run(pg_url, tmp_path, messages=3000, workers=4, disconnect_rate=2.0, **CRASHES)
+@ENGINES
+def test_postgresql_survives_kill_9_and_terminated_backends(pg_url: str, tmp_path: Path,
+                                                            engine: str) -> None:
+    report = run(pg_url, tmp_path, messages=3000, workers=4, disconnect_rate=2.0,
+                 engine=engine, **CRASHES)
     assert report.worker_deaths > 0 and report.disconnects > 0
     assert_every_message_accounted_for(report)
 
 
 @pytest.mark.mysql
 @pytest.mark.slow
-def test_mariadb_survives_kill_9_and_killed_connections(mysql_url: str,
-                                                        tmp_path: Path) -> None:
-    report = run(mysql_url, tmp_path, messages=3000, workers=4, disconnect_rate=2.0, **CRASHES)
+@ENGINES
+def test_mariadb_survives_kill_9_and_killed_connections(mysql_url: str, tmp_path: Path,
+                                                        engine: str) -> None:
+    report = run(mysql_url, tmp_path, messages=3000, workers=4, disconnect_rate=2.0,
+                 engine=engine, **CRASHES)
     assert report.worker_deaths > 0 and report.disconnects > 0
     assert_every_message_accounted_for(report)
 
 
 @pytest.mark.slow
-def test_sqlite_survives_kill_9(sqlite_url: str, tmp_path: Path) -> None:
-    report = run(sqlite_url, tmp_path, messages=3000, workers=4, **CRASHES)
+@ENGINES
+def test_sqlite_survives_kill_9(sqlite_url: str, tmp_path: Path, engine: str) -> None:
+    report = run(sqlite_url, tmp_path, messages=3000, workers=4, engine=engine, **CRASHES)
     assert report.worker_deaths > 0
     assert_every_message_accounted_for(report)
 

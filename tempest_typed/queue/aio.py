@@ -1,0 +1,249 @@
+"""The durable queue on the asyncio engine: `AsyncQueue`, Queue's constructor and methods,
+awaited, with the same lease and fencing guarantees.
+
+Every statement and operation is core.py's, shared with `Queue`; this shell awaits their
+steps on an `AsyncSession` or on the async engine. On PostgreSQL an idle `run()` waits on
+LISTEN for the NOTIFY that `create_table()`'s trigger sends when messages become due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+from uuid import UUID
+
+from ..engine.aio import AsyncEngine, AsyncSession
+from ..errors import QueryExecutionError, TransactionConflict
+from ..statements import Statement
+from .core import (
+    BEGIN,
+    COMMIT,
+    DEADLOCK_ATTEMPTS,
+    MAX_CLAIM,
+    NOTIFY_FUNCTIONS,
+    Lease,
+    Message,
+    Op,
+    QueueCore,
+    count_option,
+)
+from .model import QueueMessage, Status
+from .queue import deadlock_pause
+
+if TYPE_CHECKING:
+    from .worker import Summary
+
+__all__ = ["AsyncQueue"]
+
+R = TypeVar("R")
+
+#: a handler of AsyncQueue.run(): an async function of a Lease (a plain one runs on a thread)
+AsyncHandler = Callable[[Lease], Awaitable[object]] | Callable[[Lease], object]
+
+
+class AsyncQueue(QueueCore):
+    """A durable queue on an AsyncEngine: Queue's constructor and methods, awaited."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        consumer: str,
+        *,
+        model: type[QueueMessage] = QueueMessage,
+        lease_seconds: float = 30.0,
+        max_attempts: int = 5,
+        backoff_seconds: float = 1.0,
+        max_backoff_seconds: float = 300.0,
+        sweep_interval: float = 1.0,
+    ) -> None:
+        super().__init__(engine, consumer, model=model, lease_seconds=lease_seconds,
+                         max_attempts=max_attempts, backoff_seconds=backoff_seconds,
+                         max_backoff_seconds=max_backoff_seconds,
+                         sweep_interval=sweep_interval)
+        self.engine = engine
+
+    def __repr__(self) -> str:
+        return f"<AsyncQueue {self.consumer!r} on {self.engine.url}>"
+
+    async def _know_dialect(self) -> None:
+        """Learn MySQL from MariaDB by connecting, before building the first statement."""
+        if self._dialect_name is None:
+            await self.engine.execute_sql("SELECT 1")
+            self._dialect_name = self.engine.dialect.name
+
+    # -- running an operation's steps (the rules of Queue._run, awaited) ---------------------
+
+    async def _run(self, make: Callable[[], Op[R]], session: AsyncSession | None = None) -> R:
+        """Run an operation on `session` (or on the engine) and return what it returns."""
+        await self._know_dialect()
+        caller_tx = session is not None and session.in_transaction
+        for attempt in range(DEADLOCK_ATTEMPTS):
+            steps = make()
+            opened: list[tuple[Any, AsyncSession | None]] = []
+            current = session
+            value: Any = None
+            try:
+                while True:
+                    step = steps.send(value)
+                    if step is BEGIN:
+                        tx = (current.transaction() if current is not None
+                              else self.engine.transaction())
+                        entered = await tx.__aenter__()
+                        opened.append((tx, current))
+                        current, value = entered, None
+                    elif step is COMMIT:
+                        tx, current = opened.pop()
+                        await tx.__aexit__(None, None, None)
+                        value = None
+                    else:
+                        value = await self._statement(step, current,
+                                                      alone=not opened and not caller_tx)
+            except StopIteration as done:
+                returned: R = done.value
+                return returned
+            except BaseException as exc:
+                again = isinstance(exc, TransactionConflict) and bool(opened) and not caller_tx
+                while opened:
+                    tx, current = opened.pop()
+                    await tx.__aexit__(type(exc), exc, exc.__traceback__)
+                steps.close()
+                if not again or attempt == DEADLOCK_ATTEMPTS - 1:
+                    raise
+            await asyncio.sleep(deadlock_pause(attempt))
+        raise AssertionError("unreachable")  # the last attempt returned or raised
+
+    async def _statement(self, stmt: Statement[Any], session: AsyncSession | None, *,
+                         alone: bool) -> Any:
+        for attempt in range(DEADLOCK_ATTEMPTS):
+            try:
+                if session is not None:
+                    return await session.execute(stmt)
+                return await self.engine.execute(stmt)
+            except TransactionConflict:
+                if not alone or attempt == DEADLOCK_ATTEMPTS - 1:
+                    raise
+                await asyncio.sleep(deadlock_pause(attempt))
+        raise AssertionError("unreachable")  # the last attempt returned or raised
+
+    # -- the public operations --------------------------------------------------------------
+
+    async def create_table(self) -> None:
+        """Create the message table and its indexes if they do not exist (on PostgreSQL also
+        the trigger whose NOTIFY wakes workers waiting on LISTEN)."""
+        await self._know_dialect()
+        await self.engine.create_all(self.model)
+        if self._dialect == "postgresql":
+            async with self.engine.transaction() as tx:
+                for ddl in self._notify_trigger_sql():
+                    await tx.execute_sql(ddl)
+
+    async def drop_table(self) -> None:
+        """Drop the message table (on PostgreSQL also the NOTIFY trigger functions, once no
+        other queue table uses them)."""
+        await self._know_dialect()
+        await self.engine.drop_all(self.model)
+        if self._dialect == "postgresql":
+            for function in NOTIFY_FUNCTIONS:
+                with contextlib.suppress(QueryExecutionError):  # another queue table uses it
+                    await self.engine.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
+
+    async def enqueue(self, payload: Mapping[str, Any], *, key: str | None = None,
+                      delay: float = 0.0, max_attempts: int | None = None,
+                      session: AsyncSession | None = None) -> UUID | None:
+        """Add one message; None when its idempotency key was already enqueued."""
+        message = self._one_message(payload, key, delay, max_attempts)
+        ids = await self._run(lambda: self._enqueue_op([message]), session)
+        return ids[0] if ids else None
+
+    async def enqueue_many(self, messages: Iterable[Message], *,
+                           session: AsyncSession | None = None) -> list[UUID]:
+        """Add messages; the ids of those inserted, skipping repeated keys (in the caller's
+        transaction when `session` is inside one: the outbox pattern)."""
+        batch = list(messages) if not isinstance(messages, list) else messages
+        return await self._run(lambda: self._enqueue_op(batch), session)
+
+    async def claim(self, limit: int = 10, *, lease_seconds: float | None = None) -> list[Lease]:
+        """Lease up to `limit` due messages, oldest due first; each claim counts an attempt."""
+        self._claim_args(limit, lease_seconds)
+        return await self._run(lambda: self._claim_op(limit, lease_seconds))
+
+    async def dead_letter_expired(self, *, session: AsyncSession | None = None) -> int:
+        """Fail the messages whose lease expired on their final attempt; how many."""
+        return await self._run(self._dead_letter_op, session)
+
+    async def ack(self, lease: Lease, *, session: AsyncSession | None = None) -> bool:
+        """Mark the message sent; False when the lease was lost (another worker has it)."""
+        return await self._run(lambda: self._ack_op(lease), session)
+
+    async def nack(self, lease: Lease, error: str = "", *, retry: bool = True,
+                   session: AsyncSession | None = None) -> Status | None:
+        """Record a failed attempt: "queued" again after a backoff, or "failed" after the last
+        attempt (or with retry=False); None when the lease was lost."""
+        return await self._run(lambda: self._nack_op(lease, error, retry), session)
+
+    async def extend(self, lease: Lease, seconds: float | None = None, *,
+                     session: AsyncSession | None = None) -> bool:
+        """Push the lease's expiry to now + seconds; False when the lease was lost."""
+        length = self._extend_seconds(seconds)
+        return await self._run(lambda: self._extend_op(lease, length), session)
+
+    async def process(self, handler: AsyncHandler, limit: int = 10) -> Summary:
+        """Claim one batch and await `handler` on each message, keeping the leases alive;
+        ack what returned, nack what raised; the Summary (false when nothing was due)."""
+        from .arunner import AsyncRunner
+
+        await self._know_dialect()
+        count_option("process(limit)", limit, maximum=MAX_CLAIM)
+        return await AsyncRunner(self, handler, batch=limit).one_batch()
+
+    async def run(self, handler: AsyncHandler, *, batch: int = 10, poll_interval: float = 1.0,
+                  concurrency: int = 1, grace_seconds: float = 10.0,
+                  heartbeat_seconds: float | None = None, listen: bool = True) -> Summary:
+        """Claim and handle messages until `stop()` or the task is cancelled; the Summary.
+
+        Up to `concurrency` handlers run at once as tasks of this event loop (a plain
+        function runs on a thread); leases are extended while they run, database errors are
+        waited out with backoff, and a stop hands back unstarted messages at once and gives
+        running handlers `grace_seconds` (as Queue.run). Cancelling the task stops the same
+        way, then raises CancelledError; a second cancel ends the grace period. While the
+        queue is empty it waits on LISTEN on PostgreSQL (woken within milliseconds by an
+        enqueue; `listen=False` polls), and polls every `poll_interval` seconds elsewhere.
+        """
+        from .arunner import AsyncRunner
+
+        await self._know_dialect()
+        options = self._run_options(batch, poll_interval, concurrency, grace_seconds,
+                                    heartbeat_seconds, self.lease_seconds)
+        runner = AsyncRunner(self, handler, batch=options.batch,
+                             concurrency=options.concurrency,
+                             grace_seconds=options.grace_seconds,
+                             heartbeat_seconds=options.heartbeat_seconds,
+                             poll_interval=options.poll_interval,
+                             listen=listen and self._dialect == "postgresql")
+        return await runner.run()
+
+    # -- operations -------------------------------------------------------------------------
+
+    async def counts(self) -> dict[Status, int]:
+        """How many of this consumer's messages are in each status."""
+        return self._counts((await self.engine.execute(self._counts_statement())).all())
+
+    async def oldest_waiting_age(self) -> timedelta | None:
+        """How long ago the oldest message not yet sent or failed was enqueued."""
+        created = (await self.engine.execute(self._oldest_statement())).scalars()
+        if not created:
+            return None
+        oldest: datetime = created[0]
+        return max(timedelta(0), datetime.now(UTC) - oldest)
+
+    async def purge_sent(self, older_than: timedelta, *, batch_size: int = 1000) -> int:
+        """Delete sent messages enqueued more than `older_than` ago, in batches; how many."""
+        return await self._run(lambda: self._purge_op(older_than, batch_size))
+
+    async def requeue_failed(self, ids: Iterable[UUID] | None = None) -> int:
+        """Queue failed messages again (all, or those in `ids`) with a fresh attempt budget."""
+        chosen = None if ids is None else list(ids)
+        return (await self.engine.execute(self._requeue_statement(chosen))).rows_affected()
