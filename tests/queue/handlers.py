@@ -6,6 +6,7 @@ so that the test reads what the worker process did.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 
@@ -26,6 +27,13 @@ def slow(lease: Lease) -> None:
     """Takes the payload's "seconds" (default 0.5), then returns."""
     _event("start", lease.id)
     time.sleep(float(lease.payload.get("seconds", 0.5)))
+    _event("end", lease.id)
+
+
+async def aslow(lease: Lease) -> None:
+    """The same as slow(), awaited: `tempest-queue work` runs it on AsyncQueue."""
+    _event("start", lease.id)
+    await asyncio.sleep(float(lease.payload.get("seconds", 0.5)))
     _event("end", lease.id)
 
 

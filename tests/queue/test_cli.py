@@ -75,16 +75,21 @@ def worker_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Queue]
         yield queue
     finally:
         try:
-            engine.drop_all(model)
+            Queue(engine, "cli", model=model).drop_table()
         finally:
             engine.close()
 
 
-def start_worker(queue: Queue, events: Path, *options: str) -> subprocess.Popen[str]:
+#: the sync handler runs on Queue.run's threads, the async one on AsyncQueue.run's tasks
+HANDLERS = pytest.mark.parametrize("handler", ["slow", "aslow"])
+
+
+def start_worker(queue: Queue, events: Path, handler: str,
+                 *options: str) -> subprocess.Popen[str]:
     url = str(queue.engine.url)
     env = {**os.environ, "TEMPEST_TEST_EVENTS": str(events)}
     return subprocess.Popen(
-        [sys.executable, "-m", "tempest_typed.queue", "work", "tests.queue.handlers:slow",
+        [sys.executable, "-m", "tempest_typed.queue", "work", f"tests.queue.handlers:{handler}",
          "--url", url, "--consumer", "cli", "--table", table_name("cli"), "--batch", "10", "--poll-interval", "0.05", *options],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -98,13 +103,14 @@ def wait_for_start(events: Path, worker: subprocess.Popen[str]) -> None:
     raise AssertionError("the worker never started a handler")
 
 
+@HANDLERS
 def test_sigterm_finishes_the_message_in_hand_and_hands_back_the_rest_uncharged(
-    worker_db: Queue, tmp_path: Path
+    worker_db: Queue, tmp_path: Path, handler: str
 ) -> None:
     queue = worker_db
     queue.enqueue_many([Message({"seconds": 0.5}) for _ in range(10)])
     events = tmp_path / "events"
-    worker = start_worker(queue, events, "--grace", "30")
+    worker = start_worker(queue, events, handler, "--grace", "30")
     try:
         wait_for_start(events, worker)
         worker.send_signal(signal.SIGTERM)
@@ -126,13 +132,14 @@ def test_sigterm_finishes_the_message_in_hand_and_hands_back_the_rest_uncharged(
     assert "stopping" in err  # the worker logs what it does
 
 
+@HANDLERS
 def test_past_the_grace_period_sigterm_hands_back_the_message_in_hand(
-    worker_db: Queue, tmp_path: Path
+    worker_db: Queue, tmp_path: Path, handler: str
 ) -> None:
     queue = worker_db
     queue.enqueue({"seconds": 60})
     events = tmp_path / "events"
-    worker = start_worker(queue, events, "--grace", "0.3")
+    worker = start_worker(queue, events, handler, "--grace", "0.3")
     try:
         wait_for_start(events, worker)
         worker.send_signal(signal.SIGTERM)
