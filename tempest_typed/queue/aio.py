@@ -30,7 +30,7 @@ from .core import (
     QueueCore,
     count_option,
 )
-from .model import QueueMessage, Status
+from .model import Status
 from .queue import deadlock_pause
 
 if TYPE_CHECKING:
@@ -44,29 +44,8 @@ R = TypeVar("R")
 AsyncHandler = Callable[[Lease], Awaitable[object]] | Callable[[Lease], object]
 
 
-class AsyncQueue(QueueCore):
+class AsyncQueue(QueueCore[AsyncEngine]):
     """A durable queue on an AsyncEngine: Queue's constructor and methods, awaited."""
-
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        consumer: str,
-        *,
-        model: type[QueueMessage] = QueueMessage,
-        lease_seconds: float = 30.0,
-        max_attempts: int = 5,
-        backoff_seconds: float = 1.0,
-        max_backoff_seconds: float = 300.0,
-        sweep_interval: float = 1.0,
-    ) -> None:
-        super().__init__(engine, consumer, model=model, lease_seconds=lease_seconds,
-                         max_attempts=max_attempts, backoff_seconds=backoff_seconds,
-                         max_backoff_seconds=max_backoff_seconds,
-                         sweep_interval=sweep_interval)
-        self.engine = engine
-
-    def __repr__(self) -> str:
-        return f"<AsyncQueue {self.consumer!r} on {self.engine.url}>"
 
     async def _know_dialect(self) -> None:
         """Learn MySQL from MariaDB by connecting, before building the first statement."""

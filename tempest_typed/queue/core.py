@@ -30,7 +30,7 @@ import enum
 import math
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final, LiteralString, Never, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, LiteralString, Never, TypeAlias, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
@@ -44,7 +44,12 @@ from .worker import clean_error
 
 __all__ = ["BEGIN", "COMMIT", "Lease", "Message", "Op", "QueueCore", "notify_channel"]
 
+if TYPE_CHECKING:
+    from ..engine.core import EngineCore
+
 R = TypeVar("R")
+#: the engine a queue runs on: Engine (Queue) or AsyncEngine (AsyncQueue)
+E = TypeVar("E", bound="EngineCore")
 
 
 class Mark(enum.Enum):
@@ -162,12 +167,12 @@ def notify_channel(table: str) -> str:
     return f"tempest_queue:{table}".encode()[:63].decode(errors="ignore")
 
 
-class QueueCore:
+class QueueCore(Generic[E]):
     """A durable queue of one consumer's messages in one table: everything but the waiting."""
 
     def __init__(
         self,
-        engine: Any,
+        engine: E,
         consumer: str,
         *,
         model: type[QueueMessage] = QueueMessage,
@@ -182,6 +187,7 @@ class QueueCore:
                 f"{type(self).__name__} needs a consumer name of 1 to 200 characters, got "
                 f"{consumer!r}"
             )
+        self.engine = engine
         self.consumer = consumer
         self.model = model
         self.lease_seconds = lease_option("Queue(lease_seconds)", lease_seconds)
@@ -198,13 +204,15 @@ class QueueCore:
             self._dialect_name: str | None = engine.dialect.name
         except TempestError:  # the async MySQL engine tells MySQL from MariaDB on connecting
             self._dialect_name = None
-        self._engine_of_dialect = engine
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.consumer!r} on {self.engine.url}>"
 
     @property
     def _dialect(self) -> str:
         """The database's dialect name (AsyncQueue learns it before its first statement)."""
         if self._dialect_name is None:
-            self._dialect_name = str(self._engine_of_dialect.dialect.name)
+            self._dialect_name = self.engine.dialect.name
         return self._dialect_name
 
     # -- checks -----------------------------------------------------------------------------

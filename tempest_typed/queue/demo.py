@@ -446,7 +446,7 @@ def _supervise(config: DemoConfig, url: str, engine: Engine, queue: Queue, logs:
         print(file=out)
 
 
-def _pending_statement(queue: QueueCore) -> Select[QueueMessage, Row]:
+def _pending_statement(queue: QueueCore[Any]) -> Select[QueueMessage, Row]:
     """Some message neither sent nor failed (one index probe, not a count)."""
     return (select(queue.model, ["id"])
             .where({"consumer": queue.consumer, "status": {"in": ["queued", "sending"]}})

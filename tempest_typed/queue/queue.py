@@ -30,7 +30,7 @@ from .core import (
     QueueCore,
     count_option,
 )
-from .model import QueueMessage, Status
+from .model import Status
 
 if TYPE_CHECKING:
     from .worker import Summary
@@ -45,29 +45,8 @@ def deadlock_pause(attempt: int) -> float:
     return 0.005 * (attempt + 1) * random.random()
 
 
-class Queue(QueueCore):
+class Queue(QueueCore[Engine]):
     """A durable queue of one consumer's messages in one table, on any of the three databases."""
-
-    def __init__(
-        self,
-        engine: Engine,
-        consumer: str,
-        *,
-        model: type[QueueMessage] = QueueMessage,
-        lease_seconds: float = 30.0,
-        max_attempts: int = 5,
-        backoff_seconds: float = 1.0,
-        max_backoff_seconds: float = 300.0,
-        sweep_interval: float = 1.0,
-    ) -> None:
-        super().__init__(engine, consumer, model=model, lease_seconds=lease_seconds,
-                         max_attempts=max_attempts, backoff_seconds=backoff_seconds,
-                         max_backoff_seconds=max_backoff_seconds,
-                         sweep_interval=sweep_interval)
-        self.engine = engine
-
-    def __repr__(self) -> str:
-        return f"<Queue {self.consumer!r} on {self.engine.url}>"
 
     # -- running an operation's steps -------------------------------------------------------
 

@@ -80,7 +80,7 @@ class LoopShell:
 
     _lock: AbstractContextManager[Any]
 
-    def __init__(self, queue: QueueCore, *, batch: int, concurrency: int = 1,
+    def __init__(self, queue: QueueCore[Any], *, batch: int, concurrency: int = 1,
                  grace_seconds: float = 10.0, heartbeat_seconds: float | None = None,
                  poll_interval: float = 1.0) -> None:
         self.queue = queue
