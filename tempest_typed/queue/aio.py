@@ -16,12 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 from ..engine.aio import AsyncEngine, AsyncSession
-from ..errors import QueryExecutionError, TransactionConflict
-from ..statements import Statement
+from ..errors import QueryExecutionError
 from .core import (
-    BEGIN,
-    COMMIT,
-    DEADLOCK_ATTEMPTS,
     MAX_CLAIM,
     NOTIFY_FUNCTIONS,
     Lease,
@@ -29,9 +25,10 @@ from .core import (
     Op,
     QueueCore,
     count_option,
+    run_steps,
 )
 from .model import Status
-from .queue import deadlock_pause
+from .queue import _exc_info
 
 if TYPE_CHECKING:
     from .worker import Summary
@@ -56,56 +53,36 @@ class AsyncQueue(QueueCore[AsyncEngine]):
     # -- running an operation's steps (the rules of Queue._run, awaited) ---------------------
 
     async def _run(self, make: Callable[[], Op[R]], session: AsyncSession | None = None) -> R:
-        """Run an operation on `session` (or on the engine) and return what it returns."""
+        """Run an operation on `session` (or on the engine): core.run_steps' actions, awaited."""
         await self._know_dialect()
-        caller_tx = session is not None and session.in_transaction
-        for attempt in range(DEADLOCK_ATTEMPTS):
-            steps = make()
-            opened: list[tuple[Any, AsyncSession | None]] = []
-            current = session
-            value: Any = None
+        actions = run_steps(make, session is not None and session.in_transaction)
+        opened: list[tuple[Any, AsyncSession | None]] = []
+        current = session
+        reply: Any = None
+        failure: BaseException | None = None
+        while True:
             try:
-                while True:
-                    step = steps.send(value)
-                    if step is BEGIN:
-                        tx = (current.transaction() if current is not None
-                              else self.engine.transaction())
-                        entered = await tx.__aenter__()
-                        opened.append((tx, current))
-                        current, value = entered, None
-                    elif step is COMMIT:
-                        tx, current = opened.pop()
-                        await tx.__aexit__(None, None, None)
-                        value = None
-                    else:
-                        value = await self._statement(step, current,
-                                                      alone=not opened and not caller_tx)
+                kind, arg = actions.send(reply) if failure is None else actions.throw(failure)
             except StopIteration as done:
                 returned: R = done.value
                 return returned
-            except BaseException as exc:
-                again = isinstance(exc, TransactionConflict) and bool(opened) and not caller_tx
-                while opened:
-                    tx, current = opened.pop()
-                    await tx.__aexit__(type(exc), exc, exc.__traceback__)
-                steps.close()
-                if not again or attempt == DEADLOCK_ATTEMPTS - 1:
-                    raise
-            await asyncio.sleep(deadlock_pause(attempt))
-        raise AssertionError("unreachable")  # the last attempt returned or raised
-
-    async def _statement(self, stmt: Statement[Any], session: AsyncSession | None, *,
-                         alone: bool) -> Any:
-        for attempt in range(DEADLOCK_ATTEMPTS):
+            reply, failure = None, None
             try:
-                if session is not None:
-                    return await session.execute(stmt)
-                return await self.engine.execute(stmt)
-            except TransactionConflict:
-                if not alone or attempt == DEADLOCK_ATTEMPTS - 1:
-                    raise
-                await asyncio.sleep(deadlock_pause(attempt))
-        raise AssertionError("unreachable")  # the last attempt returned or raised
+                if kind == "execute":
+                    reply = await (current.execute(arg) if current is not None
+                                   else self.engine.execute(arg))
+                elif kind == "begin":
+                    tx = current.transaction() if current is not None else self.engine.transaction()
+                    entered = await tx.__aenter__()
+                    opened.append((tx, current))
+                    current = entered
+                elif kind == "sleep":
+                    await asyncio.sleep(arg)
+                else:  # commit, or roll back with the exception
+                    tx, current = opened.pop()
+                    await tx.__aexit__(*_exc_info(arg))
+            except BaseException as exc:
+                failure = exc
 
     # -- the public operations --------------------------------------------------------------
 

@@ -28,21 +28,23 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-from collections.abc import Generator, Iterable, Mapping, Sequence
+import random
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Generic, LiteralString, Never, TypeAlias, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
 from ..engine.result import Result
-from ..errors import QueryExecutionError, TempestError, ValidationError
+from ..errors import QueryExecutionError, TempestError, TransactionConflict, ValidationError
 from ..model import meta_of
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
 from .model import QueueMessage, Status
 from .worker import clean_error
 
-__all__ = ["BEGIN", "COMMIT", "Lease", "Message", "Op", "QueueCore", "notify_channel"]
+__all__ = ["BEGIN", "COMMIT", "Lease", "Message", "Op", "QueueCore", "notify_channel",
+           "run_steps"]
 
 if TYPE_CHECKING:
     from ..engine.core import EngineCore
@@ -87,6 +89,72 @@ _EXPIRED_FINAL = "lease expired on the final attempt"
 MAX_SECONDS: Final = 10 * 366 * 86400.0
 #: the most messages one claim takes
 MAX_CLAIM: Final = 10_000
+
+
+#: what a shell does for run_steps(): ("execute", statement) -> its Result, ("begin", None)
+#: -> None, ("commit", None), ("rollback", the exception), ("sleep", seconds)
+Action: TypeAlias = tuple[str, Any]
+
+
+def deadlock_pause(attempt: int) -> float:
+    """The wait before running a deadlock victim again: short, growing, jittered."""
+    return 0.005 * (attempt + 1) * random.random()
+
+
+def run_steps(make: Callable[[], Op[R]], caller_tx: bool) -> Generator[Action, Any, R]:
+    """Run an operation as a shell's actions, with the rules both shells share.
+
+    BEGIN opens a transaction (a savepoint inside the caller's: `caller_tx`). A deadlock
+    victim runs again: a statement alone by itself; one inside a transaction of ours, the
+    whole operation from the start (a transaction rolls back whole); inside the caller's
+    transaction the caller decides, so it is raised. A failure the shell meets doing an
+    action is thrown back in at that action.
+    """
+    for attempt in range(DEADLOCK_ATTEMPTS):
+        steps = make()
+        depth = 0  # transactions of ours open
+        committing = False  # a failure now is our transaction's, which the shell has ended
+        value: Any = None
+        try:
+            while True:
+                step = steps.send(value)
+                if step is BEGIN:
+                    value = yield "begin", None
+                    depth += 1
+                elif step is COMMIT:
+                    depth -= 1
+                    committing = True
+                    value = yield "commit", None
+                    committing = False
+                else:
+                    value = yield from _statement(step, alone=depth == 0 and not caller_tx)
+        except StopIteration as done:
+            returned: R = done.value
+            return returned
+        except GeneratorExit:  # the shell was dropped mid-operation: nothing more to do
+            steps.close()
+            raise
+        except BaseException as exc:
+            again = (isinstance(exc, TransactionConflict) and (depth > 0 or committing)
+                     and not caller_tx)
+            for _ in range(depth):
+                yield "rollback", exc
+            steps.close()
+            if not again or attempt == DEADLOCK_ATTEMPTS - 1:
+                raise
+        yield "sleep", deadlock_pause(attempt)
+    raise AssertionError("unreachable")  # the last attempt returned or raised
+
+
+def _statement(stmt: Statement[Any], *, alone: bool) -> Generator[Action, Any, Any]:
+    for attempt in range(DEADLOCK_ATTEMPTS):
+        try:
+            return (yield "execute", stmt)
+        except TransactionConflict:
+            if not alone or attempt == DEADLOCK_ATTEMPTS - 1:
+                raise
+        yield "sleep", deadlock_pause(attempt)
+    raise AssertionError("unreachable")  # the last attempt returned or raised
 
 
 def seconds_option(name: str, value: object, *, minimum: float | None = 0.0,

@@ -8,7 +8,6 @@ shell runs their steps on a `Session` or on the engine. Built only on the public
 from __future__ import annotations
 
 import contextlib
-import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -16,12 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 from ..engine import Engine, Session
-from ..errors import QueryExecutionError, TransactionConflict
-from ..statements import Statement
+from ..errors import QueryExecutionError
 from .core import (
-    BEGIN,
-    COMMIT,
-    DEADLOCK_ATTEMPTS,
     MAX_CLAIM,
     NOTIFY_FUNCTIONS,
     Lease,
@@ -29,6 +24,7 @@ from .core import (
     Op,
     QueueCore,
     count_option,
+    run_steps,
 )
 from .model import Status
 
@@ -40,9 +36,9 @@ __all__ = ["Lease", "Message", "Queue"]
 R = TypeVar("R")
 
 
-def deadlock_pause(attempt: int) -> float:
-    """The wait before running a deadlock victim again: short, growing, jittered."""
-    return 0.005 * (attempt + 1) * random.random()
+def _exc_info(exc: BaseException | None) -> tuple[Any, Any, Any]:
+    """The arguments of __exit__ for an exception, or for none."""
+    return (None, None, None) if exc is None else (type(exc), exc, exc.__traceback__)
 
 
 class Queue(QueueCore[Engine]):
@@ -51,59 +47,35 @@ class Queue(QueueCore[Engine]):
     # -- running an operation's steps -------------------------------------------------------
 
     def _run(self, make: Callable[[], Op[R]], session: Session | None = None) -> R:
-        """Run an operation on `session` (or on the engine) and return what it returns.
-
-        BEGIN opens a transaction (a savepoint inside the caller's). A deadlock victim is run
-        again: a statement alone by itself, a transaction of ours whole (the operation starts
-        over); inside the caller's transaction the caller decides, so it is raised.
-        """
-        caller_tx = session is not None and session.in_transaction
-        for attempt in range(DEADLOCK_ATTEMPTS):
-            steps = make()
-            opened: list[tuple[Any, Session | None]] = []  # (transaction, session before it)
-            current = session
-            value: Any = None
+        """Run an operation on `session` (or on the engine): core.run_steps' actions, done."""
+        actions = run_steps(make, session is not None and session.in_transaction)
+        opened: list[tuple[Any, Session | None]] = []  # (transaction, the session before it)
+        current = session
+        reply: Any = None
+        failure: BaseException | None = None
+        while True:
             try:
-                while True:
-                    step = steps.send(value)
-                    if step is BEGIN:
-                        tx = (current.transaction() if current is not None
-                              else self.engine.transaction())
-                        entered = tx.__enter__()
-                        opened.append((tx, current))
-                        current, value = entered, None
-                    elif step is COMMIT:
-                        tx, current = opened.pop()
-                        tx.__exit__(None, None, None)
-                        value = None
-                    else:
-                        value = self._statement(step, current, alone=not opened and not caller_tx)
+                kind, arg = actions.send(reply) if failure is None else actions.throw(failure)
             except StopIteration as done:
                 returned: R = done.value
                 return returned
-            except BaseException as exc:
-                again = isinstance(exc, TransactionConflict) and bool(opened) and not caller_tx
-                while opened:
-                    tx, current = opened.pop()
-                    tx.__exit__(type(exc), exc, exc.__traceback__)
-                steps.close()
-                if not again or attempt == DEADLOCK_ATTEMPTS - 1:
-                    raise
-            time.sleep(deadlock_pause(attempt))
-        raise AssertionError("unreachable")  # the last attempt returned or raised
-
-    def _statement(self, stmt: Statement[Any], session: Session | None, *, alone: bool) -> Any:
-        """Run one statement; alone (no transaction around it), a deadlock victim again."""
-        for attempt in range(DEADLOCK_ATTEMPTS):
+            reply, failure = None, None
             try:
-                if session is not None:
-                    return session.execute(stmt)
-                return self.engine.execute(stmt)
-            except TransactionConflict:
-                if not alone or attempt == DEADLOCK_ATTEMPTS - 1:
-                    raise
-                time.sleep(deadlock_pause(attempt))
-        raise AssertionError("unreachable")  # the last attempt returned or raised
+                if kind == "execute":
+                    reply = (current.execute(arg) if current is not None
+                             else self.engine.execute(arg))
+                elif kind == "begin":
+                    tx = current.transaction() if current is not None else self.engine.transaction()
+                    entered = tx.__enter__()
+                    opened.append((tx, current))
+                    current = entered
+                elif kind == "sleep":
+                    time.sleep(arg)
+                else:  # commit, or roll back with the exception
+                    tx, current = opened.pop()
+                    tx.__exit__(*_exc_info(arg))
+            except BaseException as exc:
+                failure = exc
 
     # -- the public operations --------------------------------------------------------------
 
