@@ -9,16 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
 
-from tempest_typed import create_async_engine, select, sql, update
+from tempest_typed import (
+    QueryExecutionError,
+    ValidationError,
+    create_async_engine,
+    select,
+    sql,
+    update,
+)
 from tempest_typed.queue import AsyncQueue, Lease, Message, QueueMessage, message_model
 
 from .conftest import table_name
@@ -341,3 +350,106 @@ async def on_a_new_engine(url: str, work: Callable[[AsyncQueue], Awaitable[objec
         await work(AsyncQueue(engine, like.consumer, model=like.model))
     finally:
         await engine.dispose()
+
+
+# -- fences and one message's failure, as in test_faults.py ------------------------------------
+
+
+@BACKENDS
+async def test_a_zombies_fenced_ack_is_reported_as_lost_not_processed(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(2)])
+        taken: list[Lease] = []
+
+        async def handler(lease: Lease) -> None:
+            if not taken:  # the lease runs out meanwhile and another worker takes the message
+                await make_due(queue)
+                taken.extend(await queue.claim(1))
+
+        summary = await queue.process(handler, 2)
+        assert len(taken) == 1
+        assert (summary.claimed, summary.processed, summary.leases_lost) == (2, 1, 1)
+        assert (await row(queue, taken[0].id)).lease_token == taken[0].token  # the new holder's
+
+
+@BACKENDS
+async def test_a_late_ack_of_a_final_attempt_succeeds_after_the_sweep(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+        message = await queue.enqueue({"n": 1}, max_attempts=1)
+        (lease,) = await queue.claim()
+        await make_due(queue)  # the handler ran past its lease ...
+        assert await queue.claim() == []  # ... and the next claim's sweep dead-lettered it
+        assert message is not None and (await row(queue, message)).status == "failed"
+        assert await queue.ack(lease) is True  # the handler's ack still counts
+        stored = await row(queue, message)
+        assert (stored.status, stored.lease_token) == ("sent", None)
+
+
+@BACKENDS
+async def test_a_failing_nack_neither_aborts_the_batch_nor_loses_the_error(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(4)])
+        real_nack = queue.nack
+        failures: list[UUID] = []
+
+        async def flaky_nack(lease: Lease, error: str = "", **kw: Any) -> object:
+            if not failures:
+                failures.append(lease.id)
+                raise QueryExecutionError("connection lost mid-nack", "UPDATE ...", ())
+            return await real_nack(lease, error, **kw)
+
+        monkeypatch.setattr(queue, "nack", flaky_nack)
+
+        async def handler(lease: Lease) -> None:
+            if lease.payload["n"] == 0:
+                raise ValueError("provider said no")
+
+        summary = await queue.process(handler, 4)
+        assert failures  # the first nack did fail
+        assert (summary.processed, summary.retried, summary.database_errors) == (3, 1, 1)
+        stored = await rows(queue)
+        failed = next(r for r in stored if r.payload["n"] == 0)
+        assert (failed.status, failed.last_error) == ("queued", "ValueError: provider said no")
+        assert sorted(r.status for r in stored) == ["queued", "sent", "sent", "sent"]
+
+
+@BACKENDS
+async def test_a_poison_message_is_nacked_with_clean_bounded_text_and_its_batch_mates_acked(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(5)])
+
+        async def handler(lease: Lease) -> None:
+            if lease.payload["n"] == 2:
+                raise RuntimeError("NUL \x00 and a lone \udc80 surrogate " + "x" * 50_000)
+
+        summary = await queue.process(handler, 5)
+        assert (summary.processed, summary.retried) == (4, 1)
+        poisoned = next(r for r in await rows(queue) if r.payload["n"] == 2)
+        assert poisoned.status == "queued" and poisoned.last_error is not None
+        assert poisoned.last_error.startswith("RuntimeError: NUL \\x00 and a lone \\udc80")
+        assert "\x00" not in poisoned.last_error and len(poisoned.last_error) <= 2000
+
+
+@BACKENDS
+async def test_bad_input_is_refused_before_anything_is_written(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+        with pytest.raises(ValidationError, match="delay"):
+            await queue.enqueue_many([Message({"n": 1}), Message({"n": 2}, delay=math.nan)])
+        with pytest.raises(ValidationError, match="payload"):
+            await queue.enqueue([1, 2])  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="claim"):
+            await queue.claim(0)
+        with pytest.raises(ValidationError, match="heartbeat_seconds"):
+            await queue.run(lambda lease: None, heartbeat_seconds=60)
+        assert await rows(queue) == []
