@@ -23,7 +23,7 @@ from ..engine.aio import AsyncSession
 from ..engine.drivers.base import Listener
 from ..errors import QueryExecutionError
 from ..model import meta_of
-from .core import Lease, notify_channel
+from .core import Lease, notify_channel, notify_trigger
 from .runner import _SLICE, LoopShell
 from .worker import Summary, error_text
 
@@ -199,7 +199,7 @@ class AsyncRunner(LoopShell):
         try:
             found = await self.queue.engine.execute_sql(
                 "SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname = %s",
-                ('"' + table.replace('"', '""') + '"', f"{table}_notify_insert"[:63]),
+                ('"' + table.replace('"', '""') + '"', notify_trigger(table, "insert")),
             )
         except QueryExecutionError:
             return  # the database is not there yet: the loop waits it out

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 import math
 import random
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
@@ -230,9 +231,10 @@ class RunOptions:
 
 
 def notify_channel(table: str) -> str:
-    """The LISTEN/NOTIFY channel of a queue table on PostgreSQL (at most 63 bytes, as the
-    server's identifiers)."""
-    return f"tempest_queue:{table}".encode()[:63].decode(errors="ignore")
+    """The LISTEN/NOTIFY channel of a queue table on PostgreSQL: "tempest_queue:<table>", or
+    with the md5 of a name too long for a channel (63 bytes at most)."""
+    name = table if len(table.encode()) <= 49 else hashlib.md5(table.encode()).hexdigest()
+    return f"tempest_queue:{name}"
 
 
 class QueueCore(Generic[E]):
@@ -635,9 +637,10 @@ class QueueCore(Generic[E]):
         """PostgreSQL: the triggers that NOTIFY waiting workers, in the writing transaction,
         when messages become due now: inserted, or handed back / queued again by an update.
         The two functions serve every queue table of the database."""
-        table = _quoted(meta_of(self.model).table)
-        insert_trigger = _quoted(f"{meta_of(self.model).table}_notify_insert")
-        update_trigger = _quoted(f"{meta_of(self.model).table}_notify_update")
+        name = meta_of(self.model).table
+        table = _quoted(name)
+        insert_trigger = _quoted(notify_trigger(name, "insert"))
+        update_trigger = _quoted(notify_trigger(name, "update"))
         return [
             f"CREATE OR REPLACE FUNCTION {_NOTIFY_INSERT}() RETURNS trigger LANGUAGE plpgsql "
             f"AS $$ BEGIN PERFORM pg_notify({_CHANNEL_SQL}, c.consumer) FROM (SELECT DISTINCT "
@@ -657,14 +660,21 @@ class QueueCore(Generic[E]):
 _NOTIFY_INSERT: Final = "tempest_queue_notify_insert"
 _NOTIFY_UPDATE: Final = "tempest_queue_notify_update"
 #: notify_channel() in SQL, for the trigger functions
-_CHANNEL_SQL: Final = "left('tempest_queue:' || TG_TABLE_NAME, 63)"
+_CHANNEL_SQL: Final = ("'tempest_queue:' || CASE WHEN octet_length(TG_TABLE_NAME) <= 49 "
+                       "THEN TG_TABLE_NAME ELSE md5(TG_TABLE_NAME) END")
 #: PostgreSQL: dropped with the last queue table that uses them (an error while another
 #: table's triggers still do, which drop_table() ignores)
 NOTIFY_FUNCTIONS: Final = (_NOTIFY_INSERT, _NOTIFY_UPDATE)
 
 
+def notify_trigger(table: str, event: str) -> str:
+    """The name of a queue table's NOTIFY trigger on `event` (trigger names are per table)."""
+    name = f"{table}_notify_{event}"
+    return name if len(name.encode()) <= 63 else f"tempest_queue_notify_{event}"
+
+
 def _quoted(name: str) -> str:
-    return '"' + name[:63].replace('"', '""') + '"'
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _by_token(leases: Sequence[Lease]) -> dict[UUID, list[UUID]]:

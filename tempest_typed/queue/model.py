@@ -10,6 +10,7 @@ backlog and on every database, with no partial index and no OR across columns.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID, uuid4
@@ -23,18 +24,28 @@ Status = Literal["queued", "sending", "sent", "failed"]
 """queued: waiting (maybe in backoff); sending: leased to a worker; sent: acked; failed: dead."""
 
 
+def _index_name(table: str, suffix: str) -> str:
+    """`<table>_<suffix>`; for a table name too long for that (identifiers end at 63 bytes,
+    and names cut there would collide), a short prefix of it and its hash instead."""
+    name = f"{table}_{suffix}"
+    if len(name.encode()) <= 63:
+        return name
+    digest = hashlib.md5(table.encode()).hexdigest()[:10]
+    return f"{table.encode()[:30].decode(errors='ignore')}_{digest}_{suffix}"
+
+
 def _indexes(table: str) -> tuple[Index, ...]:
     # Index names are per schema on PostgreSQL: derive them from the table name.
     return (
         # Idempotent enqueue: a repeated key of the same consumer is a duplicate; rows
         # without a key never are (the partial predicate; MySQL ignores NULL keys anyway).
-        Index(f"{table}_idempotency", ["consumer", "idempotency_key"], unique=True,
+        Index(_index_name(table, "idempotency"), ["consumer", "idempotency_key"], unique=True,
               where={"idempotency_key": {"is_null": False}}),
         # The claim: consumer = ? AND next_attempt_at <= now() ORDER BY next_attempt_at.
-        Index(f"{table}_due", ["consumer", "next_attempt_at"]),
+        Index(_index_name(table, "due"), ["consumer", "next_attempt_at"]),
         # Operations: counts by status, the oldest waiting message, purge of sent messages,
         # and the scan of in-flight leases that dead-letters an expired final attempt.
-        Index(f"{table}_status", ["consumer", "status", "created_at"]),
+        Index(_index_name(table, "status"), ["consumer", "status", "created_at"]),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -453,3 +454,36 @@ async def test_bad_input_is_refused_before_anything_is_written(
         with pytest.raises(ValidationError, match="heartbeat_seconds"):
             await queue.run(lambda lease: None, heartbeat_seconds=60)
         assert await rows(queue) == []
+
+
+@pytest.mark.postgres
+async def test_a_table_name_near_the_identifier_limit_keeps_its_indexes_and_notify(
+    pg_url: str
+) -> None:
+    """A 60-byte table name: `<table>_idempotency` would be cut at 63 bytes (and collide
+    with the other indexes cut there), and so would the NOTIFY channel."""
+    engine = create_async_engine(pg_url)
+    queue = AsyncQueue(engine, "mail", model=message_model("q" * 50 + f"_{os.getpid():09d}"))
+    try:
+        await queue.drop_table()
+        await queue.create_table()
+        assert await queue.enqueue({"n": 1}, key="k") is not None
+        assert await queue.enqueue({"n": 1}, key="k") is None  # the unique index is there
+        handled = asyncio.Event()
+
+        async def handler(lease: Lease) -> None:
+            handled.set()
+
+        task = asyncio.create_task(queue.run(handler, poll_interval=300))
+        try:
+            await asyncio.sleep(0.5)
+            await queue.enqueue({"n": 2})
+            await asyncio.wait_for(handled.wait(), 30)  # woken by NOTIFY, not the poll
+        finally:
+            queue.stop()
+            await task
+    finally:
+        try:
+            await queue.drop_table()
+        finally:
+            await engine.dispose()
