@@ -45,8 +45,13 @@ warm the connections up; each round uses a fresh table, dropped at its end; roun
 the two sides.
 
 Rounds are interleaved (every side once per round); the first round of table 1 is a warm-up.
+Every commit waits for its WAL flush (PostgreSQL's default), which bounds the "ack each"
+loop on a slow disk; `--no-sync-commit` runs every side's sessions with
+`synchronous_commit=off`, so that the client's cost shows. `--only throughput|latency` runs
+one table.
 
     BENCH_PG_URL=postgresql://... .venv/bin/python bench/bench_async_queue.py [--quick]
+        [--no-sync-commit] [--only throughput|latency] [--rounds N]
 """
 
 from __future__ import annotations
