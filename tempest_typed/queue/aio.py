@@ -121,10 +121,12 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         batch = list(messages) if not isinstance(messages, list) else messages
         return await self._run(lambda: self._enqueue_op(batch), session)
 
-    async def claim(self, limit: int = 10, *, lease_seconds: float | None = None) -> list[Lease]:
-        """Lease up to `limit` due messages, oldest due first; each claim counts an attempt."""
+    async def claim(self, limit: int = 10, *, lease_seconds: float | None = None,
+                    session: AsyncSession | None = None) -> list[Lease]:
+        """Lease up to `limit` due messages, oldest due first; each claim counts an attempt
+        (on `session`: one connection for a loop of claims and acks)."""
         self._claim_args(limit, lease_seconds)
-        return await self._run(lambda: self._claim_op(limit, lease_seconds))
+        return await self._run(lambda: self._claim_op(limit, lease_seconds), session)
 
     async def dead_letter_expired(self, *, session: AsyncSession | None = None) -> int:
         """Fail the messages whose lease expired on their final attempt; how many."""

@@ -114,10 +114,14 @@ class Queue(QueueCore[Engine]):
         batch = list(messages) if not isinstance(messages, list) else messages
         return self._run(lambda: self._enqueue_op(batch), session)
 
-    def claim(self, limit: int = 10, *, lease_seconds: float | None = None) -> list[Lease]:
-        """Lease up to `limit` due messages, oldest due first; each claim counts an attempt."""
+    def claim(self, limit: int = 10, *, lease_seconds: float | None = None,
+              session: Session | None = None) -> list[Lease]:
+        """Lease up to `limit` due messages, oldest due first; each claim counts an attempt.
+
+        On `session`, a loop of claims and acks keeps one connection instead of taking one
+        from the pool per statement."""
         self._claim_args(limit, lease_seconds)
-        return self._run(lambda: self._claim_op(limit, lease_seconds))
+        return self._run(lambda: self._claim_op(limit, lease_seconds), session)
 
     def dead_letter_expired(self, *, session: Session | None = None) -> int:
         """Fail the messages whose lease expired on their final attempt; how many.

@@ -487,3 +487,18 @@ async def test_a_table_name_near_the_identifier_limit_keeps_its_indexes_and_noti
             await queue.drop_table()
         finally:
             await engine.dispose()
+
+
+@BACKENDS
+async def test_a_loop_of_claims_and_acks_runs_on_one_session(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(6)])
+        async with queue.engine.session() as session:
+            done = 0
+            while leases := await queue.claim(4, session=session):
+                for lease in leases:
+                    done += await queue.ack(lease, session=session)
+            assert not session.in_transaction
+        assert done == 6 and (await queue.counts())["sent"] == 6

@@ -266,3 +266,13 @@ def test_a_message_inserted_with_the_builder_is_due_at_once(queue: Queue, engine
     engine.execute(insert(queue.model).values({"consumer": "mail", "payload": {"n": 1}}))
     (lease,) = queue.claim()
     assert lease.payload == {"n": 1} and lease.attempts == 1
+
+
+def test_a_loop_of_claims_and_acks_runs_on_one_session(queue: Queue) -> None:
+    queue.enqueue_many([Message({"n": n}) for n in range(6)])
+    with queue.engine.session() as session:
+        done = 0
+        while leases := queue.claim(4, session=session):
+            done += sum(queue.ack(lease, session=session) for lease in leases)
+        assert not session.in_transaction
+    assert done == 6 and queue.counts()["sent"] == 6
