@@ -223,7 +223,8 @@ class Dialect:
 
     def compile(self, stmt: Statement[object]) -> Compiled:
         """SQL text and parameters in placeholder order."""
-        shape = self.shape(stmt)
+        key = stmt._key()
+        shape = self._shapes.get(key) or self.shape_of_key(key)
         values = stmt._values
         if shape.in_order and len(values) == len(shape.order):
             return Compiled(shape.sql, values, shape)
