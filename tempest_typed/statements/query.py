@@ -16,6 +16,7 @@ from ..errors import ValidationError
 from ..model import INT_MAX, ColumnMeta, Model, ModelMeta, meta_of
 from .base import R_co, Statement
 from .nodes import (
+    INT_PARAMS,
     Aggregate,
     Condition,
     Labeled,
@@ -25,7 +26,9 @@ from .nodes import (
     QualifiedColumn,
     SelectQuery,
     Value,
+    find_lock,
     lock,
+    new_node,
     order_item,
     param,
 )
@@ -50,7 +53,7 @@ def replaced(node: SelectQuery, field: str, value: object) -> SelectQuery:
     fields).
     """
     i = FIELD[field]
-    return tuple.__new__(SelectQuery, (*node[:i], value, *node[i + 1:]))
+    return new_node(SelectQuery, (*node[:i], value, *node[i + 1:]))
 
 
 class Query(Statement[R_co]):
@@ -87,7 +90,7 @@ class Query(Statement[R_co]):
     def _assembled(self, items: tuple[Operand | Labeled, ...] | None) -> SelectQuery:
         """The node of this builder's state, selecting `items`."""
         b = self._base
-        return tuple.__new__(SelectQuery, (
+        return new_node(SelectQuery, (
             b.source, b.joins, items, self._where, b.group_by, b.having, self._order,
             self._limit, self._offset, self._lock, b.distinct, "select"))
 
@@ -132,14 +135,21 @@ class Query(Statement[R_co]):
     def order_by(self, column: str, direction: Literal["asc", "desc"] = "asc") -> Self:
         """Sort by a column, ascending or descending; repeated calls add tie-breakers."""
         scope = self._group_scope or self._scope
-        operand, col = scope.lookup(column, "order_by()")
-        if direction not in ("asc", "desc"):
-            raise ValidationError(
-                f"{scope.label}.order_by({column!r}, {direction!r}): direction is 'asc' or "
-                "'desc'"
-            )
+        try:
+            item = scope.order_items.get((column, direction))
+        except TypeError:  # an unhashable name or direction: the checks below name it
+            item = None
+        if item is None:
+            operand, col = scope.lookup(column, "order_by()")
+            if direction not in ("asc", "desc"):
+                raise ValidationError(
+                    f"{scope.label}.order_by({column!r}, {direction!r}): direction is 'asc' "
+                    "or 'desc'"
+                )
+            item = scope.order_items[column, direction] = order_item(
+                operand, direction == "desc", col.nullable)
         new = self._clone()
-        new._order = (*self._order, order_item(operand, direction == "desc", col.nullable))
+        new._order = (*self._order, item)
         return new
 
     def _count(self, name: str, n: object) -> tuple[Value, tuple[object, ...]]:
@@ -147,7 +157,9 @@ class Query(Statement[R_co]):
             raise ValidationError(
                 f"{self._scope.label}: {name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}"
             )
-        return param(len(self._values), "int"), (*self._values, n)
+        i = len(self._values)
+        node = INT_PARAMS[i] if i < len(INT_PARAMS) else param(i, "int")
+        return node, (*self._values, n)
 
     def limit(self, n: int) -> Self:
         """Return at most n rows."""
@@ -208,9 +220,10 @@ class Query(Statement[R_co]):
                 f"{self._scope.label}: for_{mode}() takes skip_locked=True or no_wait=True, "
                 "not both: skip rows another transaction holds, or fail at once on them"
             )
-        targets = () if of is None else self._lock_targets(mode, of)
+        key = (mode, bool(skip_locked), bool(no_wait),
+               () if of is None else self._lock_targets(mode, of))
         new = self._clone()
-        new._lock = lock(mode, bool(skip_locked), bool(no_wait), targets)
+        new._lock = find_lock(key) or lock(*key)
         return new
 
     def for_update(self, *, skip_locked: bool = False, no_wait: bool = False,
@@ -228,7 +241,8 @@ class Query(Statement[R_co]):
     def as_subquery(self, column: str) -> Subquery[Any, Any]:
         """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""
         scope = self._group_scope or self._scope
-        operand, col = scope.lookup(column, "as_subquery()")
+        found = scope.names.get(column) if type(column) is str else None
+        operand, col = found if found is not None else scope.lookup(column, "as_subquery()")
         item: Operand | Labeled = operand
         if type(operand) is Aggregate:
             item = Labeled(column, operand)

@@ -9,7 +9,7 @@ from ..errors import ValidationError
 from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, assignments, returning_columns
-from .nodes import Condition, Returning, UpdateStatement, Value
+from .nodes import Condition, Returning, UpdateStatement, Value, new_node
 from .where import WhereInput, with_conditions
 
 __all__ = ["Update", "update"]
@@ -41,7 +41,8 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
     def _key(self) -> UpdateStatement:
         if not self._set:
             raise ValidationError(f"update({self._meta.name}) has no set(): say what to change")
-        return UpdateStatement(self._meta, self._set, self._where, self._returning)
+        return new_node(UpdateStatement,
+                        (self._meta, self._set, self._where, self._returning, "update"))
 
     @property
     def guarded(self) -> bool:
