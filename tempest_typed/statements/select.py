@@ -47,6 +47,11 @@ class Select(Query[R_co], Generic[M_co, R_co]):
         return tuple(c.attr for c in cols if isinstance(c, ColumnMeta))
 
 
+#: select(model) of every column, by model class: a builder is immutable, so one serves every
+#: call (it made a scope lookup, the bare node and the builder's stores on each)
+_PLAIN: dict[type, Select[Any, Any]] = {}
+
+
 @overload
 def select(model: type[M], /) -> Select[M, M]: ...
 
@@ -57,6 +62,10 @@ def select(model: type[M], columns: list[str] | tuple[str, ...], /) -> Select[M,
 
 def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Select[Any, Any]:
     """SELECT from a model: every column (rows are model instances) or some (rows are Row)."""
+    if columns is None:
+        found = _PLAIN.get(model) if isinstance(model, type) else None
+        if found is not None:
+            return found
     stmt: Select[Any, Any] = object.__new__(Select)
     meta = stmt._meta = meta_of(model)
     stmt._values = ()
@@ -67,4 +76,8 @@ def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Selec
     if columns is not None:
         node = replaced(node, "items", column_list(meta, columns, "select()"))
     stmt._set_node(node)
+    if columns is None:
+        if len(_PLAIN) >= 4096:
+            _PLAIN.clear()
+        _PLAIN[model] = stmt
     return stmt

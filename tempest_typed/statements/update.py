@@ -90,8 +90,15 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
         return new
 
 
+#: update(model) by model class: a builder is immutable, so one serves every call
+_EMPTY: dict[type, Update[Any, Never]] = {}
+
+
 def update(model: type[M], /) -> Update[M, Never]:
     """UPDATE a model's table; give the changes with set() and the rows with where()."""
+    found = _EMPTY.get(model) if isinstance(model, type) else None
+    if found is not None:
+        return found
     stmt: Update[M, Never] = object.__new__(Update)
     stmt._meta = meta_of(model)
     stmt._values = ()
@@ -99,4 +106,7 @@ def update(model: type[M], /) -> Update[M, Never]:
     stmt._where = None
     stmt._returning = None
     stmt._unguarded = False
+    if len(_EMPTY) >= 4096:
+        _EMPTY.clear()
+    _EMPTY[model] = stmt
     return stmt
