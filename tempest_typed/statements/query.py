@@ -278,7 +278,13 @@ class Query(Statement[R_co]):
         item: Operand | Labeled = operand
         if type(operand) is Aggregate:
             item = Labeled(column, operand)
-        return Subquery(self._assembled((item,)), self._values, col, c.correlated)
+        # Subquery(...) without the class call, as Dialect.compile() makes its Compiled.
+        sub: Subquery[Any, Any] = object.__new__(Subquery)
+        sub.key = self._assembled((item,))
+        sub.values = self._values
+        sub.column = col
+        sub.correlated = c.correlated
+        return sub
 
     def _grouped(self, group_by: Sequence[str],
                  aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Any]:
