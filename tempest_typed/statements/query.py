@@ -60,7 +60,7 @@ def replaced(node: SelectQuery, field: str, value: object) -> SelectQuery:
 class Context:
     """What where() / order_by() / limit() / offset() / for_update() hand on unchanged: the
     other fields of the select's node, the names the builder understands, and whether a
-    condition names an enclosing statement."""
+    condition names an enclosing statement. Builders share it: it is never changed once made."""
 
     __slots__ = ("correlated", "distinct", "group_by", "group_scope", "having", "items",
                  "joins", "scope", "source")
