@@ -116,7 +116,7 @@ def _exists(query: object, negated: bool) -> ExistsCondition:
     if isinstance(query, Subquery):
         return ExistsCondition(query.key, query.values, negated, query.correlated)
     if isinstance(query, Query):
-        return ExistsCondition(query._key(), query._values, negated, query._correlated)
+        return ExistsCondition(query._key(), query._values, negated, query._ctx.correlated)
     what = "an insert, update or delete" if isinstance(query, Statement) else repr(query)
     raise ValidationError(
         f"sql.{name}() takes a select, a join or an as_subquery(...), got {what}"

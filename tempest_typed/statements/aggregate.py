@@ -16,7 +16,7 @@ from typing_extensions import TypeVar as DefaultTypeVar
 from ..errors import ValidationError
 from ..model import ColumnMeta
 from .nodes import Aggregate, Labeled, Operand, QualifiedColumn
-from .query import Query, replaced
+from .query import Context, Query, replaced
 from .scope import Scope
 from .where import CORRELATIONS, WhereInput, with_conditions
 
@@ -92,24 +92,24 @@ class Grouped(Query[R_co], Generic[R_co, S_co, G_co]):
     def having(self, *conditions: WhereInput) -> Grouped[R_co, S_co, G_co]:
         """Keep the groups matching every condition (labels and group columns); repeated
         calls AND together."""
-        scope = self._group_scope
+        scope = self._ctx.group_scope
         assert scope is not None  # a Grouped is made by grouped(), which sets it
         made = CORRELATIONS[0]
-        having, values = with_conditions(scope, self._base.having, self._values, conditions,
+        having, values = with_conditions(scope, self._ctx.having, self._values, conditions,
                                          "having()")
         new = self._with("having", having, values)
         if CORRELATIONS[0] != made:
-            new._correlated = True
+            new._ctx = new._ctx.marked_correlated()
         return new
 
 
 def grouped(query: Query[Any], group_by: Sequence[str],
             aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
     """`query` grouped by `group_by`, with the labeled aggregates."""
-    scope = query._scope
+    scope = query._ctx.scope
     label = scope.label
     node = query._key()
-    if query._group_scope is not None:
+    if query._ctx.group_scope is not None:
         raise ValidationError(f"{label}: aggregate() is called once per statement")
     if isinstance(group_by, str) or not isinstance(group_by, list | tuple):
         raise ValidationError(
@@ -181,8 +181,6 @@ def grouped(query: Query[Any], group_by: Sequence[str],
     new: Grouped[Row] = object.__new__(Grouped)
     new._meta = query._meta
     new._values = query._values
-    new._scope = scope
-    new._group_scope = group_scope
-    new._correlated = query._correlated
-    new._set_node(replaced(replaced(node, "items", tuple(items)), "group_by", tuple(operands)))
+    node = replaced(replaced(node, "items", tuple(items)), "group_by", tuple(operands))
+    new._set_node(node, Context(node, scope, group_scope, query._ctx.correlated))
     return new

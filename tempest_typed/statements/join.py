@@ -15,7 +15,7 @@ from ..model import Model, ModelMeta, meta_of
 from ..row import Row
 from .base import R_co
 from .nodes import And, Compare, Condition, JoinClause, SelectQuery, Source
-from .query import Query
+from .query import Context, Query
 from .scope import join_scope
 from .where import _family_error, same_family
 
@@ -27,12 +27,11 @@ __all__ = ["Join", "join"]
 M = TypeVar("M", bound=Model)
 
 
-def _sources(node: SelectQuery) -> list[tuple[str, ModelMeta, bool]]:
+def _sources(first: Source, joins: tuple[JoinClause, ...]) -> list[tuple[str, ModelMeta, bool]]:
     """(alias, model, left-joined) for every table of the join, in order."""
-    first = node.source
     out = [(first.alias or first.meta.table, first.meta, False)]
     out += [(j.source.alias or j.source.meta.table, j.source.meta, j.kind == "left")
-            for j in node.joins]
+            for j in joins]
     return out
 
 
@@ -56,16 +55,17 @@ class Join(Query[R_co]):
 
     def _joined(self, kind: Literal["inner", "left"], model: type[Model], alias: str,
                 on: Mapping[str, str]) -> Join[R_co]:
-        call = f"{self._scope.label}.{kind}_join()"
+        ctx = self._ctx
+        call = f"{ctx.scope.label}.{kind}_join()"
         meta = meta_of(model)
-        sources = _sources(self._base)
+        sources = _sources(ctx.source, ctx.joins)
         _check_alias(alias, [a for a, _, _ in sources], call)
         if not isinstance(on, Mapping) or not on:
             raise ValidationError(
                 f"{call}: `on` maps columns of the tables joined so far to columns of "
                 f"{alias!r}, e.g. {{'{sources[0][0]}.id': '{alias}.{sources[0][1].name.lower()}_id'}}"
             )
-        before = self._scope
+        before = ctx.scope
         scope = join_scope([*sources, (alias, meta, kind == "left")])
         pairs: list[Condition] = []
         for left_name, right_name in on.items():
@@ -81,9 +81,7 @@ class Join(Query[R_co]):
             pairs.append(Compare(left, "=", right))
         condition = pairs[0] if len(pairs) == 1 else And(tuple(pairs))
         clause = JoinClause(kind, Source(meta, alias), condition)
-        new = self._with("joins", (*self._base.joins, clause))
-        new._scope = scope
-        return new
+        return self._with("joins", (*ctx.joins, clause), scope=scope)
 
     def inner_join(self, model: type[Model], alias: str, on: Mapping[str, str]) -> Join[R_co]:
         """Add a table: only rows with a match on both sides (INNER JOIN)."""
@@ -101,7 +99,7 @@ class Join(Query[R_co]):
     @property
     def aliases(self) -> tuple[str, ...]:
         """The aliases of the joined tables, in order."""
-        return self._scope.aliases
+        return self._ctx.scope.aliases
 
 
 def join(model: type[M], alias: str, /) -> Join[Row]:
@@ -111,9 +109,7 @@ def join(model: type[M], alias: str, /) -> Join[Row]:
     stmt: Join[Row] = object.__new__(Join)
     stmt._meta = meta
     stmt._values = ()
-    stmt._scope = join_scope([(alias, meta, False)])
-    stmt._group_scope = None
-    stmt._correlated = False
-    stmt._set_node(SelectQuery(Source(meta, alias), (), None, None, None, None, (), None,
-                               None, None, False))
+    node = SelectQuery(Source(meta, alias), (), None, None, None, None, (), None, None, None,
+                       False)
+    stmt._set_node(node, Context(node, join_scope([(alias, meta, False)])))
     return stmt

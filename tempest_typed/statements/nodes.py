@@ -34,14 +34,15 @@ from typing import Literal, NamedTuple, TypeAlias
 from ..model import ColumnMeta, ModelMeta
 
 __all__ = [
-    "ALL_COLUMNS", "COMPARISONS", "FALSE", "OPERATORS", "ORDERED_KINDS", "TEXT_KINDS", "TRUE",
-    "Aggregate", "And", "Between", "Compare", "Condition", "ConflictNothing", "ConflictUpdate",
-    "CurrentTime", "DeleteStatement", "ExcludedValue", "Exists", "FalseCondition", "InList",
-    "InParams", "InSubquery", "InsertStatement", "IsNull", "JoinClause", "Labeled", "Like",
-    "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn", "Param", "QualifiedColumn",
-    "RawSQL", "Returning", "RowParams", "SQLExpr", "ScalarSubquery", "SelectQuery", "Source",
-    "StatementNode", "TrueCondition", "UpdateStatement", "Value", "equals", "iter_nodes", "lock", "operand_column", "order_item", "param",
-    "raw_sql", "select_all",
+    "ALL_COLUMNS", "COMPARISONS", "FALSE", "INT_PARAMS", "OPERATORS", "ORDERED_KINDS",
+    "TEXT_KINDS", "TRUE", "Aggregate", "And", "Between", "Compare", "Condition",
+    "ConflictNothing", "ConflictUpdate", "CurrentTime", "DeleteStatement", "ExcludedValue",
+    "Exists", "FalseCondition", "InList", "InParams", "InSubquery", "InsertStatement", "IsNull",
+    "JoinClause", "Labeled", "Like", "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn",
+    "Param", "QualifiedColumn", "RawSQL", "Returning", "RowParams", "SQLExpr", "ScalarSubquery",
+    "SelectQuery", "Source", "StatementNode", "TrueCondition", "UpdateStatement", "Value",
+    "equals", "find_equals", "find_lock", "find_params", "find_raw", "iter_nodes", "lock",
+    "new_node", "operand_column", "order_item", "param", "raw_sql", "select_all",
 ]
 
 # -- values -----------------------------------------------------------------------------------
@@ -422,12 +423,27 @@ def operand_column(node: object) -> ColumnMeta | None:
     return None
 
 
-# -- shared nodes -----------------------------------------------------------------------------
-# Nodes are immutable, so equal ones can be one object. Making a NamedTuple runs its
-# Python-level __new__ (3,500 instructions under callgrind, where a plain tuple takes 300):
-# the nodes every statement makes again and again are made once and looked up instead.
+# -- making nodes -----------------------------------------------------------------------------
+# Making a NamedTuple runs its Python-level __new__: 3,100 instructions under callgrind, where
+# a plain tuple literal takes 300. The builders' hot paths make their nodes with `new_node`
+# instead, from the tuple of every field, the tag included (1,200); the nodes every statement
+# makes again and again are made once and shared, and the hot paths look them up with the
+# `find_*` lookups below before calling the function that makes them.
+#
+# The lookups are dict.get bound once: CPython 3.11 compiles `NAME.get(...)` on a name the
+# module imported as an attribute load (as if NAME were a module), which makes a new bound
+# method on every call, 250 instructions more.
+
+#: `new_node(InSubquery, (left, query, offset, negated, "insub"))`: the node from all its
+#: fields in order, the tag last, without the NamedTuple's Python-level __new__
+new_node = tuple.__new__
+
 
 _PARAMS: dict[str | None, list[Param]] = {}
+#: `find_params(kind, ())`: the shared Params of `kind` by index (param() adds the missing ones)
+find_params = _PARAMS.get
+#: the shared Params of int values (limit, offset), by index
+INT_PARAMS: list[Param] = _PARAMS.setdefault("int", [])
 
 
 def param(index: int, kind: str | None) -> Param:
@@ -443,7 +459,9 @@ def param(index: int, kind: str | None) -> Param:
     return Param(index, kind)
 
 
-_EQUALS: dict[tuple[object, int, str | None], Compare] = {}
+_EQUALS: dict[tuple[Operand, int, str | None], Compare] = {}
+#: `find_equals((left, index, kind))`: the shared `left = values[index]`, or None
+find_equals = _EQUALS.get
 
 
 def equals(left: Operand, index: int, kind: str | None) -> Compare:
@@ -471,7 +489,9 @@ def order_item(operand: Operand, descending: bool, nullable: bool) -> OrderItem:
     return found
 
 
-_LOCKS: dict[tuple[str, bool, bool, tuple[str, ...]], Lock] = {}
+_LOCKS: dict[tuple[Literal["update", "share"], bool, bool, tuple[str, ...]], Lock] = {}
+#: `find_lock((mode, skip_locked, no_wait, of))`: the shared row-lock clause, or None
+find_lock = _LOCKS.get
 
 
 def lock(mode: Literal["update", "share"], skip_locked: bool, no_wait: bool,
@@ -501,6 +521,8 @@ def select_all(meta: ModelMeta) -> SelectQuery:
 
 
 _RAW: dict[str, RawSQL] = {}
+#: `find_raw(text)`: the shared verbatim text, or None
+find_raw = _RAW.get
 
 
 def raw_sql(text: str) -> RawSQL:

@@ -14,15 +14,15 @@ from collections.abc import Sequence
 
 from ..errors import ValidationError
 from ..model import ColumnMeta, ModelMeta, unknown_column_message
-from .nodes import Operand, QualifiedColumn
+from .nodes import Operand, OrderItem, QualifiedColumn
 
-__all__ = ["Scope", "join_scope", "nullable_column", "table_scope"]
+__all__ = ["Scope", "find_table_scope", "join_scope", "nullable_column", "table_scope"]
 
 
 class Scope:
     """The names one statement (or one clause of it) understands."""
 
-    __slots__ = ("aliases", "grouped", "label", "meta", "names", "qualifiers")
+    __slots__ = ("aliases", "grouped", "label", "meta", "names", "order_items", "qualifiers")
 
     def __init__(self, label: str, meta: ModelMeta | None,
                  names: dict[str, tuple[Operand, ColumnMeta]],
@@ -38,6 +38,9 @@ class Scope:
         self.aliases = aliases
         #: the scope of having() and of order_by() after aggregate(): group columns and labels
         self.grouped = grouped
+        #: order_by(name, direction) -> its ORDER BY item, once made (a name and a direction
+        #: order_by() has checked)
+        self.order_items: dict[tuple[str, str], OrderItem] = {}
 
     def lookup(self, name: object, where: str) -> tuple[Operand, ColumnMeta]:
         """The operand a name means and the column that checks its values."""
@@ -74,6 +77,9 @@ class Scope:
 
 #: by model, made once each (the scope of every plain statement)
 TABLE_SCOPES: dict[ModelMeta, Scope] = {}
+#: `find_table_scope(meta)`: the table's scope, or None (TABLE_SCOPES.get bound once: see
+#: "making nodes" in nodes.py)
+find_table_scope = TABLE_SCOPES.get
 
 
 def table_scope(meta: ModelMeta) -> Scope:

@@ -10,7 +10,7 @@ from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, column_list
 from .nodes import select_all
-from .query import Query, replaced
+from .query import Context, Query, replaced
 from .scope import table_scope
 
 if TYPE_CHECKING:
@@ -42,9 +42,14 @@ class Select(Query[R_co], Generic[M_co, R_co]):
     @property
     def columns(self) -> tuple[str, ...]:
         """The attribute names of the fetched columns."""
-        items = self._base.items
+        items = self._ctx.items
         cols = self._meta.columns if items is None else items
         return tuple(c.attr for c in cols if isinstance(c, ColumnMeta))
+
+
+#: select(model) of every column, by model class: a builder is immutable, so one serves every
+#: call (it made a scope lookup, the bare node and the builder's stores on each)
+_PLAIN: dict[type, Select[Any, Any]] = {}
 
 
 @overload
@@ -57,14 +62,19 @@ def select(model: type[M], columns: list[str] | tuple[str, ...], /) -> Select[M,
 
 def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Select[Any, Any]:
     """SELECT from a model: every column (rows are model instances) or some (rows are Row)."""
+    if columns is None:
+        found = _PLAIN.get(model) if isinstance(model, type) else None
+        if found is not None:
+            return found
     stmt: Select[Any, Any] = object.__new__(Select)
     meta = stmt._meta = meta_of(model)
     stmt._values = ()
-    stmt._scope = table_scope(meta)
-    stmt._group_scope = None
-    stmt._correlated = False
     node = select_all(meta)
     if columns is not None:
         node = replaced(node, "items", column_list(meta, columns, "select()"))
-    stmt._set_node(node)
+    stmt._set_node(node, Context(node, table_scope(meta)))
+    if columns is None:
+        if len(_PLAIN) >= 4096:
+            _PLAIN.clear()
+        _PLAIN[model] = stmt
     return stmt

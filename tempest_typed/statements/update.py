@@ -9,7 +9,7 @@ from ..errors import ValidationError
 from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, assignments, returning_columns
-from .nodes import Condition, Returning, UpdateStatement, Value
+from .nodes import Condition, Returning, UpdateStatement, Value, new_node
 from .where import WhereInput, with_conditions
 
 __all__ = ["Update", "update"]
@@ -41,7 +41,8 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
     def _key(self) -> UpdateStatement:
         if not self._set:
             raise ValidationError(f"update({self._meta.name}) has no set(): say what to change")
-        return UpdateStatement(self._meta, self._set, self._where, self._returning)
+        return new_node(UpdateStatement,
+                        (self._meta, self._set, self._where, self._returning, "update"))
 
     @property
     def guarded(self) -> bool:
@@ -89,8 +90,15 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
         return new
 
 
+#: update(model) by model class: a builder is immutable, so one serves every call
+_EMPTY: dict[type, Update[Any, Never]] = {}
+
+
 def update(model: type[M], /) -> Update[M, Never]:
     """UPDATE a model's table; give the changes with set() and the rows with where()."""
+    found = _EMPTY.get(model) if isinstance(model, type) else None
+    if found is not None:
+        return found
     stmt: Update[M, Never] = object.__new__(Update)
     stmt._meta = meta_of(model)
     stmt._values = ()
@@ -98,4 +106,7 @@ def update(model: type[M], /) -> Update[M, Never]:
     stmt._where = None
     stmt._returning = None
     stmt._unguarded = False
+    if len(_EMPTY) >= 4096:
+        _EMPTY.clear()
+    _EMPTY[model] = stmt
     return stmt

@@ -42,13 +42,16 @@ from .nodes import (
     SQLExpr,
     Value,
     equals,
+    find_equals,
+    find_raw,
+    new_node,
     param,
     raw_sql,
 )
 from .nodes import (
     Condition as ConditionNode,
 )
-from .scope import TABLE_SCOPES, Scope, table_scope
+from .scope import Scope, find_table_scope, table_scope
 
 __all__ = ["Condition", "ExistsCondition", "Subquery", "WhereInput", "and_", "not_", "or_"]
 
@@ -175,7 +178,7 @@ def _family_error(col: ColumnMeta, other: ColumnMeta, what: str, where: str) -> 
 def as_scope(scope: Scope | ModelMeta) -> Scope:
     """A scope, given one or the model of a plain statement."""
     if isinstance(scope, ModelMeta):
-        return TABLE_SCOPES.get(scope) or table_scope(scope)
+        return find_table_scope(scope) or table_scope(scope)
     return scope
 
 
@@ -288,7 +291,7 @@ def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
     """value_node() of a value col.accepts() did not settle: an expression, or a value that
     check_value() passes or names as wrong."""
     if isinstance(value, Raw):
-        return raw_sql(value.text)
+        return find_raw(value.text) or raw_sql(value.text)
     if isinstance(value, Now) and value.plus is None and col.kind == "datetime":
         return NOW_NODE
     if isinstance(value, Expression):
@@ -328,7 +331,7 @@ def _in_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
             check_outer(scope, sub.key, where)
         offset = len(values)
         values.extend(sub.values)
-        return InSubquery(left, sub.key, offset, negated)
+        return new_node(InSubquery, (left, sub.key, offset, negated, "insub"))
     if hasattr(operand, "as_subquery") and hasattr(operand, "_key"):
         raise ValidationError(
             f"{col.model_name}.{col.attr} `{op}` takes a one-column subquery: add "
@@ -377,6 +380,8 @@ def escape_like(text: str) -> str:
 
 def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: object,
              values: list[object], where: str) -> ConditionNode:
+    if op == "in" or op == "not_in":
+        return _in_node(scope, left, col, op, operand, values, where)
     name = f"{col.model_name}.{col.attr}"
     if op in COMPARISONS:
         if col.kind == "json":
@@ -391,8 +396,6 @@ def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
             col.check_value(None, where)
             return IsNull(left, op == "ne")
         return Compare(left, COMPARISONS[op], value_node(col, scope, operand, values, where))
-    if op in ("in", "not_in"):
-        return _in_node(scope, left, col, op, operand, values, where)
     if op == "is_null":
         if not isinstance(operand, bool):
             raise ValidationError(f"{name} `is_null` takes True or False, got {operand!r}")
@@ -451,9 +454,10 @@ def _mapping_node(scope: Scope, mapping: Mapping[Any, Any], values: list[object]
         found = names.get(attr) if type(attr) is str else None
         left, col = found if found is not None else scope.lookup(attr, where)
         if type(spec) is not dict and col.accepts(spec):  # a value of the column's type
+            key = (left, len(values), col.kind)
             values.append(spec)
-            parts.append(equals(left, len(values) - 1, col.kind))
-        elif is_mapping(spec):
+            parts.append(find_equals(key) or equals(*key))
+        elif type(spec) is dict or is_mapping(spec):
             if not spec:
                 raise ValidationError(
                     f"{col.model_name}.{col.attr}: empty operator dict in {where}; "
@@ -511,7 +515,7 @@ def with_conditions(scope: Scope | ModelMeta, existing: ConditionNode | None,
                     where: str = "where()") -> tuple[ConditionNode, tuple[object, ...]]:
     """The condition and bound values after ANDing `conditions` to `existing` (where())."""
     if isinstance(scope, ModelMeta):  # as_scope(), inlined: every where() passes here
-        scope = TABLE_SCOPES.get(scope) or table_scope(scope)
+        scope = find_table_scope(scope) or table_scope(scope)
     if not conditions:
         raise ValidationError(f"{scope.label}: {where} needs a condition")
     values = list(bound)
