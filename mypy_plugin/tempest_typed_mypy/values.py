@@ -22,7 +22,7 @@ from mypy.types import (
     get_proper_type,
 )
 
-from tempest_typed.model import NOT_A_DATE, NOT_A_NUMBER
+from tempest_typed._wording import NOT_A_DATE, NOT_A_NUMBER
 
 from .messages import COLUMN, VALUE, column_name, describe, near, unknown_column
 from .metadata import Column, ModelFacts, instance
