@@ -67,6 +67,7 @@ def _is_none(expr: object) -> bool:
 
 def collect_model(ctx: ClassDefContext) -> None:
     """Record, from the class body, what each column declares beyond its type."""
+    global _generation
     info = ctx.cls.info
     columns: list[dict[str, object]] = []
     for stmt in ctx.cls.defs.body:
@@ -94,6 +95,7 @@ def collect_model(ctx: ClassDefContext) -> None:
                         "server_default": server_default, "sql_name": sql_name,
                         "column_call": is_column_call})
     info.metadata[KEY] = {"columns": columns}
+    _generation += 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,16 +143,17 @@ def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:
     return "any", nullable, ()
 
 
-#: id(TypeInfo) -> (the TypeInfo, the class-body entries the facts were derived from, facts).
-#: The mypy daemon keeps a TypeInfo object across updates and refreshes it in place, so the
-#: TypeInfo alone does not say the facts are current: an entry is used only while every class
-#: of the model's MRO still holds the very entry dict that collect_model() wrote, which a new
-#: analysis of any of those class bodies replaces. Holding the entries keeps their ids unique.
-_cache: dict[int, tuple[TypeInfo, tuple[object, ...], ModelFacts]] = {}
+#: Bumped by collect_model(), the only writer of the class-body entries. The mypy daemon keeps
+#: a TypeInfo object across updates and refreshes it in place, so the TypeInfo alone does not
+#: say the facts are current: they are derived from the entries of every class of the model's
+#: MRO and from the types of their attributes, which change only when one of those class bodies
+#: is analysed again, and that runs collect_model(). Facts are used while no model class has
+#: been analysed since they were derived (and the class still holds the same entry).
+_generation = 0
 
-
-def _entries(info: TypeInfo) -> tuple[object, ...]:
-    return tuple(base.metadata.get(KEY) for base in info.mro)
+#: id(TypeInfo) -> (the TypeInfo, its entry, the generation, the facts derived from them).
+#: Holding the TypeInfo keeps its id unique.
+_cache: dict[int, tuple[TypeInfo, object, int, ModelFacts]] = {}
 
 
 def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
@@ -162,12 +165,12 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
         if not isinstance(proper, Instance):
             return None
         info = proper.type
+    own = info.metadata.get(KEY)
     cached = _cache.get(id(info))
-    entries = _entries(info)
-    if (cached is not None and cached[0] is info and len(cached[1]) == len(entries)
-            and all(a is b for a, b in zip(cached[1], entries, strict=True))):
-        return cached[2]
-    if KEY not in info.metadata:
+    if (cached is not None and cached[0] is info and cached[1] is own
+            and cached[2] == _generation):
+        return cached[3]
+    if own is None:
         return None
     columns: dict[str, Column] = {}
     for base in reversed(info.mro):
@@ -189,7 +192,9 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
             columns[attr] = Column(info.name, attr, col_type, kind, nullable, required,
                                    init_required, entry["sql_name"], literals)
     facts = ModelFacts(info, info.name, columns)
-    _cache[id(info)] = (info, entries, facts)
+    if len(_cache) >= 4096:  # the TypeInfos of earlier builds in one process
+        _cache.clear()
+    _cache[id(info)] = (info, own, _generation, facts)
     return facts
 
 
