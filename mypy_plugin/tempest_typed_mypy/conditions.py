@@ -73,7 +73,6 @@ def _check_spec(scope: Scope, col: Column, spec: Expression) -> None:
 def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
                     operand: Expression) -> None:
     options = scope.api.options
-    col_type = describe(col.type, options)
     if op not in OPERATORS:
         guess = near(op, OPERATORS)
         hint = f'; did you mean "{guess}"?' if guess else ""
@@ -86,12 +85,12 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
         return
     ordered = op in ("lt", "lte", "gt", "gte", "between")
     if ordered and col.kind not in ORDERED_KINDS and col.kind != "any":
-        scope.fail(f'{column_name(col)} is {col_type}: "{op}" applies to numbers, dates and '
-                   "times only", op_expr, OPERATOR)
+        scope.fail(f'{column_name(col)} is {describe(col.type, options)}: "{op}" applies to '
+                   "numbers, dates and times only", op_expr, OPERATOR)
         return
     if op in ("like", "ilike") and col.kind not in TEXT_KINDS and col.kind != "any":
-        scope.fail(f'{column_name(col)} is {col_type}: "{op}" applies to strings only',
-                   op_expr, OPERATOR)
+        scope.fail(f'{column_name(col)} is {describe(col.type, options)}: "{op}" applies to '
+                   "strings only", op_expr, OPERATOR)
         return
     if op in ("eq", "ne"):
         scope.value(col, operand)
