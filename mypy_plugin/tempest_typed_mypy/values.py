@@ -4,13 +4,25 @@ mypy infers a value inside `where({...})` or `set({...})` against the loose runt
 signature (`Mapping[str, Any]`), so a literal such as `"queued"` or `["queued", "sent"]` first
 comes out as `str` / `list[str]`. When that first type does not fit the column, the value is
 inferred once more with the column's type as context (errors silenced: mypy reported them the
-first time), which gives a literal its precise type before we judge it.
+first time), which gives a literal its precise type before we judge it; not a name or a
+literal, whose first type already says all a context could.
 """
 
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import CallExpr, Context, Expression, NameExpr, RefExpr, StrExpr
+from mypy.nodes import (
+    BytesExpr,
+    CallExpr,
+    Context,
+    Expression,
+    FloatExpr,
+    IntExpr,
+    MemberExpr,
+    NameExpr,
+    RefExpr,
+    StrExpr,
+)
 from mypy.subtypes import is_subtype
 from mypy.types import (
     AnyType,
@@ -30,6 +42,10 @@ from .metadata import Column, ModelFacts, instance
 __all__ = ["EXCLUDED", "EXPRESSION", "Scope", "narrower_refused"]
 
 EXPRESSION = "tempest_typed.expressions.Expression"
+#: Expressions whose type a context cannot change but for the literal a name or a literal
+#: holds, which fits() reads from the first type's last_known_value: inferring them again
+#: with the column's type as context would give the same answer.
+CONTEXT_FREE = (NameExpr, MemberExpr, StrExpr, IntExpr, FloatExpr, BytesExpr)
 EXCLUDED = "tempest_typed.sql.excluded"
 
 
@@ -102,8 +118,10 @@ class Scope:
     def fits(self, expr: Expression, target: Type) -> tuple[bool, Type]:
         """Whether `expr` is a `target`, and the type it was judged by."""
         first = self.api.lookup_type_or_none(expr)
-        if first is not None and fits(first, target):
-            return True, first
+        if first is not None:
+            ok = fits(first, target)
+            if ok or isinstance(expr, CONTEXT_FREE):
+                return ok, first
         again = self.infer(expr, target)
         return fits(again, target), again
 
