@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -64,7 +65,7 @@ def _loaded_after(code: str) -> list[str]:
     root = INIT.parents[1]
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, cwd=root,
-                          env={"PYTHONPATH": f"{root}:{root / 'mypy_plugin'}", "PATH": ""})
+                          env={**os.environ, "PYTHONPATH": f"{root}:{root / 'mypy_plugin'}"})
     return proc.stdout.split()
 
 
