@@ -136,7 +136,11 @@ class Scope:
 
             check_reference(self, col, expr, where)
             return
-        ok, typ = self.fits(expr, self.accepted(col))
+        first = self.api.lookup_type_or_none(expr)
+        if first is not None and fits(first, col.type):  # most values: no union to build
+            ok, typ = True, first
+        else:
+            ok, typ = self.fits(expr, self.accepted(col))
         if ok:
             refused = narrower_refused(col, typ)
             if refused is not None:
@@ -170,26 +174,29 @@ class Scope:
 
 
 #: the subtypes the runtime refuses, though the checker reads them as the column's type:
-#: (column kinds, the subtype's full name, why), worded as ColumnMeta.check_value words it
-NARROWER_REFUSED = (
-    (frozenset({"int", "float", "decimal"}), "builtins.bool", NOT_A_NUMBER),
-    (frozenset({"date"}), "datetime.datetime", NOT_A_DATE),
-)
+#: column kind -> (the subtype's full name, why), worded as ColumnMeta.check_value words it
+NARROWER_REFUSED = {
+    "int": ("builtins.bool", NOT_A_NUMBER),
+    "float": ("builtins.bool", NOT_A_NUMBER),
+    "decimal": ("builtins.bool", NOT_A_NUMBER),
+    "date": ("datetime.datetime", NOT_A_DATE),
+}
 
 
 def narrower_refused(col: Column, typ: Type) -> str | None:
     """Why a value of `typ`, which mypy lets pass as the column's type, is refused at run
     time (a bool for a number, a datetime for a date), or None."""
+    refused = NARROWER_REFUSED.get(col.kind)
+    if refused is None:
+        return None
+    fullname, why = refused
     proper = get_proper_type(typ)
     items = proper.items if isinstance(proper, UnionType) else [proper]
     for item in map(get_proper_type, items):
         if isinstance(item, LiteralType):
             item = item.fallback
-        if not isinstance(item, Instance):
-            continue
-        for kinds, fullname, why in NARROWER_REFUSED:
-            if col.kind in kinds and item.type.has_base(fullname):
-                return why
+        if isinstance(item, Instance) and item.type.has_base(fullname):
+            return why
     return None
 
 
