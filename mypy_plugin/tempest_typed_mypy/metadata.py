@@ -10,7 +10,7 @@ check runs, because those types are complete only then.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Final
 
 from mypy.nodes import (
     AssignmentStmt,
@@ -98,32 +98,48 @@ def collect_model(ctx: ClassDefContext) -> None:
     _generation += 1
 
 
-@dataclass(frozen=True, slots=True)
+# Plain classes, not dataclasses: a dataclass writes and compiles its methods when the class
+# is created, which every mypy run that loads the plugin would pay for.
+
+
 class Column:
-    """One column as the checks see it."""
+    """One column as the checks see it (immutable: the model facts' cache shares it)."""
 
-    model: str
-    attr: str
-    type: Type
-    kind: str
-    nullable: bool
-    #: an insert must give it a value
-    required: bool
-    #: the constructor must be given it: a `column(...)` without a default of any kind that is
-    #: not an int primary key (mypy's dataclasses transform sees a default in every
-    #: `column(...)`, see Model in tempest_typed/model.py)
-    init_required: bool
-    sql_name: str | None
-    literal_values: tuple[str, ...]
+    __slots__ = ("attr", "init_required", "kind", "literal_values", "model", "nullable",
+                 "required", "sql_name", "type")
+
+    def __init__(self, model: str, attr: str, type: Type, kind: str, nullable: bool,
+                 required: bool, init_required: bool, sql_name: str | None,
+                 literal_values: tuple[str, ...]) -> None:
+        self.model: Final = model
+        self.attr: Final = attr
+        self.type: Final = type
+        self.kind: Final = kind
+        self.nullable: Final = nullable
+        #: an insert must give it a value
+        self.required: Final = required
+        #: the constructor must be given it: a `column(...)` without a default of any kind
+        #: that is not an int primary key (mypy's dataclasses transform sees a default in
+        #: every `column(...)`, see Model in tempest_typed/model.py)
+        self.init_required: Final = init_required
+        self.sql_name: Final = sql_name
+        self.literal_values: Final = literal_values
+
+    def nullable_copy(self, type: Type) -> Column:
+        """The same column holding `type` (which admits None)."""
+        return Column(self.model, self.attr, type, self.kind, True, self.required,
+                      self.init_required, self.sql_name, self.literal_values)
 
 
-@dataclass(frozen=True, slots=True)
 class ModelFacts:
     """A model's columns, in declaration order, by attribute name."""
 
-    info: TypeInfo
-    name: str
-    columns: dict[str, Column]
+    __slots__ = ("columns", "info", "name")
+
+    def __init__(self, info: TypeInfo, name: str, columns: dict[str, Column]) -> None:
+        self.info: Final = info
+        self.name: Final = name
+        self.columns: Final = columns
 
 
 def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:

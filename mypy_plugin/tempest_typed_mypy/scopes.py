@@ -10,8 +10,6 @@ function and refined in another is checked the same way, and the cache needs not
 
 from __future__ import annotations
 
-import dataclasses
-
 from mypy.checker import TypeChecker
 from mypy.nodes import Context, Expression
 from mypy.types import Instance, NoneType, Type, TypedDictType, UnionType, get_proper_type
@@ -44,7 +42,7 @@ def optional(col: Column) -> Column:
     if hit is not None and hit[0] is col:
         return hit[1]
     typ = UnionType.make_union([col.type, NoneType()])
-    found = dataclasses.replace(col, type=typ, nullable=True)
+    found = col.nullable_copy(typ)
     if len(_OPTIONAL) >= 4096:
         _OPTIONAL.clear()
     _OPTIONAL[id(col)] = (col, found)
