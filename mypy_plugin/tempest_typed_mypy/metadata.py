@@ -134,12 +134,16 @@ class Column:
 class ModelFacts:
     """A model's columns, in declaration order, by attribute name."""
 
-    __slots__ = ("columns", "info", "name")
+    __slots__ = ("columns", "info", "left_joined", "model", "name")
 
     def __init__(self, info: TypeInfo, name: str, columns: dict[str, Column]) -> None:
         self.info: Final = info
         self.name: Final = name
         self.columns: Final = columns
+        #: the model's type, and a left-joined alias's `Model | None`: one object each, which
+        #: the row types of every join of the model share (see rows.fields_row)
+        self.model: Final = Instance(info, [])
+        self.left_joined: Final = UnionType.make_union([self.model, NoneType()])
 
 
 def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:
@@ -221,6 +225,16 @@ def instance(modules: dict[str, MypyFile], fullname: str, args: list[Type] | Non
     module, _, name = fullname.rpartition(".")
     node = modules[module].names[name].node
     assert isinstance(node, TypeInfo), fullname
-    if args is None:
-        args = [AnyType(TypeOfAny.special_form)] * len(node.defn.type_vars)
-    return Instance(node, args)
+    if args is not None:
+        return Instance(node, args)
+    hit = _INSTANCES.get(fullname)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found = Instance(node, [AnyType(TypeOfAny.special_form)] * len(node.defn.type_vars))
+    _INSTANCES[fullname] = (node, found)
+    return found
+
+
+#: full name -> (its TypeInfo, its instance): one object per class while the TypeInfo is the
+#: same, so that the row types holding it can be shared (see rows.fields_row)
+_INSTANCES: dict[str, tuple[TypeInfo, Instance]] = {}

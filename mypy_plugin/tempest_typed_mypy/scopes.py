@@ -243,5 +243,5 @@ def subquery_model(typ: Type) -> Type | None:
     if fields is not None:
         rows = next(iter(fields.items.values()), rows)
         found = model_of(rows)
-        return None if found is None else Instance(found[0].info, [])
+        return None if found is None else found[0].model
     return rows if model_facts(rows) is not None else None
