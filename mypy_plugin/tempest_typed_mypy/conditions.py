@@ -13,7 +13,7 @@ from mypy.types import Instance, NoneType, Type, get_proper_type
 
 from .messages import OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind
-from .values import Scope, callee_name, literal_str, narrower_refused
+from .values import NARROWER_REFUSED, Scope, callee_name, literal_str, narrower_refused
 
 __all__ = ["check_condition"]
 
@@ -189,7 +189,8 @@ def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
         scope.fail(f'{column_name(col)} "{op}" takes a sequence of '
                    f"{describe(element_type, options)} or select(...).as_subquery(column), got "
                    f"{describe(typ, options)}", operand, VALUE)
-    elif isinstance(proper, Instance) and proper.type.has_base("typing.Iterable"):
+    elif (col.kind in NARROWER_REFUSED and isinstance(proper, Instance)
+          and proper.type.has_base("typing.Iterable")):
         from mypy.maptype import map_instance_to_supertype
 
         iterable = scope.api.named_generic_type("typing.Iterable", [element_type]).type

@@ -171,9 +171,8 @@ def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:
 #: been analysed since they were derived (and the class still holds the same entry).
 _generation = 0
 
-#: id(TypeInfo) -> (the TypeInfo, its entry, the generation, the facts derived from them).
-#: Holding the TypeInfo keeps its id unique.
-_cache: dict[int, tuple[TypeInfo, object, int, ModelFacts]] = {}
+#: TypeInfo (hashed by identity) -> (its entry, the generation, the facts derived from them)
+_cache: dict[TypeInfo, tuple[object, int, ModelFacts]] = {}
 
 
 def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
@@ -186,10 +185,9 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
             return None
         info = proper.type
     own = info.metadata.get(KEY)
-    cached = _cache.get(id(info))
-    if (cached is not None and cached[0] is info and cached[1] is own
-            and cached[2] == _generation):
-        return cached[3]
+    cached = _cache.get(info)
+    if cached is not None and cached[0] is own and cached[1] == _generation:
+        return cached[2]
     if own is None:
         return None
     columns: dict[str, Column] = {}
@@ -214,7 +212,7 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
     facts = ModelFacts(info, info.name, columns)
     if len(_cache) >= 4096:  # the TypeInfos of earlier builds in one process
         _cache.clear()
-    _cache[id(info)] = (info, own, _generation, facts)
+    _cache[info] = (own, _generation, facts)
     return facts
 
 

@@ -128,10 +128,11 @@ class Scope:
     def value(self, col: Column, expr: Expression, label: str | None = None) -> None:
         """Check a value (or sql.* expression) given for `col`."""
         where = label or self.where
-        if callee_name(expr) == EXCLUDED:
+        callee = callee_name(expr)
+        if callee == EXCLUDED:
             self.excluded(expr)
             return
-        if callee_name(expr) in ("tempest_typed.sql.col", "tempest_typed.sql.scalar"):
+        if callee in ("tempest_typed.sql.col", "tempest_typed.sql.scalar"):
             from .references import check_reference  # it imports this module
 
             check_reference(self, col, expr, where)
