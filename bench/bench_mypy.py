@@ -8,12 +8,18 @@ mypy cache with the libraries (stdlib, tempest_typed, SQLAlchemy) by checking th
 times, round by round and interleaving the sides, `mypy` on each query module starting from a
 copy of that cache: what is measured is checking the 500 queries, not the libraries.
 
-    python bench/bench_mypy.py [--rounds N] [--queries N]
+With `--callgrind`, each tempest_typed side runs once, set up the same way, under
+`valgrind --tool=callgrind` with PYTHONHASHSEED=0, and the instructions it executes are
+printed instead: a count that other processes on the machine do not move.
+
+    python bench/bench_mypy.py [--rounds N] [--queries N] [--callgrind]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -158,11 +164,29 @@ def mypy(work: Path, ini: str, cache: Path, target: str) -> float:
     return elapsed
 
 
+def instructions(work: Path, ini: str, warm: Path, target: str) -> int:
+    """Instructions (callgrind's count) of one mypy run on `target` from a copy of `warm`."""
+    cache = work / "cache-run"
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.copytree(warm, cache)
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work / 'callgrind.out'}",
+         sys.executable, "-m", "mypy", "--config-file", ini, "--cache-dir", str(cache), target],
+        cwd=work, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if proc.returncode != 0 or found is None:
+        raise SystemExit(f"callgrind mypy failed on {target} with {ini}:\n{proc.stdout}{proc.stderr}")
+    return int(found.group(1))
+
+
 def main() -> None:
     """Run the benchmark and print one table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="measured rounds per side")
     parser.add_argument("--queries", type=int, default=500, help="queries per module")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="count instructions of one run per tempest_typed side instead")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-mypy-") as tmp:
         work = Path(tmp)
@@ -180,6 +204,18 @@ def main() -> None:
         for ini in ("plugin.ini", "plain.ini"):
             warm[ini] = work / f"cache-{ini}"
             mypy(work, ini, warm[ini], "models.py")
+        if args.callgrind:
+            counts = {side: instructions(work, ini, warm[ini], target)
+                      for side, (ini, target) in sides.items() if target == "tt_queries.py"}
+            plain = counts["tempest_typed, no plugin"]
+            from mypy.version import __version__ as version
+
+            print(f"mypy {version}, Python {sys.version.split()[0]}, {args.queries} queries, "
+                  "instructions of one run (callgrind, PYTHONHASHSEED=0)")
+            print(f"{'side':<28}{'instructions':>16}{'vs no plugin':>14}")
+            for side, count in counts.items():
+                print(f"{side:<28}{count:>16,}{count / plain:>13.3f}x")
+            return
         times: dict[str, list[float]] = {side: [] for side in sides}
         for round_ in range(args.rounds + 1):  # round 0 is a warm-up
             for side, (ini, target) in sides.items():

@@ -20,6 +20,8 @@ from typing import Any, ClassVar, Final, Literal, TypeVar, overload
 
 from typing_extensions import TypeIs, dataclass_transform
 
+from ._wording import NOT_A_DATE as NOT_A_DATE
+from ._wording import NOT_A_NUMBER as NOT_A_NUMBER
 from .errors import ValidationError
 
 __all__ = [
@@ -296,14 +298,9 @@ class ColumnMeta:
             )
 
 
-#: Why a value that type checkers read as the column's type is refused: bool is a subclass of
-#: int, and datetime of date, but a bool stored as a number or a datetime cut to a date would
-#: not read back as what was written. The mypy plugin reports these with the same words.
-NOT_A_NUMBER: Final = "a bool is not a number here (write 1 or 0)"
-NOT_A_DATE: Final = "a datetime is not a date (pass its .date())"
-
-
 def _narrower_refused(kind: str, value: object) -> str | None:
+    # A bool is an int and a datetime a date to type checkers, but neither would read back as
+    # what was written; the mypy plugin reports these with the same words (see _wording.py).
     if isinstance(value, bool) and kind in ("int", "float", "decimal"):
         return NOT_A_NUMBER
     if isinstance(value, _dt.datetime) and kind == "date":

@@ -25,7 +25,7 @@ from mypy.types import (
 from .conditions import check_condition
 from .joins import arg
 from .messages import AGGREGATE, VALUE, column_name, describe
-from .metadata import Column
+from .metadata import Column, instance
 from .rows import fields_row, typed_dict
 from .scopes import JoinScope, group_scope, source_scope
 from .values import Scope, callee_name, literal_str
@@ -48,8 +48,20 @@ def _non_null(typ: Type) -> Type:
     return typ
 
 
+#: id(type) -> (the type, `type | None`): a column's (or float's) aggregate type is one
+#: object, so that the rows of aggregates of the same columns can be shared
+_OR_NONE: dict[int, tuple[Type, Type]] = {}
+
+
 def _or_none(typ: Type) -> Type:
-    return UnionType.make_union([_non_null(typ), NoneType()])
+    hit = _OR_NONE.get(id(typ))
+    if hit is not None and hit[0] is typ:
+        return hit[1]
+    found = UnionType.make_union([_non_null(typ), NoneType()])
+    if len(_OR_NONE) >= 4096:
+        _OR_NONE.clear()
+    _OR_NONE[id(typ)] = (typ, found)
+    return found
 
 
 def _label(scope: Scope) -> str:
@@ -68,7 +80,7 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
             return typ.args[0]
         return AnyType(TypeOfAny.special_form)
     if not value.args:
-        return api.named_type("builtins.int")
+        return instance(api.modules, "builtins.int")
     name = "count_distinct" if callee_name(value) == f"{_SQL}count_distinct" else func
     scope = source_scope(api, ctx.type, f'sql.{name}() for "{label}"')
     col: Column | None = scope.column(value.args[0]) if scope is not None else None
@@ -87,9 +99,9 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
                    f"{describe(col.type, api.options)}; {rule}", value, AGGREGATE)
         return AnyType(TypeOfAny.from_error)
     if func == "count":
-        return api.named_type("builtins.int")
+        return instance(api.modules, "builtins.int")
     if func == "avg" and col.kind in ("int", "float"):
-        return _or_none(api.named_type("builtins.float"))
+        return _or_none(instance(api.modules, "builtins.float"))
     return _or_none(col.type)
 
 

@@ -7,6 +7,8 @@ with the fix: the signature seen for this one call accepts the string, after we 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mypy.checker import TypeChecker
 from mypy.nodes import Expression, MemberExpr, NameExpr, RefExpr, StrExpr, TypeInfo
 from mypy.plugin import FunctionSigContext
@@ -32,9 +34,9 @@ def _string(api: TypeChecker, expr: Expression) -> tuple[bool, str | None]:
     return False, None
 
 
-def _report(ctx: FunctionSigContext, position: int, lead: str) -> FunctionLike:
+def _report(ctx: FunctionSigContext, position: int, lead: Callable[[], str]) -> FunctionLike:
     sig = ctx.default_signature
-    if len(sig.arg_types) <= position or not ctx.args[position]:
+    if len(sig.arg_types) <= position or len(ctx.args) <= position or not ctx.args[position]:
         return sig
     expr = ctx.args[position][0]
     assert isinstance(ctx.api, TypeChecker)
@@ -43,8 +45,8 @@ def _report(ctx: FunctionSigContext, position: int, lead: str) -> FunctionLike:
         return sig
     written = (f'"{value}"' if value is not None
                else expr.name if isinstance(expr, NameExpr | MemberExpr) else "...")
-    ctx.api.fail(f"{lead} a list of column names, not the string {written}; write [{written}]",
-                 expr, code=COLUMN)
+    ctx.api.fail(f"{lead()} a list of column names, not the string {written}; write "
+                 f"[{written}]", expr, code=COLUMN)
     types = list(sig.arg_types)
     types[position] = UnionType.make_union([types[position], ctx.api.named_type("builtins.str")])
     return sig.copy_modified(arg_types=types)
@@ -56,16 +58,19 @@ def select_signature(ctx: FunctionSigContext) -> FunctionLike:
     if len(sig.arg_types) < 2 or not ctx.args[0]:
         return sig
     model = ctx.args[0][0]
-    facts = model_facts(model.node) if isinstance(model, RefExpr) and isinstance(
-        model.node, TypeInfo) else None
-    name = facts.name if facts is not None else "the model"
-    return _report(ctx, 1, f"{name}: select() takes")
+
+    def lead() -> str:  # only for a message: most calls have nothing to report
+        facts = model_facts(model.node) if isinstance(model, RefExpr) and isinstance(
+            model.node, TypeInfo) else None
+        return f"{facts.name if facts is not None else 'the model'}: select() takes"
+
+    return _report(ctx, 1, lead)
 
 
 def index_signature(ctx: FunctionSigContext) -> FunctionLike:
     """`Index("x", "col")`: reported with the fix."""
     names = ctx.args[0] if ctx.args else []
     label = f'Index "{names[0].value}"' if names and isinstance(names[0], StrExpr) else "Index"
-    return _report(ctx, 1, f"{label}: columns must be")
+    return _report(ctx, 1, lambda: f"{label}: columns must be")
 
 

@@ -13,7 +13,7 @@ from mypy.types import Instance, NoneType, Type, get_proper_type
 
 from .messages import OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind
-from .values import Scope, callee_name, literal_str, narrower_refused
+from .values import NARROWER_REFUSED, Scope, callee_name, literal_str, narrower_refused
 
 __all__ = ["check_condition"]
 
@@ -73,7 +73,6 @@ def _check_spec(scope: Scope, col: Column, spec: Expression) -> None:
 def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
                     operand: Expression) -> None:
     options = scope.api.options
-    col_type = describe(col.type, options)
     if op not in OPERATORS:
         guess = near(op, OPERATORS)
         hint = f'; did you mean "{guess}"?' if guess else ""
@@ -86,12 +85,12 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
         return
     ordered = op in ("lt", "lte", "gt", "gte", "between")
     if ordered and col.kind not in ORDERED_KINDS and col.kind != "any":
-        scope.fail(f'{column_name(col)} is {col_type}: "{op}" applies to numbers, dates and '
-                   "times only", op_expr, OPERATOR)
+        scope.fail(f'{column_name(col)} is {describe(col.type, options)}: "{op}" applies to '
+                   "numbers, dates and times only", op_expr, OPERATOR)
         return
     if op in ("like", "ilike") and col.kind not in TEXT_KINDS and col.kind != "any":
-        scope.fail(f'{column_name(col)} is {col_type}: "{op}" applies to strings only',
-                   op_expr, OPERATOR)
+        scope.fail(f'{column_name(col)} is {describe(col.type, options)}: "{op}" applies to '
+                   "strings only", op_expr, OPERATOR)
         return
     if op in ("eq", "ne"):
         scope.value(col, operand)
@@ -190,7 +189,8 @@ def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
         scope.fail(f'{column_name(col)} "{op}" takes a sequence of '
                    f"{describe(element_type, options)} or select(...).as_subquery(column), got "
                    f"{describe(typ, options)}", operand, VALUE)
-    elif isinstance(proper, Instance) and proper.type.has_base("typing.Iterable"):
+    elif (col.kind in NARROWER_REFUSED and isinstance(proper, Instance)
+          and proper.type.has_base("typing.Iterable")):
         from mypy.maptype import map_instance_to_supertype
 
         iterable = scope.api.named_generic_type("typing.Iterable", [element_type]).type

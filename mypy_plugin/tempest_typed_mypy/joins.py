@@ -14,10 +14,8 @@ from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import (
     CallableType,
     Instance,
-    NoneType,
     Type,
     TypeType,
-    UnionType,
     get_proper_type,
 )
 
@@ -96,7 +94,7 @@ def start(ctx: FunctionContext) -> Type:
     alias = _alias(ctx.api, ctx.args[1][0], [], f"join({facts.name}, ...)")
     if alias is None:
         return ctx.default_return_type
-    return _with_aliases(ctx.api, ctx.default_return_type, {alias: Instance(facts.info, [])})
+    return _with_aliases(ctx.api, ctx.default_return_type, {alias: facts.model})
 
 
 def _add(ctx: MethodContext, kind: str) -> Type:
@@ -116,10 +114,8 @@ def _add(ctx: MethodContext, kind: str) -> Type:
     after = JoinScope(api, {**aliases, alias: (facts, kind == "left")}, f"{call} on")
     for on in arg(ctx, "on"):
         _check_on(before, after, alias, on, call)
-    model: Type = Instance(facts.info, [])
-    if kind == "left":
-        model = UnionType.make_union([model, NoneType()])
-    items: dict[str, Type] = {a: Instance(f.info, []) for a, (f, _) in aliases.items()}
+    model: Type = facts.left_joined if kind == "left" else facts.model
+    items: dict[str, Type] = {a: f.model for a, (f, _) in aliases.items()}
     fields = fields_of(proper.args[0])
     if fields is not None:
         items = dict(fields.items)
@@ -208,7 +204,7 @@ def as_subquery(ctx: MethodContext) -> Type:
         name = literal_str(scope.api, column[0]) or ""
         entry = scope.aliases.get(name.partition(".")[0])
         if entry is not None:
-            model = Instance(entry[0].info, [])
+            model = entry[0].model
     return proper.copy_modified(args=[model, col.type])
 
 

@@ -10,7 +10,7 @@ check runs, because those types are complete only then.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Final
 
 from mypy.nodes import (
     AssignmentStmt,
@@ -67,6 +67,7 @@ def _is_none(expr: object) -> bool:
 
 def collect_model(ctx: ClassDefContext) -> None:
     """Record, from the class body, what each column declares beyond its type."""
+    global _generation
     info = ctx.cls.info
     columns: list[dict[str, object]] = []
     for stmt in ctx.cls.defs.body:
@@ -94,34 +95,55 @@ def collect_model(ctx: ClassDefContext) -> None:
                         "server_default": server_default, "sql_name": sql_name,
                         "column_call": is_column_call})
     info.metadata[KEY] = {"columns": columns}
+    _generation += 1
 
 
-@dataclass(frozen=True, slots=True)
+# Plain classes, not dataclasses: a dataclass writes and compiles its methods when the class
+# is created, which every mypy run that loads the plugin would pay for.
+
+
 class Column:
-    """One column as the checks see it."""
+    """One column as the checks see it (immutable: the model facts' cache shares it)."""
 
-    model: str
-    attr: str
-    type: Type
-    kind: str
-    nullable: bool
-    #: an insert must give it a value
-    required: bool
-    #: the constructor must be given it: a `column(...)` without a default of any kind that is
-    #: not an int primary key (mypy's dataclasses transform sees a default in every
-    #: `column(...)`, see Model in tempest_typed/model.py)
-    init_required: bool
-    sql_name: str | None
-    literal_values: tuple[str, ...]
+    __slots__ = ("attr", "init_required", "kind", "literal_values", "model", "nullable",
+                 "required", "sql_name", "type")
+
+    def __init__(self, model: str, attr: str, type: Type, kind: str, nullable: bool,
+                 required: bool, init_required: bool, sql_name: str | None,
+                 literal_values: tuple[str, ...]) -> None:
+        self.model: Final = model
+        self.attr: Final = attr
+        self.type: Final = type
+        self.kind: Final = kind
+        self.nullable: Final = nullable
+        #: an insert must give it a value
+        self.required: Final = required
+        #: the constructor must be given it: a `column(...)` without a default of any kind
+        #: that is not an int primary key (mypy's dataclasses transform sees a default in
+        #: every `column(...)`, see Model in tempest_typed/model.py)
+        self.init_required: Final = init_required
+        self.sql_name: Final = sql_name
+        self.literal_values: Final = literal_values
+
+    def nullable_copy(self, type: Type) -> Column:
+        """The same column holding `type` (which admits None)."""
+        return Column(self.model, self.attr, type, self.kind, True, self.required,
+                      self.init_required, self.sql_name, self.literal_values)
 
 
-@dataclass(frozen=True, slots=True)
 class ModelFacts:
     """A model's columns, in declaration order, by attribute name."""
 
-    info: TypeInfo
-    name: str
-    columns: dict[str, Column]
+    __slots__ = ("columns", "info", "left_joined", "model", "name")
+
+    def __init__(self, info: TypeInfo, name: str, columns: dict[str, Column]) -> None:
+        self.info: Final = info
+        self.name: Final = name
+        self.columns: Final = columns
+        #: the model's type, and a left-joined alias's `Model | None`: one object each, which
+        #: the row types of every join of the model share (see rows.fields_row)
+        self.model: Final = Instance(info, [])
+        self.left_joined: Final = UnionType.make_union([self.model, NoneType()])
 
 
 def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:
@@ -141,16 +163,16 @@ def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:
     return "any", nullable, ()
 
 
-#: id(TypeInfo) -> (the TypeInfo, the class-body entries the facts were derived from, facts).
-#: The mypy daemon keeps a TypeInfo object across updates and refreshes it in place, so the
-#: TypeInfo alone does not say the facts are current: an entry is used only while every class
-#: of the model's MRO still holds the very entry dict that collect_model() wrote, which a new
-#: analysis of any of those class bodies replaces. Holding the entries keeps their ids unique.
-_cache: dict[int, tuple[TypeInfo, tuple[object, ...], ModelFacts]] = {}
+#: Bumped by collect_model(), the only writer of the class-body entries. The mypy daemon keeps
+#: a TypeInfo object across updates and refreshes it in place, so the TypeInfo alone does not
+#: say the facts are current: they are derived from the entries of every class of the model's
+#: MRO and from the types of their attributes, which change only when one of those class bodies
+#: is analysed again, and that runs collect_model(). Facts are used while no model class has
+#: been analysed since they were derived (and the class still holds the same entry).
+_generation = 0
 
-
-def _entries(info: TypeInfo) -> tuple[object, ...]:
-    return tuple(base.metadata.get(KEY) for base in info.mro)
+#: TypeInfo (hashed by identity) -> (its entry, the generation, the facts derived from them)
+_cache: dict[TypeInfo, tuple[object, int, ModelFacts]] = {}
 
 
 def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
@@ -162,12 +184,11 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
         if not isinstance(proper, Instance):
             return None
         info = proper.type
-    cached = _cache.get(id(info))
-    entries = _entries(info)
-    if (cached is not None and cached[0] is info and len(cached[1]) == len(entries)
-            and all(a is b for a, b in zip(cached[1], entries, strict=True))):
+    own = info.metadata.get(KEY)
+    cached = _cache.get(info)
+    if cached is not None and cached[0] is own and cached[1] == _generation:
         return cached[2]
-    if KEY not in info.metadata:
+    if own is None:
         return None
     columns: dict[str, Column] = {}
     for base in reversed(info.mro):
@@ -189,7 +210,9 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
             columns[attr] = Column(info.name, attr, col_type, kind, nullable, required,
                                    init_required, entry["sql_name"], literals)
     facts = ModelFacts(info, info.name, columns)
-    _cache[id(info)] = (info, entries, facts)
+    if len(_cache) >= 4096:  # the TypeInfos of earlier builds in one process
+        _cache.clear()
+    _cache[info] = (own, _generation, facts)
     return facts
 
 
@@ -200,6 +223,16 @@ def instance(modules: dict[str, MypyFile], fullname: str, args: list[Type] | Non
     module, _, name = fullname.rpartition(".")
     node = modules[module].names[name].node
     assert isinstance(node, TypeInfo), fullname
-    if args is None:
-        args = [AnyType(TypeOfAny.special_form)] * len(node.defn.type_vars)
-    return Instance(node, args)
+    if args is not None:
+        return Instance(node, args)
+    hit = _INSTANCES.get(fullname)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found = Instance(node, [AnyType(TypeOfAny.special_form)] * len(node.defn.type_vars))
+    _INSTANCES[fullname] = (node, found)
+    return found
+
+
+#: full name -> (its TypeInfo, its instance): one object per class while the TypeInfo is the
+#: same, so that the row types holding it can be shared (see rows.fields_row)
+_INSTANCES: dict[str, tuple[TypeInfo, Instance]] = {}

@@ -38,14 +38,35 @@ def row_type(api: TypeChecker, facts: ModelFacts, names: list[str]) -> Instance:
     return fields_row(api, {name: facts.columns[name].type for name in names})
 
 
+#: (field name, id of its type) pairs -> (the field types, the TypedDict, its Row): the
+#: statements that fetch the same fields share one row type, so that mypy's caches, which hold
+#: pairs of types, compare two statements' rows by identity instead of field by field. The
+#: field types are those of the model facts (and of the interned rows), so equal fields are
+#: one object; holding them keeps their ids unique.
+_ROWS: dict[tuple[tuple[str, int], ...], tuple[list[Type], TypedDictType, Instance]] = {}
+
+
+def _interned(api: TypeChecker, items: dict[str, Type]) -> tuple[TypedDictType, Instance]:
+    key = tuple((name, id(typ)) for name, typ in items.items())
+    hit = _ROWS.get(key)
+    if hit is not None:
+        return hit[1], hit[2]
+    fields = TypedDictType(items, set(items), set(), api.named_type("typing._TypedDict"))
+    row = instance(api.modules, ROW, [fields])
+    if len(_ROWS) >= 4096:
+        _ROWS.clear()
+    _ROWS[key] = (list(items.values()), fields, row)
+    return fields, row
+
+
 def typed_dict(api: TypeChecker, items: dict[str, Type]) -> TypedDictType:
     """An anonymous `TypedDict({...})` with every key required."""
-    return TypedDictType(items, set(items), set(), api.named_type("typing._TypedDict"))
+    return _interned(api, items)[0]
 
 
 def fields_row(api: TypeChecker, items: dict[str, Type]) -> Instance:
     """`Row[TypedDict({...})]` of fields of the given types (columns, aliases or labels)."""
-    return instance(api.modules, ROW, [typed_dict(api, items)])
+    return _interned(api, items)[1]
 
 
 def _fields(typ: Type) -> TypedDictType | None:

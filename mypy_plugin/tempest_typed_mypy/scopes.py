@@ -10,8 +10,6 @@ function and refined in another is checked the same way, and the cache needs not
 
 from __future__ import annotations
 
-import dataclasses
-
 from mypy.checker import TypeChecker
 from mypy.nodes import Context, Expression
 from mypy.types import Instance, NoneType, Type, TypedDictType, UnionType, get_proper_type
@@ -44,7 +42,7 @@ def optional(col: Column) -> Column:
     if hit is not None and hit[0] is col:
         return hit[1]
     typ = UnionType.make_union([col.type, NoneType()])
-    found = dataclasses.replace(col, type=typ, nullable=True)
+    found = col.nullable_copy(typ)
     if len(_OPTIONAL) >= 4096:
         _OPTIONAL.clear()
     _OPTIONAL[id(col)] = (col, found)
@@ -245,5 +243,5 @@ def subquery_model(typ: Type) -> Type | None:
     if fields is not None:
         rows = next(iter(fields.items.values()), rows)
         found = model_of(rows)
-        return None if found is None else Instance(found[0].info, [])
+        return None if found is None else found[0].model
     return rows if model_facts(rows) is not None else None

@@ -4,13 +4,25 @@ mypy infers a value inside `where({...})` or `set({...})` against the loose runt
 signature (`Mapping[str, Any]`), so a literal such as `"queued"` or `["queued", "sent"]` first
 comes out as `str` / `list[str]`. When that first type does not fit the column, the value is
 inferred once more with the column's type as context (errors silenced: mypy reported them the
-first time), which gives a literal its precise type before we judge it.
+first time), which gives a literal its precise type before we judge it; not a name or a
+literal, whose first type already says all a context could.
 """
 
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import CallExpr, Context, Expression, NameExpr, RefExpr, StrExpr
+from mypy.nodes import (
+    BytesExpr,
+    CallExpr,
+    Context,
+    Expression,
+    FloatExpr,
+    IntExpr,
+    MemberExpr,
+    NameExpr,
+    RefExpr,
+    StrExpr,
+)
 from mypy.subtypes import is_subtype
 from mypy.types import (
     AnyType,
@@ -22,7 +34,7 @@ from mypy.types import (
     get_proper_type,
 )
 
-from tempest_typed.model import NOT_A_DATE, NOT_A_NUMBER
+from tempest_typed._wording import NOT_A_DATE, NOT_A_NUMBER
 
 from .messages import COLUMN, VALUE, column_name, describe, near, unknown_column
 from .metadata import Column, ModelFacts, instance
@@ -30,6 +42,10 @@ from .metadata import Column, ModelFacts, instance
 __all__ = ["EXCLUDED", "EXPRESSION", "Scope", "narrower_refused"]
 
 EXPRESSION = "tempest_typed.expressions.Expression"
+#: Expressions whose type a context cannot change but for the literal a name or a literal
+#: holds, which fits() reads from the first type's last_known_value: inferring them again
+#: with the column's type as context would give the same answer.
+CONTEXT_FREE = (NameExpr, MemberExpr, StrExpr, IntExpr, FloatExpr, BytesExpr)
 EXCLUDED = "tempest_typed.sql.excluded"
 
 
@@ -102,23 +118,30 @@ class Scope:
     def fits(self, expr: Expression, target: Type) -> tuple[bool, Type]:
         """Whether `expr` is a `target`, and the type it was judged by."""
         first = self.api.lookup_type_or_none(expr)
-        if first is not None and fits(first, target):
-            return True, first
+        if first is not None:
+            ok = fits(first, target)
+            if ok or isinstance(expr, CONTEXT_FREE):
+                return ok, first
         again = self.infer(expr, target)
         return fits(again, target), again
 
     def value(self, col: Column, expr: Expression, label: str | None = None) -> None:
         """Check a value (or sql.* expression) given for `col`."""
         where = label or self.where
-        if callee_name(expr) == EXCLUDED:
+        callee = callee_name(expr)
+        if callee == EXCLUDED:
             self.excluded(expr)
             return
-        if callee_name(expr) in ("tempest_typed.sql.col", "tempest_typed.sql.scalar"):
+        if callee in ("tempest_typed.sql.col", "tempest_typed.sql.scalar"):
             from .references import check_reference  # it imports this module
 
             check_reference(self, col, expr, where)
             return
-        ok, typ = self.fits(expr, self.accepted(col))
+        first = self.api.lookup_type_or_none(expr)
+        if first is not None and fits(first, col.type):  # most values: no union to build
+            ok, typ = True, first
+        else:
+            ok, typ = self.fits(expr, self.accepted(col))
         if ok:
             refused = narrower_refused(col, typ)
             if refused is not None:
@@ -152,26 +175,29 @@ class Scope:
 
 
 #: the subtypes the runtime refuses, though the checker reads them as the column's type:
-#: (column kinds, the subtype's full name, why), worded as ColumnMeta.check_value words it
-NARROWER_REFUSED = (
-    (frozenset({"int", "float", "decimal"}), "builtins.bool", NOT_A_NUMBER),
-    (frozenset({"date"}), "datetime.datetime", NOT_A_DATE),
-)
+#: column kind -> (the subtype's full name, why), worded as ColumnMeta.check_value words it
+NARROWER_REFUSED = {
+    "int": ("builtins.bool", NOT_A_NUMBER),
+    "float": ("builtins.bool", NOT_A_NUMBER),
+    "decimal": ("builtins.bool", NOT_A_NUMBER),
+    "date": ("datetime.datetime", NOT_A_DATE),
+}
 
 
 def narrower_refused(col: Column, typ: Type) -> str | None:
     """Why a value of `typ`, which mypy lets pass as the column's type, is refused at run
     time (a bool for a number, a datetime for a date), or None."""
+    refused = NARROWER_REFUSED.get(col.kind)
+    if refused is None:
+        return None
+    fullname, why = refused
     proper = get_proper_type(typ)
     items = proper.items if isinstance(proper, UnionType) else [proper]
     for item in map(get_proper_type, items):
         if isinstance(item, LiteralType):
             item = item.fallback
-        if not isinstance(item, Instance):
-            continue
-        for kinds, fullname, why in NARROWER_REFUSED:
-            if col.kind in kinds and item.type.has_base(fullname):
-                return why
+        if isinstance(item, Instance) and item.type.has_base(fullname):
+            return why
     return None
 
 

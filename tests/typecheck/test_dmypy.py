@@ -89,3 +89,32 @@ def test_daemon_sees_a_column_type_edited_in_another_module(tmp_path: Path,
         ]
     finally:
         dmypy(tmp_path, "stop")
+
+
+def test_daemon_sees_a_column_of_a_base_model_edited_in_another_module(
+        tmp_path: Path, plugin_config: str) -> None:
+    """Facts of a model are derived from its base models' class bodies too: an edit of only
+    the base's module is seen by the checks of the derived model."""
+    (tmp_path / "mypy.ini").write_text(plugin_config)
+    (tmp_path / "base.py").write_text(
+        "from tempest_typed import Model, column\n"
+        "class Stamped(Model):\n    id: int = column(primary_key=True)\n    created: int = 0\n")
+    (tmp_path / "models.py").write_text(
+        "from base import Stamped\nclass Outbound(Stamped):\n    consumer: str = ''\n")
+    (tmp_path / "app.py").write_text('from tempest_typed import select\nfrom models import Outbound\n'
+                                     'select(Outbound).where({"created": 1, "consumer": "a"})\n')
+    files = ("app.py", "base.py", "models.py")
+    started = dmypy(tmp_path, "start", "--", "--config-file", "mypy.ini",
+                    "--cache-dir", str(tmp_path / "daemon-cache"))
+    assert started.returncode == 0, started.stderr + started.stdout
+    try:
+        assert errors(dmypy(tmp_path, "check", *files)) == []
+        (tmp_path / "base.py").write_text(
+            "from tempest_typed import Model, column\n"
+            "class Stamped(Model):\n    id: int = column(primary_key=True)\n"
+            "    created_at: int = 0\n")
+        warm = errors(dmypy(tmp_path, "check", *files))
+        assert warm == run_mypy(tmp_path, str(tmp_path / "cold")), warm
+        assert any('Outbound has no column "created"' in line for line in warm), warm
+    finally:
+        dmypy(tmp_path, "stop")

@@ -1,0 +1,17 @@
+"""Words that the run-time checks and the mypy plugin both report.
+
+A leaf module (it imports nothing): the plugin reads it at mypy time without loading the
+runtime.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["NOT_A_DATE", "NOT_A_NUMBER"]
+
+#: Why a value that type checkers read as the column's type is refused: bool is a subclass of
+#: int, and datetime of date, but a bool stored as a number or a datetime cut to a date would
+#: not read back as what was written.
+NOT_A_NUMBER: Final = "a bool is not a number here (write 1 or 0)"
+NOT_A_DATE: Final = "a datetime is not a date (pass its .date())"
