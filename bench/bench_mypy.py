@@ -12,12 +12,19 @@ With `--callgrind`, each tempest_typed side runs once, set up the same way, unde
 `valgrind --tool=callgrind` with PYTHONHASHSEED=0, and the instructions it executes are
 printed instead: a count that other processes on the machine do not move.
 
-    python bench/bench_mypy.py [--rounds N] [--queries N] [--callgrind]
+mypy imports the plugin in every run. Without bytecode for the checkout's modules (none
+written yet, and PYTHONDONTWRITEBYTECODE=1 keeps it so), each run compiles the plugin's source
+first; an installed package has its bytecode. The header says which case was measured;
+`--bytecode` compiles the checkout's packages first (what `pip install` does).
+
+    python bench/bench_mypy.py [--rounds N] [--queries N] [--callgrind] [--bytecode]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.util
 import os
 import re
 import shutil
@@ -180,6 +187,21 @@ def instructions(work: Path, ini: str, warm: Path, target: str) -> int:
     return int(found.group(1))
 
 
+def plugin_bytecode() -> str:
+    """Whether the modules mypy imports for the plugin have bytecode, as the header says it."""
+    runtime = [ROOT / "tempest_typed" / name for name in ("__init__.py", "mypy.py", "_wording.py")]
+    sources = [*sorted((ROOT / "mypy_plugin" / "tempest_typed_mypy").glob("*.py")),
+               *(path for path in runtime if path.exists())]
+    missing = 0
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        if not cached.exists() or cached.stat().st_mtime < source.stat().st_mtime:
+            missing += 1
+    if not missing:
+        return "plugin bytecode present"
+    return f"plugin compiled from source in each run ({missing} modules without bytecode)"
+
+
 def main() -> None:
     """Run the benchmark and print one table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -187,7 +209,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=500, help="queries per module")
     parser.add_argument("--callgrind", action="store_true",
                         help="count instructions of one run per tempest_typed side instead")
+    parser.add_argument("--bytecode", action="store_true",
+                        help="compile the checkout's packages to bytecode first")
     args = parser.parse_args()
+    if args.bytecode:
+        for package in (ROOT / "tempest_typed", ROOT / "mypy_plugin"):
+            compileall.compile_dir(package, quiet=1)
     with tempfile.TemporaryDirectory(prefix="bench-mypy-") as tmp:
         work = Path(tmp)
         (work / "models.py").write_text(MODELS)
@@ -211,7 +238,7 @@ def main() -> None:
             from mypy.version import __version__ as version
 
             print(f"mypy {version}, Python {sys.version.split()[0]}, {args.queries} queries, "
-                  "instructions of one run (callgrind, PYTHONHASHSEED=0)")
+                  f"instructions of one run (callgrind, PYTHONHASHSEED=0), {plugin_bytecode()}")
             print(f"{'side':<28}{'instructions':>16}{'vs no plugin':>14}")
             for side, count in counts.items():
                 print(f"{side:<28}{count:>16,}{count / plain:>13.3f}x")
@@ -229,7 +256,8 @@ def main() -> None:
     from mypy.version import __version__ as mypy_version
 
     print(f"mypy {mypy_version}, Python {sys.version.split()[0]}, "
-          f"{args.queries} queries, {args.rounds} rounds (cache of the libraries warm)")
+          f"{args.queries} queries, {args.rounds} rounds (cache of the libraries warm), "
+          f"{plugin_bytecode()}")
     print(f"{'side':<28}{'median s':>10}{'min-max s':>16}{'vs no plugin':>14}")
     for side, values in times.items():
         median = statistics.median(values)
