@@ -49,7 +49,7 @@ async def fresh_queue(url: str, **options: object) -> AsyncIterator[AsyncQueue]:
     """An AsyncQueue of consumer "mail" on a fresh table, dropped afterwards even on failure."""
     engine = create_async_engine(url, pool_size=4)
     queue = AsyncQueue(engine, "mail", model=message_model(table_name("async")),
-                       **options)  # type: ignore[arg-type]
+                       **options)  # type: ignore[arg-type]  # each test passes Queue's own options
     try:
         await queue.drop_table()
         await queue.create_table()
@@ -448,7 +448,7 @@ async def test_bad_input_is_refused_before_anything_is_written(
         with pytest.raises(ValidationError, match="delay"):
             await queue.enqueue_many([Message({"n": 1}), Message({"n": 2}, delay=math.nan)])
         with pytest.raises(ValidationError, match="payload"):
-            await queue.enqueue([1, 2])  # type: ignore[arg-type]
+            await queue.enqueue([1, 2])  # type: ignore[arg-type]  # the bad input under test
         with pytest.raises(ValidationError, match="claim"):
             await queue.claim(0)
         with pytest.raises(ValidationError, match="heartbeat_seconds"):

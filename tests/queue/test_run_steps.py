@@ -39,14 +39,14 @@ def drive(make: Callable[[], Op[Any]], fail_at: set[int], *, caller_tx: bool = F
 
 def op_alone() -> Op[list[Any]]:
     first = yield "one"  # type: ignore[misc]  # statements stand in as strings here
-    second = yield "two"  # type: ignore[misc]
+    second = yield "two"  # type: ignore[misc]  # as above
     return [first, second]
 
 
 def op_in_a_transaction() -> Op[str]:
-    yield "before"  # type: ignore[misc]
+    yield "before"  # type: ignore[misc]  # a statement stands in as a string
     yield BEGIN
-    got = yield "inside"  # type: ignore[misc]
+    got = yield "inside"  # type: ignore[misc]  # as above
     yield COMMIT
     return str(got)
 
