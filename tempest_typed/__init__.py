@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         QueryExecutionError,
         SchemaError,
         TempestError,
+        TransactionAborted,
         TransactionConflict,
         ValidationError,
     )
@@ -61,7 +62,7 @@ __all__ = [
     "Grouped", "Index", "Insert", "IntegrityError", "Join", "LockNotAvailable", "Model",
     "MultipleResultsError", "NoResultError", "QueryExecutionError", "Result", "Row",
     "SchemaError", "Select", "Session", "Statement", "Stream", "Subquery", "TempestError", "Transaction",
-    "TransactionConflict", "Update", "ValidationError", "and_", "column", "create_async_engine",
+    "TransactionAborted", "TransactionConflict", "Update", "ValidationError", "and_", "column", "create_async_engine",
     "create_engine",
     "delete", "insert", "join", "not_", "or_", "select", "sql", "update",
 ]
@@ -77,7 +78,7 @@ _HOMES = {name: home for home, names in {
                "Stream", "Transaction", "create_async_engine", "create_engine"),
     "errors": ("ConfigurationError", "DialectError", "IntegrityError", "LockNotAvailable",
                "MultipleResultsError", "NoResultError", "QueryExecutionError", "SchemaError",
-               "TempestError", "TransactionConflict", "ValidationError"),
+               "TempestError", "TransactionAborted", "TransactionConflict", "ValidationError"),
     "model": ("UNSET", "Index", "Model", "column"),
     "row": ("Row",),
     "statements": ("Condition", "Delete", "Grouped", "Insert", "Join", "Select", "Statement",

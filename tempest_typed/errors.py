@@ -16,6 +16,7 @@ __all__ = [
     "SchemaDifference",
     "SchemaError",
     "TempestError",
+    "TransactionAborted",
     "TransactionConflict",
     "ValidationError",
 ]
@@ -81,6 +82,11 @@ class LockNotAvailable(QueryExecutionError):
 class TransactionConflict(QueryExecutionError):
     """The database aborted the transaction to resolve a conflict (a deadlock, or a
     serialization failure); it was rolled back whole and can be run again."""
+
+
+class TransactionAborted(TempestError):
+    """A statement in this transaction failed: it can only roll back (the first failure is
+    the `__cause__`); nothing of it commits."""
 
 
 class NoResultError(TempestError, LookupError):

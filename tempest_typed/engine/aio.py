@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
-from ..errors import TempestError, TransactionConflict
+from ..errors import TempestError, TransactionAborted, TransactionConflict
 from ..statements.base import Statement
 from . import core
 from .core import EngineCore, SessionCore, Step, Steps, log_ok, log_step, logger, paused, resume
@@ -31,17 +31,16 @@ R = TypeVar("R")
 class AsyncSession(SessionCore):
     """One connection: each execute() commits on its own unless inside transaction()."""
 
+    _user_of = staticmethod(asyncio.current_task)
+    _user_kind = "task"
+
     def __init__(self, engine: AsyncEngine) -> None:
         super().__init__(engine)
         self._io = engine._io
-        #: a stream whose loop was left early: closed before the session runs anything else
-        self._open_stream: AsyncStream[Any] | None = None
 
     # -- connection -------------------------------------------------------------------------
 
     async def _connection(self) -> Any:
-        if self._open_stream is not None:
-            await self._open_stream.aclose()
         if self._conn is None:
             if self._closed:
                 raise self._closed_error()
@@ -50,17 +49,24 @@ class AsyncSession(SessionCore):
 
     async def close(self) -> None:
         """Give the connection back to the pool (rolling back an open transaction)."""
-        if self._open_stream is not None:
-            await self._open_stream.aclose()
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            if self._depth and not self._broken:
+        self._hold()
+        try:
+            if self._stream is not None:
                 try:
-                    await self._io.call("rollback", conn)
-                except Exception:
+                    await self._drive(self._settle_stream_steps(0))
+                except TempestError:
                     self._broken = True
-            await self._io.release(conn, broken=self._broken)
-        self._closed = True
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                if self._depth and not self._broken:
+                    try:
+                        await self._io.call("rollback", conn)
+                    except Exception:
+                        self._broken = True
+                await self._io.release(conn, broken=self._broken)
+            self._closed = True
+        finally:
+            self._unhold()
 
     async def __aenter__(self) -> AsyncSession:
         return self
@@ -124,54 +130,105 @@ class AsyncSession(SessionCore):
 
     async def execute(self, stmt: Statement[R]) -> Result[R]:
         """Run a statement and fetch its rows, as model instances or Rows."""
-        await self._connection()  # first: MySQL and MariaDB are told apart on connecting
-        prepared, params = self._plan(stmt)
-        if params is None:
-            return await self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
-        rows, count = await self._run(prepared.sql, params)
-        return prepared.result(rows, count)
+        self._hold()
+        try:
+            if self._stream is not None:
+                await self._drive(self._settle_stream_steps())
+            await self._connection()  # first: MySQL and MariaDB are told apart on connecting
+            prepared, params = self._plan(stmt)
+            if params is None:
+                return await self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
+            rows, count = await self._run(prepared.sql, params)
+            return prepared.result(rows, count)
+        finally:
+            self._unhold()
 
     async def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
         core.check_params(params)
-        rows, count = await self._run(sql, tuple(params) if params else None)
-        return Result(rows, count, sql)
+        self._hold()
+        try:
+            if self._stream is not None:
+                await self._drive(self._settle_stream_steps())
+            self._check_usable()
+            rows, count = await self._run(sql, tuple(params) if params else None)
+            return Result(rows, count, sql)
+        finally:
+            self._unhold()
 
     def stream(self, stmt: Statement[R], *, chunk_size: int = core.STREAM_CHUNK) -> AsyncStream[R]:
         """The rows of a select as they arrive, chunk_size at a time (async for, async with)."""
-        return AsyncStream(self, stmt, chunk_size)
+        return AsyncStream(self, stmt, core.check_chunk_size(chunk_size))
+
+    async def _next_chunk(self, stream: AsyncStream[Any]) -> core.Chunk | None:
+        """The next rows of `stream` (opening its cursor on first use), None at its end."""
+        self._hold()
+        try:
+            state = stream._state
+            if state is None:
+                if self._stream is not None:
+                    await self._drive(self._settle_stream_steps())
+                await self._connection()
+                state = stream._state = self._open_stream_state(
+                    stream, stream._stmt, stream._chunk_size)
+            return await self._drive(self._next_chunk_steps(state))  # type: ignore[no-any-return]  # the steps end with a Chunk or None
+        finally:
+            self._unhold()
+
+    async def _close_stream(self, state: core.StreamState) -> None:
+        """Close a stream's cursor (the stream's loop was left)."""
+        self._hold()
+        try:
+            await self._drive(self._close_stream_steps(state))
+        finally:
+            self._unhold()
 
     # -- transactions -----------------------------------------------------------------------
 
     @asynccontextmanager
     async def transaction(self, isolation: str | None = None,
                           read_only: bool = False) -> AsyncIterator[AsyncSession]:
-        """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT."""
-        await self._connection()
-        steps = self._transaction_steps(isolation, read_only)
-        await self._drive(steps)
+        """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT.
+
+        A statement that fails inside makes the transaction (or this savepoint) able only
+        to roll back: later statements and the block's normal end raise TransactionAborted.
+        """
+        self._hold()
         try:
-            yield self
-        except BaseException as exc:
-            await self._drive(steps, exc)
-            raise
-        await self._drive(steps)
+            if self._stream is not None:
+                await self._drive(self._settle_stream_steps())
+            await self._connection()
+            steps = self._transaction_steps(isolation, read_only)
+            await self._drive(steps)
+            level = self._depth
+            try:
+                yield self
+            except BaseException as exc:
+                if self._stream is not None:
+                    await self._drive(self._settle_stream_steps(level, failed=True))
+                await self._drive(steps, exc)
+                raise
+            if self._stream is not None:
+                await self._drive(self._settle_stream_steps(level))
+            await self._drive(steps)
+        finally:
+            self._unhold()
 
 
 class AsyncStream(Generic[R]):
-    """The rows of one select as they arrive: `async for` once; leaving early (break, an
-    exception) closes the cursor at the latest when the session runs its next statement or
-    closes; `async with` closes it at the end of the block."""
+    """The rows of one select as they arrive: `async for` once. A loop left early (break,
+    an exception) closes the cursor when the stream object is dropped, at the latest when
+    the session runs its next statement or closes; `async with` closes it at the end of
+    the block."""
 
     def __init__(self, session: AsyncSession, stmt: Statement[R], chunk_size: int) -> None:
         self._session = session
         self._stmt = stmt
         self._chunk_size = chunk_size
-        self._steps: Steps | None = None
+        self._state: core.StreamState | None = None
         self._rows: list[Any] = []
         self._at = 0
         self._done = False
-        self._closing: asyncio.Future[None] | None = None
 
     def __aiter__(self) -> AsyncStream[R]:
         return self
@@ -181,20 +238,15 @@ class AsyncStream(Generic[R]):
         while self._at >= len(self._rows):
             if self._done:
                 raise StopAsyncIteration
-            session = self._session
-            if self._steps is None:
-                await session._connection()
-                self._steps = session._stream_steps(self._stmt, self._chunk_size)
-                session._open_stream = self
             try:
-                out = await session._drive(self._steps)
+                chunk = await self._session._next_chunk(self)
             except BaseException:
                 self._finished()
                 raise
-            if type(out) is not core.Chunk:
+            if chunk is None:
                 self._finished()
                 raise StopAsyncIteration
-            self._rows, self._at = out, 0
+            self._rows, self._at = chunk, 0
         row: R = self._rows[self._at]
         self._at += 1
         return row
@@ -202,20 +254,15 @@ class AsyncStream(Generic[R]):
     def _finished(self) -> None:
         self._done = True
         self._rows, self._at = [], 0
-        if self._session._open_stream is self:
-            self._session._open_stream = None
 
     async def aclose(self) -> None:
         """Close the cursor (and end the transaction stream() began); the session stays."""
-        if self._closing is None:
-            self._closing = asyncio.ensure_future(self._close())
-        await self._closing
-
-    async def _close(self) -> None:
-        steps, done = self._steps, self._done
+        if self._done:
+            return
         self._finished()
-        if steps is not None and not done:
-            await self._session._drive(steps, core.StreamClosed())
+        state = self._state
+        if state is not None and not state.finished and not self._session._closed:
+            await self._session._close_stream(state)
 
     async def __aenter__(self) -> AsyncStream[R]:
         return self
@@ -278,10 +325,11 @@ class AsyncEngine(EngineCore):
             try:
                 async with self.transaction(isolation, read_only) as tx:
                     return await work(tx)
-            except TransactionConflict as exc:
-                if attempt == retries:
+            except (TransactionConflict, TransactionAborted) as exc:
+                conflict = core.conflict_of(exc)
+                if conflict is None or attempt == retries:
                     raise
-                await asyncio.sleep(core.retry_pause(attempt, retries, exc))
+                await asyncio.sleep(core.retry_pause(attempt, retries, conflict))
         raise AssertionError("unreachable")  # the last attempt returned or raised
 
     async def execute(self, stmt: Statement[R]) -> Result[R]:

@@ -17,8 +17,10 @@ around their own driver call, so its hot path does no more work than before.
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Generator, Sequence
+import weakref
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 from ..dialects import CompiledShape, Dialect
@@ -27,6 +29,8 @@ from ..errors import (
     ConfigurationError,
     QueryExecutionError,
     TempestError,
+    TransactionAborted,
+    TransactionConflict,
     ValidationError,
 )
 from ..model import meta_of
@@ -195,6 +199,13 @@ def check_retries(retries: object) -> None:
         raise ConfigurationError(f"retries must be an int of at least 0, got {retries!r}")
 
 
+def conflict_of(exc: TransactionConflict | TransactionAborted) -> TransactionConflict | None:
+    """The conflict that makes a transaction safe to run again: the error itself, or what
+    aborted the transaction (the work caught the conflict and went on)."""
+    cause = exc if isinstance(exc, TransactionConflict) else exc.__cause__
+    return cause if isinstance(cause, TransactionConflict) else None
+
+
 def retry_pause(attempt: int, retries: int, exc: QueryExecutionError) -> float:
     """The pause before running a conflicted transaction again (logged)."""
     import random
@@ -228,6 +239,30 @@ class StreamClosed(Exception):
     """Thrown into stream steps when the caller leaves the loop early."""
 
 
+class StreamState:
+    """An open stream: its cursor steps, and the rows read ahead of the caller's loop.
+
+    A session runs one statement at a time on its connection. When it must run another
+    while a stream's cursor is open there, and the cursor cannot stay open beside it (MySQL's
+    unbuffered reads; a cursor outside the caller's transaction, whose own transaction or
+    read would hold back the statement's commit), the rest of the stream is read ahead
+    first, so the loop still gets every row. A stream whose loop was left and whose object
+    is gone is closed instead.
+    """
+
+    __slots__ = ("ahead", "depth", "error", "finished", "steps", "user")
+
+    def __init__(self, steps: Steps, user: object, depth: int) -> None:
+        self.steps = steps
+        #: the stream object the caller iterates (a weak reference: gone once it is dropped)
+        self.user = weakref.ref(user)
+        #: the transaction level it was opened in (0: outside the caller's transactions)
+        self.depth = depth
+        self.ahead: list[Chunk] = []
+        self.error: BaseException | None = None
+        self.finished = False
+
+
 def resume(steps: Steps, value: Any, exc: BaseException | None) -> tuple[Any, Any]:
     """Advance the steps with the outcome of the last one: (the next step, None), or
     (None, what the steps returned) once they are done."""
@@ -251,6 +286,12 @@ def control(name: str, *args: Any) -> Step:
 class SessionCore:
     """A session's state and the logic both shells share; the shells run the steps."""
 
+    #: who is using the session now: the thread's ident (Session) or the asyncio task
+    #: (AsyncSession)
+    _user_of: Callable[[], object] = staticmethod(threading.get_ident)
+    #: how the rule of one user at a time names that user
+    _user_kind = "thread"
+
     def __init__(self, engine: EngineCore) -> None:
         self._engine = engine
         self._driver: Driver = engine._driver
@@ -259,6 +300,63 @@ class SessionCore:
         self._depth = 0
         self._savepoints = 0
         self._closed = False
+        #: the first failure of a statement in the open transaction, and the transaction
+        #: level (1 the outermost, 2 its first savepoint...) that it leaves able only to roll
+        #: back
+        self._aborted: QueryExecutionError | None = None
+        self._aborted_at = 0
+        #: the thread or task using the session, and how many uses of it are open (a
+        #: statement, a transaction, a stream's fetch): one user at a time
+        self._user: object = None
+        self._uses = 0
+        self._use_lock = threading.Lock()
+        #: the stream whose cursor is open on this session's connection
+        self._stream: StreamState | None = None
+
+    # -- one user at a time ---------------------------------------------------------------
+
+    def _hold(self) -> None:
+        """Begin a use of the session by the calling thread or task; TempestError while
+        another one uses it."""
+        me = self._user_of()
+        with self._use_lock:
+            if self._uses and self._user != me:
+                raise self._in_use_error()
+            self._user = me
+            self._uses += 1
+
+    def _unhold(self) -> None:
+        """End a use begun by _hold()."""
+        with self._use_lock:
+            self._uses -= 1
+            if not self._uses:
+                self._user = None
+
+    def _in_use_error(self) -> TempestError:
+        kind = self._user_kind
+        what = "inside a transaction" if self._depth else "running a statement"
+        return TempestError(
+            f"this session is in use by another {kind} ({what}): a session and its "
+            f"transactions belong to one {kind} at a time. Open a session per {kind} "
+            f"(engine.session() or engine.transaction()); the engine is shared"
+        )
+
+    @staticmethod
+    def _aborted_error(first: QueryExecutionError) -> TransactionAborted:
+        """The error of a statement, or a normal end, in a transaction `first` aborted."""
+        error = TransactionAborted(
+            f"a statement in this transaction failed, so it can only roll back; leave the "
+            f"`with` block (it rolls back), or run a statement that may fail in a nested "
+            f"transaction() (a savepoint), which rolls back alone. The failure: "
+            f"{first.message}"
+        )
+        error.__cause__ = first
+        return error
+
+    def _check_usable(self) -> None:
+        """Refuse a statement in a transaction that a failed statement aborted."""
+        if self._aborted is not None:
+            raise self._aborted_error(self._aborted)
 
     def _closed_error(self) -> TempestError:
         return TempestError("this session is closed; open a new one with engine.session()")
@@ -276,11 +374,17 @@ class SessionCore:
         if started is not None:
             logger.info("%s %s failed after %.3f ms: %s", sql, _shown(params, many),
                         (time.perf_counter() - started) * 1000, exc)
-        return driver.translate(exc, sql, params or ())
+        error = driver.translate(exc, sql, params or ())
+        if self._depth and self._aborted is None:
+            # PostgreSQL's rule on every database: the transaction can only roll back now.
+            self._aborted, self._aborted_at = error, self._depth
+        return error
 
     def _plan(self, stmt: Statement[Any]) -> tuple[_Prepared, Sequence[object] | None]:
         """The prepared form and parameters of a statement; None for parameters when it runs
         as several statements (`_execute_steps`)."""
+        if self._aborted is not None:
+            raise self._aborted_error(self._aborted)
         check_guarded(stmt)
         engine = self._engine
         prepared = engine._prepared_for(stmt)
@@ -374,29 +478,41 @@ class SessionCore:
     def _transaction_steps(self, isolation: str | None, read_only: bool,
                            body: Steps | None = None) -> Steps:
         """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT. With no `body`
-        the steps pause at BODY while the caller's block runs."""
+        the steps pause at BODY while the caller's block runs.
+
+        A statement that fails inside leaves its level (the transaction, or the savepoint it
+        ran in) able only to roll back: the level's normal end then rolls back and raises
+        TransactionAborted, the first failure as its cause.
+        """
         if self._depth:
             if isolation or read_only:
                 raise ConfigurationError(
                     "a nested transaction is a savepoint of the outer one: it cannot set "
                     "isolation or read_only; set them on the outermost transaction()"
                 )
+            self._check_usable()
             self._savepoints += 1
             name = f"tempest_sp_{self._savepoints}"
             yield control("savepoint", name)
             self._depth += 1
+            level = self._depth
             try:
                 result = yield from self._body(body)
             except GeneratorExit:  # abandoned by its shell: nothing more can run
-                self._depth -= 1
+                self._leave(level)
                 raise
             except BaseException:
-                self._depth -= 1
+                self._leave(level)
                 if not self._broken:
                     yield control("rollback_to", name)
                     yield control("release_savepoint", name)
                 raise
-            self._depth -= 1
+            first = self._leave(level)
+            if first is not None:
+                if not self._broken:
+                    yield control("rollback_to", name)
+                    yield control("release_savepoint", name)
+                raise self._aborted_error(first)
             yield control("release_savepoint", name)
             return result
         try:
@@ -413,13 +529,18 @@ class SessionCore:
         try:
             result = yield from self._body(body)
         except GeneratorExit:  # abandoned by its shell: closing the session rolls back
+            self._leave(1)
             raise
         except BaseException:
-            self._depth = 0
+            self._leave(1)
             yield from self._roll_back()
             yield from self._end_transaction()
             raise
-        self._depth = 0
+        first = self._leave(1)
+        if first is not None:
+            yield from self._roll_back()
+            yield from self._end_transaction()
+            raise self._aborted_error(first)
         try:
             yield control("commit")
         except TempestError:
@@ -428,6 +549,15 @@ class SessionCore:
             raise
         yield from self._end_transaction()
         return result
+
+    def _leave(self, level: int) -> QueryExecutionError | None:
+        """Close transaction level `level`: the failure that aborted it, if one did."""
+        self._depth = level - 1
+        first = self._aborted
+        if first is None or self._aborted_at < level:
+            return None
+        self._aborted, self._aborted_at = None, 0
+        return first
 
     @staticmethod
     def _body(body: Steps | None) -> Steps:
@@ -468,6 +598,105 @@ class SessionCore:
         if self._depth or not self._driver.stream_needs_transaction:
             return (yield from rows)
         return (yield from self._transaction_steps(None, False, rows))
+
+    def _open_stream_state(self, user: object, stmt: Statement[Any],
+                           chunk_size: object) -> StreamState:
+        """Register a new stream of `stmt` for the stream object `user` (nothing runs yet)."""
+        self._check_usable()
+        state = StreamState(self._stream_steps(stmt, chunk_size), user, self._depth)
+        self._stream = state
+        return state
+
+    def _next_chunk_steps(self, state: StreamState) -> Steps:
+        """The stream's next rows (a Chunk), or None at its end."""
+        if state.ahead:
+            return state.ahead.pop(0)
+        if state.error is not None:
+            error, state.error = state.error, None
+            raise error
+        if state.finished:
+            return None
+        self._check_usable()
+        return (yield from self._relay(state, once=True))
+
+    def _relay(self, state: StreamState, *, once: bool) -> Steps:
+        """Run the stream's steps: to its next chunk (`once`), or to its end, reading the
+        chunks ahead. A failure of the steps ends the stream: raised (`once`), or kept for
+        the stream's loop."""
+        value: Any = None
+        exc: BaseException | None = None
+        while True:
+            try:
+                step, _ = resume(state.steps, value, exc)
+            except BaseException as failed:
+                self._stream_done(state)
+                if once:
+                    raise
+                state.error = failed
+                return None
+            if step is None:
+                self._stream_done(state)
+                return None
+            if type(step) is Chunk:
+                if once:
+                    return step
+                state.ahead.append(step)
+                value, exc = None, None
+                continue
+            try:
+                value, exc = (yield step), None
+            except BaseException as failed:
+                value, exc = None, failed
+
+    def _stream_done(self, state: StreamState) -> None:
+        state.finished = True
+        if self._stream is state:
+            self._stream = None
+
+    def _settle_stream_steps(self, ending: int | None = None, failed: bool = False) -> Steps:
+        """Make way for another use of the connection while a stream is open.
+
+        Before a statement (`ending` None) the cursor stays open where it can beside the
+        statement (inside the caller's transaction, on a driver whose cursors allow it);
+        otherwise the rest of the stream is read ahead. When transaction level `ending`
+        ends (0: the session closes), a stream opened inside it is read ahead, or closed if
+        the level `failed` (its loop, if still running, then raises). A stream whose object
+        is gone is closed.
+        """
+        state = self._stream
+        if state is None:
+            return
+        if state.user() is None:
+            yield from self._close_stream_steps(state)
+            return
+        if ending is not None and (ending == 0 or failed) and state.depth >= ending:
+            yield from self._close_stream_steps(state)
+            why = "its session closed" if ending == 0 else "its transaction failed"
+            state.error = TempestError(
+                f"this stream was closed before its loop ended: {why}; iterate a stream "
+                "inside the block that opened it"
+            )
+            return
+        coexists = self._driver.stream_coexists and state.depth > 0
+        if not coexists or (ending is not None and state.depth >= ending):
+            yield from self._relay(state, once=False)
+
+    def _close_stream_steps(self, state: StreamState) -> Steps:
+        """Close the stream's cursor (and end the transaction stream() began)."""
+        if state.finished:
+            return
+        self._stream_done(state)
+        try:
+            step, _ = resume(state.steps, None, StreamClosed())
+            while step is not None:
+                try:
+                    value = yield step
+                except BaseException as failed:
+                    step, _ = resume(state.steps, None, failed)
+                else:
+                    step, _ = resume(state.steps, value, None)
+        except StreamClosed:
+            pass
 
     def _cursor_steps(self, prepared: _Prepared, params: Sequence[object], size: int) -> Steps:
         sql = prepared.sql

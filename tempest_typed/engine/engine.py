@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
-from ..errors import TransactionConflict
+from ..errors import TempestError, TransactionAborted, TransactionConflict
 from ..statements.base import Statement
 from .core import (
     STREAM_CHUNK,
@@ -22,9 +22,11 @@ from .core import (
     SessionCore,
     Step,
     Steps,
-    StreamClosed,
+    StreamState,
+    check_chunk_size,
     check_params,
     check_retries,
+    conflict_of,
     log_ok,
     log_step,
     logger,
@@ -55,15 +57,24 @@ class Session(SessionCore):
 
     def close(self) -> None:
         """Give the connection back to the pool (rolling back an open transaction)."""
-        if self._conn is not None:
-            conn, self._conn = self._conn, None
-            if self._depth and not self._broken:
+        self._hold()
+        try:
+            if self._stream is not None:
                 try:
-                    self._driver.rollback(conn)
-                except Exception:
+                    self._drive(self._settle_stream_steps(0))
+                except TempestError:
                     self._broken = True
-            self._driver.release(conn, broken=self._broken)
-        self._closed = True
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                if self._depth and not self._broken:
+                    try:
+                        self._driver.rollback(conn)
+                    except Exception:
+                        self._broken = True
+                self._driver.release(conn, broken=self._broken)
+            self._closed = True
+        finally:
+            self._unhold()
 
     def __enter__(self) -> Session:
         return self
@@ -128,63 +139,109 @@ class Session(SessionCore):
 
     def execute(self, stmt: Statement[R]) -> Result[R]:
         """Run a statement and fetch its rows, as model instances or Rows."""
-        prepared, params = self._plan(stmt)
-        if params is None:
-            return self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
-        rows, count = self._run(prepared.sql, params)
-        return prepared.result(rows, count)
+        self._hold()
+        try:
+            if self._stream is not None:
+                self._drive(self._settle_stream_steps())
+            prepared, params = self._plan(stmt)
+            if params is None:
+                return self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
+            rows, count = self._run(prepared.sql, params)
+            return prepared.result(rows, count)
+        finally:
+            self._unhold()
 
     def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
         check_params(params)
-        # No parameters: pass None, so that a literal % in the SQL is not read as a placeholder.
-        rows, count = self._run(sql, tuple(params) if params else None)
-        return Result(rows, count, sql)
+        self._hold()
+        try:
+            if self._stream is not None:
+                self._drive(self._settle_stream_steps())
+            self._check_usable()
+            # No parameters: pass None, so that a literal % in the SQL is not read as a
+            # placeholder.
+            rows, count = self._run(sql, tuple(params) if params else None)
+            return Result(rows, count, sql)
+        finally:
+            self._unhold()
 
     def stream(self, stmt: Statement[R], *, chunk_size: int = STREAM_CHUNK) -> Stream[R]:
         """The rows of a select as they arrive, chunk_size at a time (for ... in, or with)."""
-        return Stream(self, self._stream_steps(stmt, chunk_size))
+        return Stream(self, stmt, check_chunk_size(chunk_size))
+
+    def _next_chunk(self, stream: Stream[Any]) -> Chunk | None:
+        """The next rows of `stream` (opening its cursor on first use), None at its end."""
+        self._hold()
+        try:
+            state = stream._state
+            if state is None:
+                if self._stream is not None:
+                    self._drive(self._settle_stream_steps())
+                state = stream._state = self._open_stream_state(
+                    stream, stream._stmt, stream._chunk_size)
+            return self._drive(self._next_chunk_steps(state))  # type: ignore[no-any-return]  # the steps end with a Chunk or None
+        finally:
+            self._unhold()
+
+    def _close_stream(self, state: StreamState) -> None:
+        """Close a stream's cursor (the stream's loop was left)."""
+        self._hold()
+        try:
+            self._drive(self._close_stream_steps(state))
+        finally:
+            self._unhold()
 
     # -- transactions -----------------------------------------------------------------------
 
     @contextmanager
     def transaction(self, isolation: str | None = None,
                     read_only: bool = False) -> Iterator[Session]:
-        """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT."""
-        self._connection()
-        steps = self._transaction_steps(isolation, read_only)
-        self._drive(steps)
+        """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT.
+
+        A statement that fails inside makes the transaction (or this savepoint) able only
+        to roll back: later statements and the block's normal end raise TransactionAborted.
+        """
+        self._hold()
         try:
-            yield self
-        except BaseException as exc:
-            self._drive(steps, exc)
-            raise
-        self._drive(steps)
+            if self._stream is not None:
+                self._drive(self._settle_stream_steps())
+            self._connection()
+            steps = self._transaction_steps(isolation, read_only)
+            self._drive(steps)
+            level = self._depth
+            try:
+                yield self
+            except BaseException as exc:
+                if self._stream is not None:
+                    self._drive(self._settle_stream_steps(level, failed=True))
+                self._drive(steps, exc)
+                raise
+            if self._stream is not None:
+                self._drive(self._settle_stream_steps(level))
+            self._drive(steps)
+        finally:
+            self._unhold()
 
 
 class Stream(Generic[R]):
     """The rows of one select as they arrive: iterate once; leaving early closes the cursor."""
 
-    def __init__(self, session: Session, steps: Steps) -> None:
+    def __init__(self, session: Session, stmt: Statement[R], chunk_size: int) -> None:
         self._session = session
-        self._steps = steps
-        self._started = False
+        self._stmt = stmt
+        self._chunk_size = chunk_size
+        self._state: StreamState | None = None
         self._done = False
 
     def __iter__(self) -> Iterator[R]:
         """The rows, chunk by chunk; a loop left early (break, exception) closes the cursor."""
         try:
             while not self._done:
-                self._started = True
-                try:
-                    out = self._session._drive(self._steps)
-                except BaseException:
-                    self._done = True  # the steps are over: they closed what they opened
-                    raise
-                if type(out) is not Chunk:
-                    self._done = True
+                chunk = self._session._next_chunk(self)
+                if chunk is None:
                     return
-                yield from out
+                yield from chunk
         finally:
             self.close()
 
@@ -193,10 +250,9 @@ class Stream(Generic[R]):
         if self._done:
             return
         self._done = True
-        if self._started and not self._session._closed:
-            self._session._drive(self._steps, StreamClosed())
-        else:  # never started, or its session (and the cursor with it) is gone already
-            self._steps.close()
+        state = self._state
+        if state is not None and not state.finished and not self._session._closed:
+            self._session._close_stream(state)
 
     def __enter__(self) -> Stream[R]:
         return self
@@ -253,10 +309,11 @@ class Engine(EngineCore):
             try:
                 with self.transaction(isolation, read_only) as tx:
                     return work(tx)
-            except TransactionConflict as exc:
-                if attempt == retries:
+            except (TransactionConflict, TransactionAborted) as exc:
+                conflict = conflict_of(exc)
+                if conflict is None or attempt == retries:
                     raise
-                time.sleep(retry_pause(attempt, retries, exc))
+                time.sleep(retry_pause(attempt, retries, conflict))
         raise AssertionError("unreachable")  # the last attempt returned or raised
 
     def execute(self, stmt: Statement[R]) -> Result[R]:

@@ -147,3 +147,6 @@ def fresh(engine: Engine) -> Iterator[Fresh]:
     yield make
     if created:
         engine.drop_all(*created)
+
+
+from .both_engines import db, url  # noqa: E402, F401  # the fixtures of both engines (after the models they use)

@@ -8,13 +8,9 @@ every line below is a statement of what both engines do.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from tempest_typed import (
     AsyncEngine,
@@ -25,6 +21,7 @@ from tempest_typed import (
     Row,
     SchemaError,
     TempestError,
+    TransactionAborted,
     ValidationError,
     create_async_engine,
     create_engine,
@@ -35,127 +32,11 @@ from tempest_typed import (
     update,
 )
 
+from .both_engines import SyncEngine
 from .conftest import Child, Item, Parent
 
 pytestmark = pytest.mark.asyncio
 
-
-# -- the adapter: the blocking engine, awaitable -------------------------------------------
-
-
-class _SyncStream:
-    """A blocking Stream seen through `async for` / `async with`."""
-
-    def __init__(self, stream: Any) -> None:
-        self._stream = stream
-        self._rows: Iterator[Any] | None = None
-
-    def __aiter__(self) -> _SyncStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        if self._rows is None:
-            self._rows = iter(self._stream)
-        try:
-            return next(self._rows)
-        except StopIteration:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        self._stream.close()
-
-    async def __aenter__(self) -> _SyncStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._stream.close()
-
-
-class _SyncSession:
-    def __init__(self, session: Any) -> None:
-        self._s = session
-
-    async def execute(self, stmt: Any) -> Any:
-        return self._s.execute(stmt)
-
-    async def execute_sql(self, sql: str, params: Any = ()) -> Any:
-        return self._s.execute_sql(sql, params)
-
-    @asynccontextmanager
-    async def transaction(self, *args: Any, **kwargs: Any) -> AsyncIterator[_SyncSession]:
-        with self._s.transaction(*args, **kwargs):
-            yield self
-
-    def stream(self, stmt: Any, **kwargs: Any) -> _SyncStream:
-        return _SyncStream(self._s.stream(stmt, **kwargs))
-
-    @property
-    def in_transaction(self) -> bool:
-        return bool(self._s.in_transaction)
-
-
-class _SyncEngine:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.dialect = engine.dialect
-
-    async def execute(self, stmt: Any) -> Any:
-        return self.engine.execute(stmt)
-
-    async def execute_sql(self, sql: str, params: Any = ()) -> Any:
-        return self.engine.execute_sql(sql, params)
-
-    async def create_all(self, *models: type) -> None:
-        self.engine.create_all(*models)
-
-    async def drop_all(self, *models: type) -> None:
-        self.engine.drop_all(*models)
-
-    async def check_schema(self, *models: type) -> None:
-        self.engine.check_schema(*models)
-
-    async def dispose(self) -> None:
-        self.engine.dispose()
-
-    @asynccontextmanager
-    async def session(self) -> AsyncIterator[_SyncSession]:
-        with self.engine.session() as s:
-            yield _SyncSession(s)
-
-    @asynccontextmanager
-    async def transaction(self, *args: Any, **kwargs: Any) -> AsyncIterator[_SyncSession]:
-        with self.engine.transaction(*args, **kwargs) as tx:
-            yield _SyncSession(tx)
-
-
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each database in turn (this run's schema/database on the servers)."""
-    if request.param == "postgresql":
-        return str(request.getfixturevalue("pg_url"))
-    if request.param == "mysql":
-        return str(request.getfixturevalue("mysql_url"))
-    return f"sqlite:///{tmp_path / 'contract.db'}"
-
-
-@pytest_asyncio.fixture(params=["sync", "async"])
-async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
-    """Both engines on `url`, with empty eng_items, eng_parents and eng_children tables."""
-    engine: Any
-    if request.param == "sync":
-        engine = _SyncEngine(create_engine(url))
-    else:
-        engine = create_async_engine(url)
-    models = (Item, Parent, Child)
-    try:
-        await engine.drop_all(*models)
-        await engine.create_all(*models)
-        yield engine
-    finally:
-        try:
-            await engine.drop_all(*models)
-        finally:
-            await engine.dispose()
 
 
 async def _fill(db: Any, n: int) -> None:
@@ -225,11 +106,13 @@ async def test_a_nested_transaction_is_a_savepoint(db: Any) -> None:
 async def test_isolation_and_read_only(db: Any) -> None:
     async with db.transaction(isolation="serializable") as tx:
         await tx.execute(insert(Item).values({"name": "a"}))
-    async with db.transaction(read_only=True) as tx:
-        assert len((await tx.execute(select(Item))).all()) == 1
-        with pytest.raises(QueryExecutionError) as refused:
-            await tx.execute(insert(Item).values({"name": "b"}))
-        assert refused.value.__cause__ is not None
+    with pytest.raises(TransactionAborted) as aborted:
+        async with db.transaction(read_only=True) as tx:
+            assert len((await tx.execute(select(Item))).all()) == 1
+            with pytest.raises(QueryExecutionError) as refused:
+                await tx.execute(insert(Item).values({"name": "b"}))
+            assert refused.value.__cause__ is not None
+    assert aborted.value.__cause__ is refused.value  # the refused write ended the transaction
     with pytest.raises(ConfigurationError, match="isolation level"):
         async with db.transaction(isolation="sometimes"):
             pass
@@ -307,7 +190,7 @@ async def test_create_all_again_is_harmless_and_a_different_table_is_a_schema_er
 
 
 async def test_an_engine_used_after_dispose_raises_tempest_error(url: str) -> None:
-    for engine in (_SyncEngine(create_engine(url)), create_async_engine(url)):
+    for engine in (SyncEngine(create_engine(url)), create_async_engine(url)):
         assert (await engine.execute_sql("SELECT 1")).scalar() == 1
         await engine.dispose()
         with pytest.raises(TempestError):

@@ -124,6 +124,9 @@ class Driver:
     #: True when a cursor left open on the server lives only inside a transaction
     #: (PostgreSQL's named cursors): stream() outside one opens one for the stream's length
     stream_needs_transaction: ClassVar[bool] = False
+    #: True when another statement can run on the connection while a stream's cursor is
+    #: open there, inside a transaction (not MySQL's unbuffered reads)
+    stream_coexists: ClassVar[bool] = True
 
     def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None, size: int) -> Any:
         """Execute a select on a cursor that fetches as asked (stream()): the cursor."""

@@ -189,6 +189,9 @@ class PyMySQLDriver(Driver):
             for sql in begin_statements(isolation, read_only):
                 cur.execute(sql)
 
+    #: an unbuffered cursor holds the connection until its last row is read
+    stream_coexists: ClassVar[bool] = False
+
     @override
     def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None, size: int) -> Any:
         # An unbuffered cursor reads rows off the socket as fetched; closing it early reads
