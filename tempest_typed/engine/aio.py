@@ -1,26 +1,33 @@
-"""The asyncio engine: sessions, transactions and streams whose waits are awaited.
+"""Sessions, transactions and streams on a driver that waits: the engine's shell.
 
-The logic is engine/core.py's, shared with the blocking engine (engine.py); this shell awaits
-each driver call. An AsyncEngine is shared by every task of its event loop; an AsyncSession
-is one connection, for one task at a time.
+The logic is engine/core.py's; this shell only waits for each driver call. It is written
+once, for asyncio (aio.py: AsyncEngine, AsyncSession), and the blocking engine (engine.py:
+Engine, Session) is generated from it by tools/async_to_sync.py. An engine is shared by every
+thread or task; a session is one connection, for one thread or task at a time.
 """
 
 from __future__ import annotations
 
-import asyncio
+import asyncio  # async only
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import (  # sync: from collections.abc import Callable, Iterator, Sequence
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Sequence,
+)
 from contextlib import asynccontextmanager
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
-from ..errors import TempestError, TransactionAborted, TransactionConflict
+from ..errors import ConfigurationError, TempestError, TransactionAborted, TransactionConflict
 from ..statements.base import Statement
 from . import core
 from .core import EngineCore, SessionCore, Step, Steps, log_ok, log_step, logger, paused, resume
-from .drivers.base import AsyncDriver, Listener, ThreadedDriver
-from .options import driver_for
+from .drivers.base import AsyncDriver, Listener  # sync: from .drivers.base import Driver
+from .options import async_driver_for
 from .result import Result
+from .streams import AsyncStream
 from .url import parse_url
 
 __all__ = ["AsyncEngine", "AsyncSession", "AsyncStream", "create_async_engine"]
@@ -31,8 +38,8 @@ R = TypeVar("R")
 class AsyncSession(SessionCore):
     """One connection: each execute() commits on its own unless inside transaction()."""
 
-    _user_of = staticmethod(asyncio.current_task)
-    _user_kind = "task"
+    _user_of = staticmethod(asyncio.current_task)  # async only
+    _user_kind = "task"  # async only
 
     def __init__(self, engine: AsyncEngine) -> None:
         super().__init__(engine)
@@ -85,14 +92,14 @@ class AsyncSession(SessionCore):
         started = time.perf_counter() if log else 0.0
         try:
             if many is None:
-                result = await self._io.call("run", conn, sql, params)
+                result = await self._io.run(conn, sql, params)
             else:
-                result = await self._io.call("run_many", conn, sql, many, returning)
+                result = await self._io.run_many(conn, sql, many, returning)
         except self._driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, many, started if log else None) from exc
         if log:
             log_ok(sql, params, many, started)
-        return result  # type: ignore[no-any-return]  # the driver returns (rows, count)
+        return result
 
     async def _perform(self, step: Step) -> Any:
         """Run one step of core.py's logic on this session's connection."""
@@ -157,7 +164,7 @@ class AsyncSession(SessionCore):
             self._unhold()
 
     def stream(self, stmt: Statement[R], *, chunk_size: int = core.STREAM_CHUNK) -> AsyncStream[R]:
-        """The rows of a select as they arrive, chunk_size at a time (async for, async with)."""
+        """The rows of a select as they arrive, chunk_size at a time (iterate it once)."""
         return AsyncStream(self, stmt, core.check_chunk_size(chunk_size))
 
     async def _next_chunk(self, stream: AsyncStream[Any]) -> core.Chunk | None:
@@ -215,62 +222,6 @@ class AsyncSession(SessionCore):
             self._unhold()
 
 
-class AsyncStream(Generic[R]):
-    """The rows of one select as they arrive: `async for` once. A loop left early (break,
-    an exception) closes the cursor when the stream object is dropped, at the latest when
-    the session runs its next statement or closes; `async with` closes it at the end of
-    the block."""
-
-    def __init__(self, session: AsyncSession, stmt: Statement[R], chunk_size: int) -> None:
-        self._session = session
-        self._stmt = stmt
-        self._chunk_size = chunk_size
-        self._state: core.StreamState | None = None
-        self._rows: list[Any] = []
-        self._at = 0
-        self._done = False
-
-    def __aiter__(self) -> AsyncStream[R]:
-        return self
-
-    async def __anext__(self) -> R:
-        """The next row; a new chunk is fetched when the last one is used up."""
-        while self._at >= len(self._rows):
-            if self._done:
-                raise StopAsyncIteration
-            try:
-                chunk = await self._session._next_chunk(self)
-            except BaseException:
-                self._finished()
-                raise
-            if chunk is None:
-                self._finished()
-                raise StopAsyncIteration
-            self._rows, self._at = chunk, 0
-        row: R = self._rows[self._at]
-        self._at += 1
-        return row
-
-    def _finished(self) -> None:
-        self._done = True
-        self._rows, self._at = [], 0
-
-    async def aclose(self) -> None:
-        """Close the cursor (and end the transaction stream() began); the session stays."""
-        if self._done:
-            return
-        self._finished()
-        state = self._state
-        if state is not None and not state.finished and not self._session._closed:
-            await self._session._close_stream(state)
-
-    async def __aenter__(self) -> AsyncStream[R]:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
 class _EngineTransaction:
     """`async with engine.transaction() as tx:` — a session that lives for one transaction."""
 
@@ -293,8 +244,9 @@ class _EngineTransaction:
 
 
 class AsyncEngine(EngineCore):
-    """A database on asyncio: the blocking engine's statements, results, errors and
-    transactions, awaited. Shared by the tasks of one event loop."""
+    """A database: its dialect, a pool of connections, and the prepared statement shapes.
+
+    Shared by every thread (the blocking engine) or by the tasks of one event loop."""
 
     def __init__(self, url: Any, io: AsyncDriver, *, echo: bool = False) -> None:
         super().__init__(url, io.rules, echo=echo)
@@ -304,8 +256,8 @@ class AsyncEngine(EngineCore):
     def session(self) -> AsyncSession:
         """A session: one pooled connection, each execute committing on its own."""
         if self._disposed:
-            raise TempestError(
-                f"{self.url}: this engine was disposed; make a new one with "
+            raise ConfigurationError(
+                f"{self.url}: the engine is closed (disposed); make a new one with "
                 "create_async_engine()"
             )
         return AsyncSession(self)
@@ -318,8 +270,12 @@ class AsyncEngine(EngineCore):
     async def run_transaction(self, work: Callable[[AsyncSession], Awaitable[R]], *,
                               retries: int = 3, isolation: str | None = None,
                               read_only: bool = False) -> R:
-        """Await `work(tx)` in a transaction and return what it returns, running it again
-        after a TransactionConflict up to `retries` more times (as Engine.run_transaction)."""
+        """Run `work(tx)` in a transaction and return what it returns; when the database
+        aborts it as a deadlock victim or a serialization failure (TransactionConflict), roll
+        back and run it again, up to `retries` more times, after a short random pause.
+
+        `work` must be safe to run again: only its database writes are undone.
+        """
         core.check_retries(retries)
         for attempt in range(retries + 1):
             try:
@@ -348,18 +304,23 @@ class AsyncEngine(EngineCore):
             await session._drive(make(session))
 
     async def create_all(self, *models: type) -> None:
-        """CREATE TABLE and CREATE INDEX IF NOT EXISTS for each model, parents first
-        (SchemaError, and nothing created, when an existing table differs)."""
+        """CREATE TABLE and CREATE INDEX IF NOT EXISTS for each model, parents first.
+
+        A table that already exists is compared with its model first: if any differs, a
+        SchemaError lists every difference and nothing is created.
+        """
         await self._steps_on_a_session(lambda s: s._create_all_steps(models))
 
     async def check_schema(self, *models: type) -> None:
-        """Compare each model's table with the model; SchemaError lists every difference."""
+        """Compare each model's table with the model; SchemaError lists every difference
+        (a missing table, a missing or extra column, a changed type or nullability)."""
         await self._steps_on_a_session(lambda s: s._schema_steps(models, False))
 
     async def drop_all(self, *models: type) -> None:
         """DROP TABLE IF EXISTS for each model, children before the tables they reference."""
         await self._steps_on_a_session(lambda s: s._drop_all_steps(models))
 
+    # async only: begin
     async def listen(self, channel: str) -> Listener:
         """PostgreSQL: LISTEN on `channel` over a connection of its own (outside the pool);
         `await listener.wait(timeout)` for a NOTIFY, `await listener.close()` at the end.
@@ -368,11 +329,14 @@ class AsyncEngine(EngineCore):
             self.session()  # raises the disposed engine's error
         return await self._io.listen(channel)
 
+    # async only: end
     async def dispose(self) -> None:
         """Close every pooled connection; using the engine afterwards raises TempestError."""
         if not self._disposed:
             self._disposed = True
             await self._io.close()
+
+    close = dispose
 
     async def __aenter__(self) -> AsyncEngine:
         return self
@@ -381,28 +345,19 @@ class AsyncEngine(EngineCore):
         await self.dispose()
 
     def __repr__(self) -> str:
-        return f"<AsyncEngine {self.url}>"
+        return f"<{type(self).__name__} {self.url}>"
 
 
 def create_async_engine(url: str, *, echo: bool = False, pool_size: int | None = None,
                         pool_timeout: float = 30.0, connect_args: dict[str, Any] | None = None,
                         **options: Any) -> AsyncEngine:
-    """An asyncio engine for a database URL (the URLs and options of create_engine()):
-    PostgreSQL on psycopg's AsyncConnectionPool, MySQL/MariaDB on asyncmy, SQLite on the
-    standard library's sqlite3 run on worker threads. Nothing connects until first used."""
+    """An engine for a database URL: postgresql://, mysql:// or mariadb://, sqlite:///path.
+
+    Every option is checked before anything connects (see engine/options.py for which
+    database takes which, and which driver serves each): an unknown one, or one another
+    database owns, is a ConfigurationError.
+    """
     parsed = parse_url(url)
-    driver_class, kwargs = driver_for(parsed, pool_size=pool_size, pool_timeout=pool_timeout,
-                                      connect_args=connect_args, options=options)
-    io: AsyncDriver
-    if parsed.backend == "postgresql":
-        from .drivers.psycopg import AsyncPsycopgDriver
-
-        io = AsyncPsycopgDriver(parsed, **kwargs)
-    elif parsed.backend == "sqlite":
-        rules = driver_class(parsed, **kwargs)
-        io = ThreadedDriver(rules, rules._pool.size, float(kwargs["pool_timeout"]), str(parsed))
-    else:
-        from .drivers.asyncmy import AsyncmyDriver
-
-        io = AsyncmyDriver(parsed, **kwargs)
+    io = async_driver_for(parsed, pool_size=pool_size, pool_timeout=pool_timeout,
+                          connect_args=connect_args, options=options)
     return AsyncEngine(parsed, io, echo=echo)

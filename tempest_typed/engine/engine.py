@@ -1,8 +1,11 @@
-"""The blocking engine: sessions, transactions and streams on the calling thread.
+# Generated from tempest_typed/engine/aio.py by tools/async_to_sync.py: do not edit.
+# Change the asyncio source and run `python tools/async_to_sync.py`.
+"""Sessions, transactions and streams on a driver that waits: the engine's shell.
 
-The logic is engine/core.py's, shared with the async engine (aio.py); this shell runs each
-driver call and waits for it. An Engine (its pool and its prepared shapes) is shared by
-every thread; a Session is one connection, for one thread at a time.
+The logic is engine/core.py's; this shell only waits for each driver call. It is written
+once, for asyncio (aio.py: AsyncEngine, AsyncSession), and the blocking engine (engine.py:
+Engine, Session) is generated from it by tools/async_to_sync.py. An engine is shared by every
+thread or task; a session is one connection, for one thread or task at a time.
 """
 
 from __future__ import annotations
@@ -11,31 +14,16 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
-from ..errors import TempestError, TransactionAborted, TransactionConflict
+from ..errors import ConfigurationError, TempestError, TransactionAborted, TransactionConflict
 from ..statements.base import Statement
-from .core import (
-    STREAM_CHUNK,
-    Chunk,
-    EngineCore,
-    SessionCore,
-    Step,
-    Steps,
-    StreamState,
-    check_chunk_size,
-    check_params,
-    check_retries,
-    conflict_of,
-    log_ok,
-    log_step,
-    logger,
-    paused,
-    resume,
-    retry_pause,
-)
+from . import core
+from .core import EngineCore, SessionCore, Step, Steps, log_ok, log_step, logger, paused, resume
+from .drivers.base import Driver
 from .options import driver_for
 from .result import Result
+from .streams import Stream
 from .url import parse_url
 
 __all__ = ["Engine", "Session", "Stream", "create_engine"]
@@ -46,13 +34,18 @@ R = TypeVar("R")
 class Session(SessionCore):
     """One connection: each execute() commits on its own unless inside transaction()."""
 
+
+    def __init__(self, engine: Engine) -> None:
+        super().__init__(engine)
+        self._io = engine._io
+
     # -- connection -------------------------------------------------------------------------
 
     def _connection(self) -> Any:
         if self._conn is None:
             if self._closed:
                 raise self._closed_error()
-            self._conn = self._driver.acquire()
+            self._conn = self._io.acquire()
         return self._conn
 
     def close(self) -> None:
@@ -68,10 +61,10 @@ class Session(SessionCore):
                 conn, self._conn = self._conn, None
                 if self._depth and not self._broken:
                     try:
-                        self._driver.rollback(conn)
+                        self._io.call("rollback", conn)
                     except Exception:
                         self._broken = True
-                self._driver.release(conn, broken=self._broken)
+                self._io.release(conn, broken=self._broken)
             self._closed = True
         finally:
             self._unhold()
@@ -85,19 +78,18 @@ class Session(SessionCore):
     # -- running ----------------------------------------------------------------------------
 
     def _run(self, sql: str, params: Sequence[object] | None, *,
-             many: list[Sequence[object]] | None = None,
-             returning: bool = False) -> tuple[list[Any] | None, int]:
+                   many: list[Sequence[object]] | None = None,
+                   returning: bool = False) -> tuple[list[Any] | None, int]:
         """Run one statement, or one per parameter set of `many`: logged, errors translated."""
         conn = self._connection()
-        driver = self._driver
         log = logger.isEnabledFor(logging.INFO)
         started = time.perf_counter() if log else 0.0
         try:
             if many is None:
-                result = driver.run(conn, sql, params)
+                result = self._io.run(conn, sql, params)
             else:
-                result = driver.run_many(conn, sql, many, returning)
-        except driver.driver_errors() as exc:
+                result = self._io.run_many(conn, sql, many, returning)
+        except self._driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, many, started if log else None) from exc
         if log:
             log_ok(sql, params, many, started)
@@ -111,16 +103,16 @@ class Session(SessionCore):
         if name == "run_many":
             return self._run(args[0], None, many=args[1], returning=args[2])
         if name == "reconnect":
-            self._driver.release(self._conn, broken=True)
+            self._io.release(self._conn, broken=True)
             self._conn, self._broken = None, False
-            return self._connection()
-        driver = self._driver
-        conn = self._connection()
+            self._conn = self._io.acquire()
+            return self._conn
+        conn = self._conn if self._conn is not None else self._connection()
         log = logger.isEnabledFor(logging.INFO)
         started = time.perf_counter() if log else 0.0
         try:
-            value = getattr(driver, name)(conn, *args)
-        except driver.driver_errors() as exc:
+            value = self._io.call(name, conn, *args)
+        except self._driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, None, None) from exc
         if log:
             log_step(name, args, started)
@@ -143,6 +135,7 @@ class Session(SessionCore):
         try:
             if self._stream is not None:
                 self._drive(self._settle_stream_steps())
+            self._connection()  # first: MySQL and MariaDB are told apart on connecting
             prepared, params = self._plan(stmt)
             if params is None:
                 return self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
@@ -153,24 +146,22 @@ class Session(SessionCore):
 
     def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
-        check_params(params)
+        core.check_params(params)
         self._hold()
         try:
             if self._stream is not None:
                 self._drive(self._settle_stream_steps())
             self._check_usable()
-            # No parameters: pass None, so that a literal % in the SQL is not read as a
-            # placeholder.
             rows, count = self._run(sql, tuple(params) if params else None)
             return Result(rows, count, sql)
         finally:
             self._unhold()
 
-    def stream(self, stmt: Statement[R], *, chunk_size: int = STREAM_CHUNK) -> Stream[R]:
-        """The rows of a select as they arrive, chunk_size at a time (for ... in, or with)."""
-        return Stream(self, stmt, check_chunk_size(chunk_size))
+    def stream(self, stmt: Statement[R], *, chunk_size: int = core.STREAM_CHUNK) -> Stream[R]:
+        """The rows of a select as they arrive, chunk_size at a time (iterate it once)."""
+        return Stream(self, stmt, core.check_chunk_size(chunk_size))
 
-    def _next_chunk(self, stream: Stream[Any]) -> Chunk | None:
+    def _next_chunk(self, stream: Stream[Any]) -> core.Chunk | None:
         """The next rows of `stream` (opening its cursor on first use), None at its end."""
         self._hold()
         try:
@@ -178,13 +169,14 @@ class Session(SessionCore):
             if state is None:
                 if self._stream is not None:
                     self._drive(self._settle_stream_steps())
+                self._connection()
                 state = stream._state = self._open_stream_state(
                     stream, stream._stmt, stream._chunk_size)
             return self._drive(self._next_chunk_steps(state))  # type: ignore[no-any-return]  # the steps end with a Chunk or None
         finally:
             self._unhold()
 
-    def _close_stream(self, state: StreamState) -> None:
+    def _close_stream(self, state: core.StreamState) -> None:
         """Close a stream's cursor (the stream's loop was left)."""
         self._hold()
         try:
@@ -196,7 +188,7 @@ class Session(SessionCore):
 
     @contextmanager
     def transaction(self, isolation: str | None = None,
-                    read_only: bool = False) -> Iterator[Session]:
+                          read_only: bool = False) -> Iterator[Session]:
         """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT.
 
         A statement that fails inside makes the transaction (or this savepoint) able only
@@ -224,48 +216,11 @@ class Session(SessionCore):
             self._unhold()
 
 
-class Stream(Generic[R]):
-    """The rows of one select as they arrive: iterate once; leaving early closes the cursor."""
-
-    def __init__(self, session: Session, stmt: Statement[R], chunk_size: int) -> None:
-        self._session = session
-        self._stmt = stmt
-        self._chunk_size = chunk_size
-        self._state: StreamState | None = None
-        self._done = False
-
-    def __iter__(self) -> Iterator[R]:
-        """The rows, chunk by chunk; a loop left early (break, exception) closes the cursor."""
-        try:
-            while not self._done:
-                chunk = self._session._next_chunk(self)
-                if chunk is None:
-                    return
-                yield from chunk
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Close the cursor (and end the transaction stream() began); the session stays."""
-        if self._done:
-            return
-        self._done = True
-        state = self._state
-        if state is not None and not state.finished and not self._session._closed:
-            self._session._close_stream(state)
-
-    def __enter__(self) -> Stream[R]:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 class _EngineTransaction:
-    """`with engine.transaction() as tx:` — a session that lives for one transaction."""
+    """`async with engine.transaction() as tx:` — a session that lives for one transaction."""
 
     def __init__(self, engine: Engine, isolation: str | None, read_only: bool) -> None:
-        self._session = Session(engine)
+        self._session = engine.session()
         self._cm = self._session.transaction(isolation, read_only)
 
     def __enter__(self) -> Session:
@@ -285,10 +240,20 @@ class _EngineTransaction:
 class Engine(EngineCore):
     """A database: its dialect, a pool of connections, and the prepared statement shapes.
 
-    Shared by every thread; each thread opens its own sessions."""
+    Shared by every thread (the blocking engine) or by the tasks of one event loop."""
+
+    def __init__(self, url: Any, io: Driver, *, echo: bool = False) -> None:
+        super().__init__(url, io.rules, echo=echo)
+        self._io = io
+        self._disposed = False
 
     def session(self) -> Session:
         """A session: one pooled connection, each execute committing on its own."""
+        if self._disposed:
+            raise ConfigurationError(
+                f"{self.url}: the engine is closed (disposed); make a new one with "
+                "create_async_engine()"
+            )
         return Session(self)
 
     def transaction(self, isolation: str | None = None,
@@ -296,24 +261,25 @@ class Engine(EngineCore):
         """A transaction on a pooled connection: COMMIT on success, ROLLBACK on exception."""
         return _EngineTransaction(self, isolation, read_only)
 
-    def run_transaction(self, work: Callable[[Session], R], *, retries: int = 3,
-                        isolation: str | None = None, read_only: bool = False) -> R:
+    def run_transaction(self, work: Callable[[Session], R], *,
+                              retries: int = 3, isolation: str | None = None,
+                              read_only: bool = False) -> R:
         """Run `work(tx)` in a transaction and return what it returns; when the database
         aborts it as a deadlock victim or a serialization failure (TransactionConflict), roll
         back and run it again, up to `retries` more times, after a short random pause.
 
         `work` must be safe to run again: only its database writes are undone.
         """
-        check_retries(retries)
+        core.check_retries(retries)
         for attempt in range(retries + 1):
             try:
                 with self.transaction(isolation, read_only) as tx:
                     return work(tx)
             except (TransactionConflict, TransactionAborted) as exc:
-                conflict = conflict_of(exc)
+                conflict = core.conflict_of(exc)
                 if conflict is None or attempt == retries:
                     raise
-                time.sleep(retry_pause(attempt, retries, conflict))
+                time.sleep(core.retry_pause(attempt, retries, conflict))
         raise AssertionError("unreachable")  # the last attempt returned or raised
 
     def execute(self, stmt: Statement[R]) -> Result[R]:
@@ -326,54 +292,56 @@ class Engine(EngineCore):
         with self.session() as session:
             return session.execute_sql(sql, params)
 
+    def _steps_on_a_session(self, make: Callable[[Session], Steps]) -> None:
+        with self.session() as session:
+            session._connection()
+            session._drive(make(session))
+
     def create_all(self, *models: type) -> None:
         """CREATE TABLE and CREATE INDEX IF NOT EXISTS for each model, parents first.
 
         A table that already exists is compared with its model first: if any differs, a
         SchemaError lists every difference and nothing is created.
         """
-        with self.session() as session:
-            session._drive(session._create_all_steps(models))
+        self._steps_on_a_session(lambda s: s._create_all_steps(models))
 
     def check_schema(self, *models: type) -> None:
         """Compare each model's table with the model; SchemaError lists every difference
         (a missing table, a missing or extra column, a changed type or nullability)."""
-        with self.session() as session:
-            session._drive(session._schema_steps(models, False))
+        self._steps_on_a_session(lambda s: s._schema_steps(models, False))
 
     def drop_all(self, *models: type) -> None:
         """DROP TABLE IF EXISTS for each model, children before the tables they reference."""
-        with self.session() as session:
-            session._drive(session._drop_all_steps(models))
-
-    def close(self) -> None:
-        """Close every pooled connection."""
-        self._driver.close()
+        self._steps_on_a_session(lambda s: s._drop_all_steps(models))
 
     def dispose(self) -> None:
-        """Close every pooled connection (the async engine's name for close())."""
-        self.close()
+        """Close every pooled connection; using the engine afterwards raises TempestError."""
+        if not self._disposed:
+            self._disposed = True
+            self._io.close()
+
+    close = dispose
 
     def __enter__(self) -> Engine:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.dispose()
 
     def __repr__(self) -> str:
-        return f"<Engine {self.url}>"
+        return f"<{type(self).__name__} {self.url}>"
 
 
 def create_engine(url: str, *, echo: bool = False, pool_size: int | None = None,
-                  pool_timeout: float = 30.0, connect_args: dict[str, Any] | None = None,
-                  **options: Any) -> Engine:
+                        pool_timeout: float = 30.0, connect_args: dict[str, Any] | None = None,
+                        **options: Any) -> Engine:
     """An engine for a database URL: postgresql://, mysql:// or mariadb://, sqlite:///path.
 
     Every option is checked before anything connects (see engine/options.py for which
-    database takes which): an unknown one, or one another database owns, is a
-    ConfigurationError.
+    database takes which, and which driver serves each): an unknown one, or one another
+    database owns, is a ConfigurationError.
     """
     parsed = parse_url(url)
-    driver_class, kwargs = driver_for(parsed, pool_size=pool_size, pool_timeout=pool_timeout,
-                                      connect_args=connect_args, options=options)
-    return Engine(parsed, driver_class(parsed, **kwargs), echo=echo)
+    io = driver_for(parsed, pool_size=pool_size, pool_timeout=pool_timeout,
+                          connect_args=connect_args, options=options)
+    return Engine(parsed, io, echo=echo)

@@ -20,7 +20,9 @@ accepted, never a TypeError from a driver or a PRAGMA that SQLite silently ignor
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import importlib
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -200,27 +202,54 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
     return kwargs
 
 
+@dataclasses.dataclass(frozen=True)
+class Drivers:
+    """A database's drivers, named in its module of tempest_typed.engine.drivers (importing
+    the module imports the driver library)."""
+
+    module: str
+    #: the blocking driver class
+    blocking: str
+    #: the asyncio driver class (or factory), as `name` or `module:name`
+    asyncio: str
+    #: the function naming what the driver's connect() takes (the URL options), if any
+    url_option_names: str | None
+
+
+#: the one place a database chooses its drivers
+DRIVERS = {
+    "postgresql": Drivers("psycopg", "PsycopgDriver", "AsyncPsycopgDriver", "url_option_names"),
+    "sqlite": Drivers("sqlite", "SQLiteDriver", "threaded_sqlite_driver", None),
+    "mysql": Drivers("mysql", "PyMySQLDriver", "asyncmy:AsyncmyDriver", "url_option_names"),
+}
+
+
+def _load(module: str, name: str) -> Any:
+    if ":" in name:
+        module, name = name.split(":")
+    return getattr(importlib.import_module(f"{__package__}.drivers.{module}"), name)
+
+
+def _checked(url: DatabaseURL, pool_size: object, pool_timeout: object, connect_args: object,
+             options: Mapping[str, Any]) -> dict[str, Any]:
+    drivers = DRIVERS[url.backend]
+    names = drivers.url_option_names
+    return driver_options(url, pool_size=pool_size, pool_timeout=pool_timeout,
+                          connect_args=connect_args, options=options,
+                          url_option_names=_load(drivers.module, names) if names else None)
+
+
 def driver_for(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
-               connect_args: object, options: Mapping[str, Any],
-               ) -> tuple[Callable[..., Any], dict[str, Any]]:
-    """The blocking driver class of `url` and its keyword arguments, every option checked."""
-    names: Callable[[], frozenset[str]] | None = None
-    driver_class: Callable[..., Any]
-    if url.backend == "postgresql":
-        from .drivers.psycopg import PsycopgDriver
-        from .drivers.psycopg import url_option_names as pg_names
+               connect_args: object, options: Mapping[str, Any]) -> Any:
+    """The blocking driver of `url`, made with its options once every one is checked."""
+    kwargs = _checked(url, pool_size, pool_timeout, connect_args, options)
+    drivers = DRIVERS[url.backend]
+    return _load(drivers.module, drivers.blocking)(url, **kwargs)
 
-        driver_class, names = PsycopgDriver, pg_names
-    elif url.backend == "sqlite":
-        from .drivers.sqlite import SQLiteDriver
 
-        driver_class = SQLiteDriver
-    else:
-        from .drivers.mysql import PyMySQLDriver
-        from .drivers.mysql import url_option_names as mysql_names
-
-        driver_class, names = PyMySQLDriver, mysql_names
-    kwargs = driver_options(url, pool_size=pool_size, pool_timeout=pool_timeout,
-                            connect_args=connect_args, options=options,
-                            url_option_names=names)
-    return driver_class, kwargs
+def async_driver_for(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
+                     connect_args: object, options: Mapping[str, Any]) -> Any:
+    """The asyncio driver of `url`, made with its options once every one is checked."""
+    kwargs = _checked(url, pool_size, pool_timeout, connect_args, options)
+    drivers = DRIVERS[url.backend]
+    return _load(drivers.module, drivers.asyncio)(url, **kwargs)

@@ -59,6 +59,19 @@ class Driver:
             return self.adapt_any
         return self.bind.get(kind)
 
+    @property
+    def rules(self) -> Driver:
+        """What reads values, names errors and spells statements: this driver itself."""
+        return self
+
+    def call(self, name: str, conn: Any, *args: Any) -> Any:
+        """Run the driver call `name` (run, begin, fetch, ...) on `conn`."""
+        return getattr(self, name)(conn, *args)
+
+    def listen(self, channel: str) -> Listener:
+        """LISTEN on `channel` (PostgreSQL, the asyncio engine only)."""
+        raise DialectError("LISTEN/NOTIFY is the asyncio engine's: AsyncEngine.listen()")
+
     def connect_dialect(self) -> Dialect:
         """The dialect, once known (MySQL and MariaDB are told apart on connecting)."""
         return self.dialect
@@ -412,3 +425,13 @@ class ThreadedDriver(AsyncDriver):
     async def call(self, name: str, conn: Any, *args: Any) -> Any:
         """Run the blocking driver's call `name` on a worker thread."""
         return await self._thread(getattr(self.rules, name), conn, *args)
+
+    async def run(self, conn: Any, sql: str,
+                  params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+        """Execute one statement on a worker thread."""
+        return await self._thread(self.rules.run, conn, sql, params)  # type: ignore[no-any-return]  # the blocking driver's (rows, count)
+
+    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+                       returning: bool) -> tuple[list[Any] | None, int]:
+        """Execute one statement per parameter set on a worker thread."""
+        return await self._thread(self.rules.run_many, conn, sql, params, returning)  # type: ignore[no-any-return]  # the blocking driver's (rows, count)

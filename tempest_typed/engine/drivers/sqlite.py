@@ -19,9 +19,9 @@ from ...errors import ConfigurationError, IntegrityError, LockNotAvailable, Quer
 from .. import types as t
 from ..types import Adapters
 from ..url import DatabaseURL
-from .base import Driver, SimplePool, isolation_sql
+from .base import Driver, SimplePool, ThreadedDriver, isolation_sql
 
-__all__ = ["SQLiteDriver"]
+__all__ = ["SQLiteDriver", "threaded_sqlite_driver"]
 
 _INTEGRITY_KINDS = {
     "SQLITE_CONSTRAINT_UNIQUE": "unique", "SQLITE_CONSTRAINT_PRIMARYKEY": "unique",
@@ -222,3 +222,10 @@ class SQLiteDriver(Driver):
                 sql, params,
             )
         return QueryExecutionError(message, sql, params)
+
+
+def threaded_sqlite_driver(url: DatabaseURL, **kwargs: Any) -> ThreadedDriver:
+    """The asyncio engine's SQLite driver: the blocking one, run on worker threads."""
+    rules = SQLiteDriver(url, **kwargs)
+    return ThreadedDriver(rules, rules._pool.size, float(kwargs.get("pool_timeout", 30.0)),
+                          str(url))

@@ -1,0 +1,64 @@
+"""tools/async_to_sync.py: the blocking modules are written from their asyncio sources."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("async_to_sync", ROOT / "tools" / "async_to_sync.py")
+assert _spec is not None and _spec.loader is not None
+tool = importlib.util.module_from_spec(_spec)
+sys.modules["async_to_sync"] = tool
+_spec.loader.exec_module(tool)
+
+
+def test_the_keywords_go_and_the_names_become_blocking() -> None:
+    source = '''import asyncio  # async only
+from collections.abc import (  # sync: from collections.abc import Callable
+    Awaitable,
+    Callable,
+)
+
+__all__ = ["AsyncEngine"]
+
+
+class AsyncEngine:
+    async def run(self, work: Callable[[], Awaitable[int]]) -> int:
+        """Await `work`; comments and "AsyncEngine" in text stay."""
+        await asyncio.sleep(0.1)  # a pause
+        async with self.lock:
+            async for row in self.rows():
+                pass
+        return await work()
+
+    # async only: begin
+    async def listen(self) -> None:
+        pass
+
+    # async only: end
+    async def __aenter__(self) -> AsyncEngine:
+        return self
+'''
+    assert tool.convert(source) == '''from collections.abc import Callable
+
+__all__ = ["Engine"]
+
+
+class Engine:
+    def run(self, work: Callable[[], int]) -> int:
+        """Await `work`; comments and "AsyncEngine" in text stay."""
+        time.sleep(0.1)  # a pause
+        with self.lock:
+            for row in self.rows():
+                pass
+        return work()
+
+    def __enter__(self) -> Engine:
+        return self
+'''
+
+
+def test_every_generated_module_is_up_to_date() -> None:
+    assert tool.main(["--check"]) == 0
