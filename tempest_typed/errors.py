@@ -106,10 +106,12 @@ class SchemaDifference:
     """One way an existing table differs from its model, and the statement that fixes it."""
 
     table: str
-    #: the SQL column name; None when the whole table is missing
+    #: the SQL column name; None for the table's own differences (a missing table, its
+    #: primary key, its indexes)
     column: str | None
-    #: "missing column", "extra column", "changed type", "changed nullability" or
-    #: "missing table"
+    #: "missing column", "extra column", "changed type", "changed nullability",
+    #: "missing table", "changed primary key", "missing index", "changed index",
+    #: "index name taken" or "unknown reference"
     problem: str
     #: what the model makes (a column type, NULL / NOT NULL)
     expected: str

@@ -14,6 +14,7 @@ import sys
 import types
 import typing
 import uuid
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar, Final, Literal, TypeVar, overload
@@ -80,6 +81,33 @@ class _ColumnOptions:
 #: 30 of them after the point (PostgreSQL's numeric holds far more; SQLite keeps text).
 MAX_PRECISION: Final = 65
 MAX_SCALE: Final = 30
+
+#: The longest table, column or index name every dialect keeps whole: PostgreSQL cuts names
+#: at 63 bytes (NAMEDATALEN - 1), so two names that differ after byte 63 would be one object;
+#: MySQL's limit of 64 characters is never the tighter one.
+MAX_IDENTIFIER_BYTES: Final = 63
+
+
+def check_identifier(name: object, what: str) -> str:
+    """Raise ValidationError unless `name` is an SQL name every dialect keeps as written."""
+    if not isinstance(name, str) or not name:
+        raise ValidationError(f"{what}: an SQL name is a non-empty string, got {_short(name)}")
+    if "\x00" in name:
+        raise ValidationError(
+            f"{what}: the SQL name {_short(name)} holds a NUL character, which no database "
+            "keeps in a name (PostgreSQL would cut the statement there)"
+        )
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValidationError(f"{what}: the SQL name {_short(name)} is not valid Unicode") from None
+    if size > MAX_IDENTIFIER_BYTES:
+        raise ValidationError(
+            f"{what}: the SQL name {name!r} is {size} bytes of UTF-8, longer than the "
+            f"{MAX_IDENTIFIER_BYTES} bytes PostgreSQL keeps (it would cut the rest, and two "
+            "names alike up to there would name one object); shorten it"
+        )
+    return name
 
 
 @overload
@@ -208,6 +236,7 @@ class Index:
             )
         if not columns:
             raise ValidationError(f"Index {name!r} needs at least one column")
+        check_identifier(name, "Index()")
         self.name = name
         self.columns = tuple(columns)
         self.unique = unique
@@ -437,7 +466,7 @@ def _check_decimal_size(col: ColumnMeta, v: Decimal | int, where: str) -> None:
     assert isinstance(exp, int)  # finite: checked before
     while exp < 0 and len(digits) > 1 and digits[-1] == 0:  # 1.500 has 1 place, not 3
         digits, exp = digits[:-1], exp + 1
-    places = -exp if exp < 0 else 0
+    places = -exp if exp < 0 and any(digits) else 0  # zero (0.000) has no places to lose
     size = f"column(precision={col.precision}, scale={col.scale})"
     if places > col.scale:
         step = Decimal(1).scaleb(-col.scale)
@@ -627,7 +656,9 @@ def _kind_of(model_name: str, attr: str, annotation: object) -> tuple[str, bool,
 
 def _build_meta(model: type[Model]) -> ModelMeta:
     spec = model.__dict__["__tempest_spec__"]
-    table: str = spec["table"] or snake_case(model.__name__)
+    table: str = check_identifier(
+        spec["table"] if spec["table"] is not None else snake_case(model.__name__),
+        f"{model.__name__}: table=")
     naming = spec["naming"]
     to_sql: Callable[[str], str]
     if callable(naming):
@@ -650,14 +681,21 @@ def _build_meta(model: type[Model]) -> ModelMeta:
         if not isinstance(index, Index):
             raise ValidationError(f"{model.__name__}.__indexes__ holds {index!r}, not an Index")
         indexed.update(str(c) for c in index.columns)
+    _check_index_names(model.__name__, table, indexes)
     columns: list[ColumnMeta] = []
     defaults: dict[str, Callable[[], object]] = {}
     seen_sql: dict[str, str] = {}
-    for field in dataclasses.fields(model):  # type: ignore[arg-type]  # __init_subclass__ made it a dataclass
+    fields = dataclasses.fields(model)  # type: ignore[arg-type]  # __init_subclass__ made it a dataclass
+    # Several primary-key columns are one composite key, which the database cannot fill:
+    # no column of it is an identity.
+    single_key = sum(1 for f in fields if _options_of(f).primary_key) == 1
+    for field in fields:
         annotation = hints[field.name]
         kind, nullable, literals = _kind_of(model.__name__, field.name, annotation)
-        options: _ColumnOptions = field.metadata.get("tempest", _ColumnOptions())
-        sql_name = options.name or to_sql(field.name)
+        options = _options_of(field)
+        sql_name = check_identifier(
+            options.name if options.name is not None else to_sql(field.name),
+            f"{model.__name__}.{field.name}")
         if sql_name in seen_sql:
             raise ValidationError(
                 f"{model.__name__}.{field.name}: SQL name {sql_name!r} is already used by "
@@ -671,8 +709,10 @@ def _build_meta(model: type[Model]) -> ModelMeta:
             defaults[field.name] = field.default_factory
         elif field.default is not dataclasses.MISSING and field.default is not UNSET:
             defaults[field.name] = (lambda value: lambda: value)(field.default)
-        autoincrement = (options.primary_key and kind == "int" and not has_default
-                         and options.server_default is None)
+        autoincrement = (single_key and options.primary_key and kind == "int"
+                         and not has_default and options.server_default is None)
+        for allowed in literals:
+            check_text(f"{model.__name__}.{field.name}: Literal", allowed)
         if options.max_length is not None and kind not in ("str", "literal", "bytes"):
             raise ValidationError(
                 f"{model.__name__}.{field.name}: max_length applies to str and bytes columns"
@@ -702,11 +742,167 @@ def _build_meta(model: type[Model]) -> ModelMeta:
     from .statements.where import condition_node  # the where language sits above models
 
     for index in indexes:
-        for name in index.columns:
-            meta.column(name, f"Index {index.name!r}")
+        for attr in index.columns:
+            meta.column(attr, f"Index {index.name!r}")
         if index.where is not None:
-            condition_node(meta, index.where, [], f"Index {index.name!r} where=")
+            literals_of: list[object] = []
+            condition_node(meta, index.where, literals_of, f"Index {index.name!r} where=")
+            for literal in literals_of:
+                _check_ddl_literal(literal, f"{meta.name} Index {index.name!r} where=",
+                                   "CREATE INDEX ... WHERE takes no bound parameter, so an "
+                                   "index predicate compares with")
+    for col in columns:
+        if col.server_default is not None:
+            _check_server_default(meta, col)
+        if col.references is not None:
+            _check_reference(meta, col)
     return meta
+
+
+def _options_of(field: dataclasses.Field[Any]) -> _ColumnOptions:
+    options: _ColumnOptions = field.metadata.get("tempest", _NO_OPTIONS)
+    return options
+
+
+_NO_OPTIONS: Final = _ColumnOptions()
+
+
+def _check_index_names(model_name: str, table: str, indexes: Sequence[Index]) -> None:
+    """Raise ValidationError for index names a database would take as one: two indexes of
+    the model, or an index and its table (PostgreSQL and SQLite name tables and indexes in
+    one namespace; SQLite and MySQL fold case)."""
+    seen: dict[str, str] = {table.casefold(): f"the table {table!r}"}
+    for index in indexes:
+        key = index.name.casefold()
+        if key in seen:
+            raise ValidationError(
+                f"{model_name} Index {index.name!r}: the name is already {seen[key]}, and one "
+                "name is one object of the database (PostgreSQL's CREATE INDEX IF NOT EXISTS "
+                "would skip this index without a word); give it a name of its own"
+            )
+        seen[key] = f"the name of Index {index.name!r}"
+
+
+#: what a value written into DDL may be: the types whose text each dialect spells alike
+DDL_LITERALS: Final = "str, int, float, bool or Decimal values"
+
+
+def ddl_literal_problem(value: object) -> str | None:
+    """Why `value` cannot be written inline into DDL, or None when it can."""
+    if isinstance(value, str):
+        if "\x00" in value or not _utf8(value):
+            return f"the text {_short(value)} holds a NUL or is not valid Unicode"
+        return None
+    if isinstance(value, bool | int):
+        return None
+    if isinstance(value, float) and math.isfinite(value):
+        return None
+    if isinstance(value, Decimal) and value.is_finite():
+        return None
+    if isinstance(value, float | Decimal):
+        return f"{value} is not a finite number"
+    return f"{type(value).__name__} {_short(value)} has no literal in DDL"
+
+
+def _check_ddl_literal(value: object, where: str, takes: str) -> None:
+    problem = ddl_literal_problem(value)
+    if problem is not None:
+        raise ValidationError(f"{where}: {problem}; {takes} {DDL_LITERALS} only")
+
+
+def _check_server_default(meta: ModelMeta, col: ColumnMeta) -> None:
+    """Raise ValidationError unless the column's server_default is a value of its type."""
+    from .expressions import Expr, Expression, Now, Raw
+
+    default = col.server_default
+    where = f"{meta.name}.{col.attr} server_default="
+    accepted = (f"a server_default is a literal of the column's type ({DDL_LITERALS}), "
+                "sql.now() for a datetime column, or sql.raw()/sql.expr() written as they are")
+    if isinstance(default, Now):
+        if col.kind != "datetime":
+            raise ValidationError(
+                f"{where}sql.now(): the current timestamp is a datetime, and "
+                f"{meta.name}.{col.attr} is {col.type_name()}; {accepted}"
+            )
+        if default.plus is not None and not isinstance(default.plus, Expression):
+            _check_ddl_literal(default.plus, where + "sql.now(plus)", "DDL takes")
+        return
+    if isinstance(default, Expr):
+        for value in default.values:
+            if not isinstance(value, Expression):
+                _check_ddl_literal(value, where + "sql.expr()", "DDL takes")
+        return
+    if isinstance(default, Raw):
+        return
+    if isinstance(default, Expression):
+        raise ValidationError(f"{where}{default!r} is not a value a table can default to; "
+                              f"{accepted}")
+    try:
+        col.check_value(default, "server_default=")
+        if col.kind == "decimal" and col.precision is not None:
+            _check_decimal_size(col, default, "server_default=")  # type: ignore[arg-type]  # check_value() accepted it: a Decimal or an int
+    except ValidationError as exc:
+        raise ValidationError(f"{str(exc).rstrip('.')}; {accepted}") from None
+    problem = ddl_literal_problem(default)
+    if problem is not None:
+        raise ValidationError(f"{where}{problem}; {accepted}")
+
+
+#: table name -> the models defined on it (several models may share a table: releases of one
+#: model, the queue's message models), for checking `references=` when a model is defined
+_models_by_table: dict[str, weakref.WeakSet[type[Model]]] = {}
+
+#: the column kinds a foreign key may join: one kind each, text and its enums together
+_KEY_FAMILY: Final = {"literal": "str"}
+
+
+def split_reference(meta: ModelMeta, col: ColumnMeta) -> tuple[str, str]:
+    """(table, column) of a column's `references="table.column"`, checked as SQL names."""
+    text = col.references
+    where = f"{meta.name}.{col.attr} references={text!r}"
+    table, dot, target = text.partition(".") if isinstance(text, str) else ("", "", "")
+    if not dot or not table or not target:
+        raise ValidationError(
+            f"{where}: a reference is 'table.column', the SQL names of the referenced table "
+            "and its key column, e.g. references=\"users.id\""
+        )
+    return check_identifier(table, where), check_identifier(target, where)
+
+
+def reference_problem(col: ColumnMeta, target: ModelMeta, column: str) -> str | None:
+    """Why `target`'s column `column` (an SQL name) cannot be the key `col` references."""
+    found = next((c for c in target.columns if c.name == column), None)
+    if found is None:
+        by_attr = target.by_attr.get(column)
+        hint = (f"; {column!r} is the attribute of the SQL column {by_attr.name!r}"
+                if by_attr is not None else "")
+        names = ", ".join(c.name for c in target.columns)
+        return f"{target.name} (table {target.table!r}) has no column {column!r}{hint} " \
+               f"(its SQL names: {names})"
+    if _KEY_FAMILY.get(found.kind, found.kind) != _KEY_FAMILY.get(col.kind, col.kind):
+        return (f"{target.name}.{found.attr} is {found.type_name()} and "
+                f"{col.model_name}.{col.attr} is {col.type_name()}: a foreign key joins "
+                "values of one type")
+    single_key = len(target.primary_key) == 1 and found.primary_key
+    unique_index = any(i.unique and i.where is None and i.columns == (found.attr,)
+                       for i in target.indexes)
+    if not (single_key or found.unique or unique_index):
+        return (f"{target.name}.{found.attr} is neither the primary key nor unique, and a "
+                "foreign key references a key (PostgreSQL refuses the table, SQLite every "
+                "write); reference the primary key, or declare the column unique=True")
+    return None
+
+
+def _check_reference(meta: ModelMeta, col: ColumnMeta) -> None:
+    """Raise ValidationError for a reference to a model already defined that does not fit;
+    a table no model defines yet is checked by create_all()."""
+    table, column = split_reference(meta, col)
+    targets = [meta] if table == meta.table else [
+        meta_of(m) for m in list(_models_by_table.get(table, ()))]
+    problems = [reference_problem(col, target, column) for target in targets]
+    if problems and all(problems):
+        raise ValidationError(
+            f"{meta.name}.{col.attr} references={col.references!r}: {problems[-1]}")
 
 
 def meta_of(model: object) -> ModelMeta:
@@ -721,6 +917,7 @@ def meta_of(model: object) -> ModelMeta:
         )
     meta = _build_meta(model)
     model.__tempest_meta__ = meta
+    _models_by_table.setdefault(meta.table, weakref.WeakSet()).add(model)
     return meta
 
 
@@ -753,6 +950,7 @@ class Model:
         localns = dict(frame.f_locals) if frame.f_code.co_name != "<module>" else None
         cls.__tempest_spec__ = {"table": table, "naming": naming, "localns": localns}
         cls.__tempest_meta__ = None
+        _require_composite_key(cls)
         try:
             dataclasses.dataclass(kw_only=True)(cls)
         except ValueError as exc:  # e.g. a mutable default: say it as our own error
@@ -765,3 +963,18 @@ class Model:
             if not isinstance(exc.__cause__, NameError):
                 raise
             # An annotation names a type defined later: the model is checked at first use.
+
+
+def _require_composite_key(cls: type) -> None:
+    """Make each column of a composite primary key a constructor argument: only a lone int
+    key is an identity the database fills (column() cannot know it has company)."""
+    own = {name: value for name, value in vars(cls).items()
+           if isinstance(value, dataclasses.Field)}
+    inherited = {name: f for base in reversed(cls.__mro__[1:])
+                 for name, f in getattr(base, "__dataclass_fields__", {}).items()}
+    keys = [name for name, f in {**inherited, **own}.items() if _options_of(f).primary_key]
+    if len(keys) > 1:
+        for name in keys:
+            field = own.get(name)
+            if field is not None and field.default is UNSET:
+                field.default = dataclasses.MISSING

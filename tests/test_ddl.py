@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
+from decimal import Decimal
 from typing import Literal
 
 import pytest
 
-from tempest_typed import DialectError, Index, Model, column, sql
+from tempest_typed import DialectError, Index, Model, ValidationError, column, sql
+from tempest_typed.dialects import get_dialect
 from tempest_typed.dialects.ddl import CreateIndex, CreateTable, create_statements
 from tempest_typed.model import meta_of
 
@@ -239,14 +242,17 @@ def test_other_partial_unique_predicates_on_mysql(dialect: str) -> None:
     assert CreateIndex(Tagged, index).compile("postgresql").endswith("WHERE \"state\" = 'open'")
 
 
-def test_values_that_cannot_be_written_into_ddl() -> None:
-    class Dated(Model, table="dated"):
-        id: int = column(primary_key=True)
-        raw_default: str = column(server_default=sql.raw("'x'"))
-        ref: bytes = column(server_default=b"\x00")
+def test_values_that_cannot_be_written_into_ddl_are_refused_with_the_model() -> None:
+    with pytest.raises(ValidationError) as info:
+        class Dated(Model, table="dated"):
+            id: int = column(primary_key=True)
+            raw_default: str = column(server_default=sql.raw("'x'"))
+            ref: bytes = column(server_default=b"\x00")
 
-    with pytest.raises(DialectError, match="cannot be written into DDL"):
-        CreateTable(Dated).compile("postgresql")
+    assert str(info.value) == (
+        "Dated.ref server_default=bytes b'\\x00' has no literal in DDL; a server_default is a "
+        "literal of the column's type (str, int, float, bool or Decimal values), sql.now() "
+        "for a datetime column, or sql.raw()/sql.expr() written as they are")
 
 
 def test_raw_server_default_is_verbatim() -> None:
@@ -257,13 +263,12 @@ def test_raw_server_default_is_verbatim() -> None:
     assert "DEFAULT ('50%')" in CreateTable(Raw).compile("postgresql")
 
 
-def test_references_must_name_a_column() -> None:
-    class Dangling(Model, table="dangling"):
-        id: int = column(primary_key=True)
-        other: int = column(references="accounts")
-
-    with pytest.raises(DialectError, match=r"must be 'table\.column'"):
-        CreateTable(Dangling).compile("sqlite")
+@pytest.mark.parametrize("reference", ["accounts", "accounts.", ".id", ""])
+def test_references_must_name_a_table_and_a_column(reference: str) -> None:
+    with pytest.raises(ValidationError, match=r"a reference is 'table\.column'"):
+        class Dangling(Model, table="dangling"):
+            id: int = column(primary_key=True)
+            other: int = column(references=reference)
 
 
 class Timed(Model, table="timed"):
@@ -291,3 +296,109 @@ def test_a_nullable_index_column_is_in_the_null_order_that_order_by_uses() -> No
         'WHERE "key" IS NOT NULL')
     assert CreateIndex(Timed, due).compile("sqlite") == (
         'CREATE INDEX IF NOT EXISTS "timed_due" ON "timed" ("kind", "due")')
+
+
+# -- values written into DDL ------------------------------------------------------------------
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Shouting(str):
+    """A str whose own methods would put other text into the DDL."""
+
+    def __str__(self) -> str:
+        return "x'; DROP TABLE users; --"
+
+    def replace(self, *args: object) -> str:  # type: ignore[override]  # the hostile override is the point
+        return "x'; DROP TABLE users; --"
+
+
+class Loud(int):
+    def __repr__(self) -> str:
+        return "0); DROP TABLE users; --"
+
+
+class Pinned(float):
+    def __repr__(self) -> str:
+        return "0); DROP TABLE users; --"
+
+
+class Ranked(Model, table="ranked"):
+    id: int = column(primary_key=True)
+    level: int = 0
+    name: str = ""
+    ratio: float = 0.0
+    price: Decimal = Decimal(0)
+
+    __indexes__ = (
+        Index("ranked_high", ["level"], where={"level": Level.HIGH}),
+        Index("ranked_loud", ["level"], where={"level": {"in": [Loud(4), 5]}}),
+        Index("ranked_name", ["name"], where={"name": Shouting("o'k")}),
+        Index("ranked_ratio", ["ratio"], where={"ratio": {"gt": Pinned(0.5)}}),
+        Index("ranked_price", ["price"], where={"price": Decimal("1.50")}),
+    )
+
+
+@pytest.mark.parametrize("dialect", ["postgresql", "sqlite"])
+def test_predicate_values_are_written_by_their_base_type(dialect: str) -> None:
+    # repr() wrote an IntEnum as `<Level.HIGH: 3>` (a syntax error) and an int subclass as
+    # whatever its __repr__ said (another statement, in a contrived case).
+    where = [CreateIndex(Ranked, i).compile(dialect).split(" WHERE ")[1]
+             for i in meta_of(Ranked).indexes]
+    assert where == ['"level" = 3', '"level" IN (4, 5)', "\"name\" = 'o''k'",
+                     '"ratio" > 0.5', "\"price\" = '1.5'"]
+
+
+def test_server_defaults_are_written_by_their_base_type() -> None:
+    class Defaults(Model, table="typed_defaults"):
+        id: int = column(primary_key=True)
+        level: int = column(server_default=Level.HIGH)
+        name: str = column(server_default=Shouting("it's"))
+        price: Decimal = column(server_default=Decimal("-0.000"), precision=5, scale=2)
+        big: Decimal = column(server_default=Decimal("1E+3"))
+
+    lines = CreateTable(Defaults).compile("mysql").splitlines()
+    assert lines[2:6] == [
+        "    `level` BIGINT NOT NULL DEFAULT 3,",
+        "    `name` LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_0900_bin NOT NULL DEFAULT "
+        "'it''s',",
+        "    `price` DECIMAL(5, 2) NOT NULL DEFAULT '0',",
+        "    `big` DECIMAL(65, 30) NOT NULL DEFAULT '1000',",
+    ]
+
+
+def test_the_dialect_refuses_a_value_with_no_literal_even_when_asked_directly() -> None:
+    for dialect in ("postgresql", "sqlite", "mysql"):
+        with pytest.raises(DialectError, match="has no literal in DDL"):
+            get_dialect(dialect).literal(b"x")
+        with pytest.raises(DialectError, match="inf is not a finite number"):
+            get_dialect(dialect).literal(float("inf"))
+
+
+# -- composite keys ---------------------------------------------------------------------------
+
+
+class LinkPostTag(Model, table="ddl_post_tags"):
+    post_id: int = column(primary_key=True, references="ddl_posts.id")
+    tag_id: int = column(primary_key=True, references="ddl_tags.id")
+
+
+@pytest.mark.parametrize(("dialect", "columns"), [
+    ("postgresql", ['"post_id" bigint NOT NULL REFERENCES "ddl_posts" ("id"),',
+                    '"tag_id" bigint NOT NULL REFERENCES "ddl_tags" ("id"),',
+                    'PRIMARY KEY ("post_id", "tag_id")']),
+    ("sqlite", ['"post_id" INTEGER NOT NULL REFERENCES "ddl_posts" ("id"),',
+                '"tag_id" INTEGER NOT NULL REFERENCES "ddl_tags" ("id"),',
+                'PRIMARY KEY ("post_id", "tag_id")']),
+    ("mysql", ["`post_id` BIGINT NOT NULL REFERENCES `ddl_posts` (`id`),",
+               "`tag_id` BIGINT NOT NULL REFERENCES `ddl_tags` (`id`),",
+               "PRIMARY KEY (`post_id`, `tag_id`)"]),
+])
+def test_a_composite_key_is_one_primary_key_without_identity(dialect: str,
+                                                              columns: list[str]) -> None:
+    # Each int key column was an identity: two on PostgreSQL, two INTEGER PRIMARY KEY on
+    # SQLite (an error), two AUTO_INCREMENT on MariaDB (error 1075).
+    lines = CreateTable(LinkPostTag).compile(dialect).splitlines()
+    assert [line.strip() for line in lines[1:4]] == columns

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any, ClassVar, Literal
 from uuid import UUID
 
@@ -326,3 +327,196 @@ def test_a_decimal_size_is_in_the_metadata() -> None:
     cols = meta_of(Priced).by_attr
     assert [(cols[a].precision, cols[a].scale) for a in ("price", "whole", "loose")] == [
         (12, 2), (7, 0), (None, None)]
+
+
+# -- composite keys ---------------------------------------------------------------------------
+
+
+class PostTag(Model, table="model_post_tags"):
+    """A many-to-many link table: its two references are its key."""
+
+    post_id: int = column(primary_key=True)
+    tag_id: int = column(primary_key=True)
+
+
+def test_a_composite_key_has_no_identity_and_needs_each_column() -> None:
+    meta = meta_of(PostTag)
+    assert [c.attr for c in meta.primary_key] == ["post_id", "tag_id"]
+    assert [(c.autoincrement, c.required) for c in meta.columns] == [(False, True), (False, True)]
+    assert PostTag(post_id=1, tag_id=2) == PostTag(post_id=1, tag_id=2)
+    with pytest.raises(TypeError, match="tag_id"):
+        PostTag(post_id=1)  # type: ignore[call-arg]  # the missing argument is the point
+    with pytest.raises(ValidationError, match="missing required column"):
+        insert(PostTag).values({"post_id": 1})
+
+
+def test_a_lone_int_key_stays_an_identity() -> None:
+    class Alone(Model, table="alone"):
+        id: int = column(primary_key=True)
+        name: str
+
+    assert Alone(name="x").id is UNSET
+    assert meta_of(Alone).by_attr["id"].autoincrement
+    assert not meta_of(Alone).by_attr["id"].required
+
+
+def test_a_composite_key_with_an_inherited_column() -> None:
+    class Base(Model, table="inherited_keys"):
+        tenant: str = column(primary_key=True)
+
+    class Scoped(Base, table="inherited_keys"):
+        id: int = column(primary_key=True)
+
+    assert [c.attr for c in meta_of(Scoped).primary_key] == ["tenant", "id"]
+    assert not meta_of(Scoped).by_attr["id"].autoincrement
+    with pytest.raises(TypeError, match="'id'"):
+        Scoped(tenant="a")  # type: ignore[call-arg]  # the missing argument is the point
+
+
+# -- server defaults --------------------------------------------------------------------------
+
+ACCEPTED = ("a server_default is a literal of the column's type (str, int, float, bool or "
+            "Decimal values), sql.now() for a datetime column, or sql.raw()/sql.expr() written "
+            "as they are")
+
+
+@pytest.mark.parametrize(("annotation", "default", "message"), [
+    ("int", "'abc'", "M.x expects int, got str 'abc' in server_default="),
+    ("int", "True", "M.x expects int, got bool True in server_default=: "),
+    ("bool", "1", "M.x expects bool, got int 1 in server_default="),
+    ("str", "5", "M.x expects str, got int 5 in server_default="),
+    ("Literal['a', 'b']", "'c'", "M.x expects Literal['a', 'b'], got str 'c' in server_default="),
+    ("int", "2**70", "M.x: 1180591620717411303424 is outside the 64-bit range"),
+    ("float", "float('nan')", "M.x: nan is not a finite number"),
+    ("Decimal", "Decimal('1.234')", None),
+    ("date", "sql.now()", "M.x server_default=sql.now(): the current timestamp is a datetime, "
+     "and M.x is date; "),
+    ("int", "sql.now()", "the current timestamp is a datetime, and M.x is int"),
+    ("UUID", "UUID(int=1)", "M.x server_default=UUID UUID('00000000-0000-0000-0000-000000000001')"
+     " has no literal in DDL; "),
+    ("dict[str, int]", "{'a': 1}", "has no literal in DDL"),
+    ("int", "sql.col('id')", "is not a value a table can default to"),
+    ("str", "sql.expr('lower({})', b'x')", "M.x server_default=sql.expr(): bytes b'x' has no "
+     "literal in DDL; DDL takes str, int, float, bool or Decimal values only"),
+])
+def test_a_server_default_must_be_a_value_of_the_columns_type(
+        annotation: str, default: str, message: str | None) -> None:
+    source = (f"class M(Model, table='m'):\n    id: int = column(primary_key=True)\n"
+              f"    x: {annotation} = column(server_default={default}"
+              f"{', precision=5, scale=2' if annotation == 'Decimal' else ''})\n")
+    # The names the string annotations use resolve in this module.
+    with pytest.raises(ValidationError) as info:
+        exec(source, {"__name__": __name__, **globals()})
+    text = str(info.value)
+    assert text.endswith(ACCEPTED) or "sql.expr()" in text, text
+    if message is None:
+        assert "has 3 digits after the point, and the column keeps 2" in text
+    else:
+        assert message in text
+
+
+def test_server_defaults_of_the_columns_type_are_accepted() -> None:
+    class Defaults(Model, table="server_defaults_ok"):
+        id: int = column(primary_key=True)
+        n: int = column(server_default=0)
+        ratio: float = column(server_default=1)
+        price: Decimal = column(server_default=Decimal("9.90"), precision=5, scale=2)
+        state: Literal["a", "b"] = column(server_default="b")
+        flag: bool = column(server_default=False)
+        at: datetime = column(server_default=sql.now())
+        raw: str = column(server_default=sql.raw("'x'"))
+        expr: int = column(server_default=sql.expr("{} + {}", 1, 2))
+
+    assert meta_of(Defaults).by_attr["state"].server_default == "b"
+
+
+# -- references -------------------------------------------------------------------------------
+
+
+class RefUser(Model, table="ref_users"):
+    id: int = column(primary_key=True)
+    email: str = column(unique=True)
+    name: str
+    manager_id: int | None = column(default=None, references="ref_users.id")
+    ref: UUID = column(default_factory=lambda: UUID(int=0))
+
+
+@pytest.mark.parametrize(("annotation", "reference", "message"), [
+    ("int", "ref_users.idd", "RefUser (table 'ref_users') has no column 'idd' (its SQL names: "
+     "id, email, name, manager_id, ref)"),
+    ("str", "ref_users.id", "RefUser.id is int and M.x is str: a foreign key joins values of "
+     "one type"),
+    ("int", "ref_users.name", "RefUser.name is str and M.x is int"),
+    ("str", "ref_users.name", "RefUser.name is neither the primary key nor unique"),
+    ("int", "m.nope", "M (table 'm') has no column 'nope'"),
+])
+def test_a_reference_to_a_model_already_defined_is_checked(
+        annotation: str, reference: str, message: str) -> None:
+    source = (f"class M(Model, table='m'):\n    id: int = column(primary_key=True)\n"
+              f"    x: {annotation} = column(references={reference!r})\n")
+    with pytest.raises(ValidationError) as info:
+        exec(source, {"Model": Model, "column": column})
+    assert str(info.value).startswith(f"M.x references={reference!r}: {message}")
+
+
+def test_references_that_fit_and_references_to_tables_no_model_defines() -> None:
+    class Order(Model, table="ref_orders"):
+        id: int = column(primary_key=True)
+        user_id: int = column(references="ref_users.id")
+        email: str = column(references="ref_users.email")
+        parent_id: int | None = column(default=None, references="ref_orders.id")
+        elsewhere: int = column(references="not_a_model_yet.id")  # create_all() checks it
+
+    assert meta_of(Order).by_attr["elsewhere"].references == "not_a_model_yet.id"
+
+
+def test_a_reference_passes_when_one_model_of_the_table_has_the_column() -> None:
+    # Two releases of one table's model: a reference fits either.
+    class V1(Model, table="ref_releases"):
+        id: int = column(primary_key=True)
+
+    class V2(Model, table="ref_releases"):
+        id: int = column(primary_key=True)
+        code: str = column(unique=True)
+
+    class Pointer(Model, table="ref_pointers"):
+        id: int = column(primary_key=True)
+        code: str = column(references="ref_releases.code")
+
+    assert meta_of(V1).table == meta_of(V2).table == "ref_releases"
+    assert meta_of(Pointer).by_attr["code"].references == "ref_releases.code"
+
+
+# -- index names and predicates ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("names", "message"), [
+    (("dup", "dup"), "Index 'dup': the name is already the name of Index 'dup'"),
+    (("Dup", "dup"), "Index 'dup': the name is already the name of Index 'Dup'"),
+    (("idx_table",), "Index 'idx_table': the name is already the table 'idx_table'"),
+])
+def test_an_index_name_used_twice_in_one_model_is_refused(names: tuple[str, ...],
+                                                          message: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        class Twice(Model, table="idx_table"):
+            id: int = column(primary_key=True)
+            a: int = 0
+            __indexes__ = tuple(Index(name, ["a"]) for name in names)
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (UUID(int=1), "UUID UUID('00000000-0000-0000-0000-000000000001') has no literal in DDL"),
+    (date(2024, 1, 1), "date datetime.date(2024, 1, 1) has no literal in DDL"),
+])
+def test_an_index_predicate_value_with_no_ddl_literal_is_refused(value: object,
+                                                                 message: str) -> None:
+    annotation = type(value)
+    with pytest.raises(ValidationError) as info:
+        class Pred(Model, table="pred"):
+            id: int = column(primary_key=True)
+            x: annotation | None = None  # type: ignore[valid-type]  # a type chosen per case
+            __indexes__ = (Index("pred_x", ["id"], where={"x": value}),)
+    assert str(info.value) == (
+        f"Pred Index 'pred_x' where=: {message}; CREATE INDEX ... WHERE takes no bound "
+        "parameter, so an index predicate compares with str, int, float, bool or Decimal "
+        "values only")

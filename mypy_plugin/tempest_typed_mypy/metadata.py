@@ -190,6 +190,10 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
         return cached[2]
     if own is None:
         return None
+    # Several primary-key columns are one composite key: no column of it is an identity.
+    keys = {entry["attr"]: entry["primary_key"] for base in reversed(info.mro)
+            for entry in base.metadata.get(KEY, {}).get("columns", ())}
+    single_key = sum(map(bool, keys.values())) == 1
     columns: dict[str, Column] = {}
     for base in reversed(info.mro):
         for entry in base.metadata.get(KEY, {}).get("columns", ()):
@@ -200,8 +204,8 @@ def model_facts(typ: Type | TypeInfo) -> ModelFacts | None:
             if isinstance(node, Var) and node.type is not None:
                 col_type = node.type
             kind, nullable, literals = column_kind(col_type)
-            autoincrement = (entry["primary_key"] and kind == "int" and not entry["has_default"]
-                             and not entry["server_default"])
+            autoincrement = (single_key and entry["primary_key"] and kind == "int"
+                             and not entry["has_default"] and not entry["server_default"])
             required = not (nullable or entry["has_default"] or entry["server_default"]
                             or autoincrement)
             init_required = bool(entry.get("column_call") and not entry["has_default"]

@@ -12,10 +12,11 @@ table built once per dialect class.
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar
 
 from ..errors import DialectError, ValidationError
-from ..model import ColumnMeta, ModelMeta
+from ..model import DDL_LITERALS, ColumnMeta, ModelMeta, ddl_literal_problem
 from ..statements.nodes import (
     ALL_COLUMNS,
     Aggregate,
@@ -391,17 +392,28 @@ class Dialect:
             out.offset, out.qualifier = saved, qualifier
 
     def literal(self, value: object) -> str:
-        """A value written inline, for DDL only (index predicates, server defaults)."""
+        """A value written inline, for DDL only (index predicates, server defaults).
+
+        Each is written by its base type's own method, never its class's: an IntEnum is its
+        number, and a subclass of str or int cannot put text of its own into the DDL. A
+        Decimal is its canonical text, quoted (SQLite keeps Decimal columns as that text).
+        """
+        problem = ddl_literal_problem(value)
+        if problem is not None:
+            raise DialectError(f"{problem}; DDL takes {DDL_LITERALS}, or sql.raw()/sql.now()")
         if isinstance(value, bool):
             return "TRUE" if value else "FALSE"
-        if isinstance(value, int | float):
-            return repr(value)
-        if isinstance(value, str):
-            return self.string_literal(value)
-        raise DialectError(
-            f"{value!r} cannot be written into DDL; index predicates and server defaults take "
-            "str, int, float or bool values, or sql.raw()/sql.now()"
-        )
+        if isinstance(value, int):
+            return int.__repr__(value)
+        if isinstance(value, float):
+            return float.__repr__(value)
+        if isinstance(value, Decimal):
+            text = Decimal.__format__(value, "f")
+            if "." in text:
+                text = text.rstrip("0").rstrip(".")
+            return self.string_literal("0" if text == "-0" else text)
+        assert isinstance(value, str)  # ddl_literal_problem() leaves no other type
+        return self.string_literal(str.__str__(value))
 
     def string_literal(self, value: str) -> str:
         """A string written inline, quoted for this dialect (DDL only)."""

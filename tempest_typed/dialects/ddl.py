@@ -2,19 +2,24 @@
 
 The column types come from each dialect (`column_type`); this module assembles them. DDL is
 the one place values are written inline (PostgreSQL takes no parameter in CREATE INDEX ...
-WHERE), so only str, int, float and bool literals are accepted there, quoted by the dialect.
+WHERE), so only str, int, float, bool and Decimal literals are accepted there (the model
+refuses any other when it is defined), each written by its base type and quoted by the
+dialect (`Dialect.literal`).
 """
 
 from __future__ import annotations
 
 from ..errors import DialectError
 from ..expressions import Expression
-from ..model import ColumnMeta, Index, ModelMeta, meta_of
+from ..model import ColumnMeta, Index, ModelMeta, meta_of, split_reference
 from ..statements.nodes import And, Condition, IsNull
 from ..statements.where import condition_node, expression_node
 from .base import Dialect, _Out
 
-__all__ = ["CreateIndex", "CreateTable", "create_statements"]
+__all__ = [
+    "CreateIndex", "CreateTable", "create_index_sql", "create_statements", "create_table_sql",
+    "index_predicate_sql",
+]
 
 
 def _default_sql(meta: ModelMeta, value: object, dialect: Dialect) -> str:
@@ -47,11 +52,7 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
             allowed = ", ".join(dialect.literal(v) for v in col.literal_values)
             parts.append(f"CHECK ({dialect.quote_identifier(col.name)} IN ({allowed}))")
         if col.references:
-            table, _, target = col.references.partition(".")
-            if not target:
-                raise DialectError(
-                    f"{meta.name}.{col.attr}: references={col.references!r} must be 'table.column'"
-                )
+            table, target = split_reference(meta, col)
             q = dialect.quote_identifier
             parts.append(f"REFERENCES {q(table)} ({q(target)})")
         lines.append(" ".join(parts))
@@ -74,18 +75,28 @@ def _mysql_equivalent_predicate(meta: ModelMeta, index: Index, node: Condition) 
     )
 
 
-def create_index_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str:
-    """CREATE [UNIQUE] INDEX IF NOT EXISTS for one of a model's indexes."""
+def create_index_sql(meta: ModelMeta, index: Index, dialect: Dialect, *,
+                     on: tuple[str, str] | None = None) -> str:
+    """CREATE [UNIQUE] INDEX IF NOT EXISTS for one of a model's indexes (`on`: another
+    (index name, table name) to give it, for comparing a definition with the catalog's)."""
     cols = ", ".join(
         dialect.index_column(column, holds_null=column.nullable
                              and not _predicate_excludes_null(index, column.attr))
         for column in (meta.column(c, f"Index {index.name!r}") for c in index.columns)
     )
     prefix = dialect.create_index_prefix().format(unique="UNIQUE " if index.unique else "")
-    name, table = dialect.quote_identifier(index.name), dialect.quote_identifier(meta.table)
+    index_name, table_name = on or (index.name, meta.table)
+    name, table = dialect.quote_identifier(index_name), dialect.quote_identifier(table_name)
     text = f"{prefix} {name} ON {table} ({cols})"
+    predicate = index_predicate_sql(meta, index, dialect)
+    return text if predicate is None else f"{text} WHERE {predicate}"
+
+
+def index_predicate_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str | None:
+    """The WHERE of an index as the dialect writes it; None for a full index (and on MySQL,
+    which has no partial index: a predicate it can drop is dropped, any other refused)."""
     if index.where is None:
-        return text
+        return None
     values: list[object] = []
     node = condition_node(meta, index.where, values, f"Index {index.name!r} where=")
     if dialect.name in ("mysql", "mariadb"):
@@ -95,10 +106,10 @@ def create_index_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str:
                 "a predicate saying the indexed columns are not NULL can be dropped (MySQL "
                 "unique indexes ignore NULL keys); enforce this rule another way on MySQL"
             )
-        return text  # a non-unique partial index is only an access path: a full one serves
+        return None  # a non-unique partial index is only an access path: a full one serves
     out = _Out(literals=values)
     dialect.visit_condition(node, out)
-    return text + " WHERE " + "".join(out.parts)
+    return "".join(out.parts)
 
 
 def _predicate_excludes_null(index: Index, attr: str) -> bool:

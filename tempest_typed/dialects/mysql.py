@@ -33,18 +33,36 @@ from ..statements.nodes import (
     ConflictUpdate,
     InsertStatement,
     Lock,
+    Param,
+    RowParams,
     SelectQuery,
     Value,
     operand_column,
+    param,
 )
 from .base import Dialect, _Out, in_subqueries, subqueries
 
-__all__ = ["MariaDBDialect", "MySQLDialect"]
+__all__ = ["STORED_DECIMAL", "MariaDBDialect", "MySQLDialect"]
 
 _TWO_STEP = (
     "use the two-step claim: in engine.transaction(), select the ids with "
     "for_update(skip_locked=True), then update(...).where({\"id\": {\"in\": ids}})"
 )
+
+
+#: The bind kind of a value stored into a Decimal column without a size: that column is
+#: DECIMAL(65, 30), which rounds away digits past the 30th after the point with only a note,
+#: so the driver checks each such value (drivers/mysql.py). Comparisons keep the kind
+#: "decimal": MySQL compares such a value exactly.
+STORED_DECIMAL = "decimal_stored"
+
+
+def _unsized_decimal(col: ColumnMeta) -> bool:
+    return col.kind == "decimal" and col.precision is None
+
+
+def _stored(value: Value) -> Value:
+    return param(value.value_index, STORED_DECIMAL) if type(value) is Param else value
 
 
 class MySQLDialect(Dialect):
@@ -196,7 +214,27 @@ class MySQLDialect(Dialect):
     def visit_insert(self, key: InsertStatement, out: _Out) -> None:
         if key.returning is not None:
             self.check_returning("insert", key.meta)
-        super().visit_insert(key, out)
+        rows, cols = key.rows, key.columns
+        if not any(_unsized_decimal(c) for c in cols):
+            super().visit_insert(key, out)
+            return
+        if isinstance(rows, RowParams):
+            start = len(out.kinds)  # the rows' parameters come first: the prefix has none
+            super().visit_insert(key, out)
+            for r in range(rows.n_rows):
+                for i, col in enumerate(cols):
+                    if _unsized_decimal(col):
+                        out.kinds[start + r * len(cols) + i] = STORED_DECIMAL
+            return
+        stored = tuple(tuple(_stored(cell) if _unsized_decimal(col) else cell
+                             for col, cell in zip(cols, row, strict=True)) for row in rows)
+        super().visit_insert(key._replace(rows=stored), out)
+
+    @override
+    def visit_assignments(self, items: tuple[tuple[ColumnMeta, Value], ...], out: _Out) -> None:
+        super().visit_assignments(
+            tuple((col, _stored(value) if _unsized_decimal(col) else value)
+                  for col, value in items), out)
 
 
 class MariaDBDialect(MySQLDialect):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from decimal import Context, Decimal
 from typing import Any, TypeAlias
 
+from ..errors import ValidationError
 from ..model import MAX_PRECISION, MAX_SCALE
 
 __all__ = ["Adapter", "Adapters"]
@@ -90,6 +91,44 @@ def decimal_to_text(value: Decimal | int) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text
+
+
+#: what MySQL's and MariaDB's DECIMAL(65, 30), a Decimal column without a size there, holds
+_UNSIZED_MYSQL_WHOLE = MAX_PRECISION - MAX_SCALE
+
+
+def unsized_mysql_decimal(value: Decimal | int) -> Decimal | int:
+    """A value for MySQL's DECIMAL(65, 30), refused when it would not be stored as it is:
+    MySQL rounds places past the 30th away with only a note (Decimal('1E-40') reads back 0),
+    and a server not in strict mode clips a number too large to the largest one."""
+    if isinstance(value, int):
+        places = 0
+        whole = len(str(abs(value))) if value else 0
+    else:
+        _, digits, exp = value.as_tuple()
+        assert isinstance(exp, int)  # the model refused NaN and infinities
+        significant = list(digits)
+        while exp < 0 and len(significant) > 1 and significant[-1] == 0:
+            significant.pop()
+            exp += 1
+        places = -exp if exp < 0 and any(significant) else 0
+        whole = len(significant) + exp if any(significant) else 0
+    if places > MAX_SCALE:
+        raise ValidationError(
+            f"{value!r} has {places} digits after the point: a Decimal column without "
+            f"column(precision=, scale=) is DECIMAL({MAX_PRECISION}, {MAX_SCALE}) on MySQL "
+            f"and MariaDB, which keeps {MAX_SCALE} and would round the rest away; round it "
+            f"first (value.quantize(Decimal(\"1E-{MAX_SCALE}\"))), or keep such values in a "
+            "str column"
+        )
+    if whole > _UNSIZED_MYSQL_WHOLE:
+        raise ValidationError(
+            f"{value!r} has {whole} digits before the point: a Decimal column without "
+            f"column(precision=, scale=) is DECIMAL({MAX_PRECISION}, {MAX_SCALE}) on MySQL "
+            f"and MariaDB, which holds {_UNSIZED_MYSQL_WHOLE}; declare the column "
+            f"column(precision={MAX_PRECISION}, scale=0) for whole numbers this large"
+        )
+    return value
 
 
 def to_decimal(value: Any) -> Decimal:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from typing_extensions import override
 
 from ...dialects import Dialect, get_dialect
+from ...dialects.mysql import STORED_DECIMAL
 from ...errors import (
     ConfigurationError,
     IntegrityError,
@@ -83,7 +84,8 @@ def _auto(value: Any) -> Any:
 class PyMySQLDriver(Driver):
     """PyMySQL connections in autocommit mode, pooled; MariaDB or MySQL told apart on connect."""
 
-    bind: ClassVar[Adapters] = {"uuid": t.uuid_to_str, "datetime": t.datetime_to_naive_utc, "json": t.json_dumps}
+    bind: ClassVar[Adapters] = {"uuid": t.uuid_to_str, "datetime": t.datetime_to_naive_utc, "json": t.json_dumps,
+                                STORED_DECIMAL: t.unsized_mysql_decimal}
     result: ClassVar[Adapters] = {
         "uuid": t.str_to_uuid, "datetime": t.naive_utc_to_datetime, "json": t.json_loads,
         "bool": t.to_bool, "decimal": t.to_decimal, "float": t.to_float, "bytes": t.to_bytes,

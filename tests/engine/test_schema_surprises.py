@@ -1,0 +1,365 @@
+"""create_all() and check_schema() say what the database would otherwise do without a word.
+
+- An index name is one object per schema on PostgreSQL and SQLite: a second
+  `CREATE INDEX IF NOT EXISTS` of the name, on another table, was skipped, so a unique index
+  never existed. The models given together, the catalog, and each index once created are
+  checked; an index of the name on the same table but with other columns, uniqueness or
+  predicate is a difference too. MySQL names indexes per table: only the models given
+  together (a portable rule) and the table's own indexes count there.
+- `references="table.col"` naming nothing: a forward reference, or a table that is not a
+  model, is checked against the models given and the catalog.
+Run on both engines where the statements differ in nothing but waiting (the contract's
+adapter), on the three databases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from tempest_typed import (
+    Index,
+    Model,
+    SchemaError,
+    column,
+    create_async_engine,
+    create_engine,
+    insert,
+)
+from tempest_typed.model import meta_of
+
+from .test_engine_contract import _SyncEngine
+
+pytestmark = pytest.mark.asyncio
+
+
+@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each database in turn (this run's schema/database on the servers)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'surprises.db'}"
+    return str(request.getfixturevalue("pg_url" if request.param == "postgresql" else "mysql_url"))
+
+
+@pytest_asyncio.fixture(params=["sync", "async"])
+async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
+    """Both engines on each database; every table of this module dropped before and after."""
+    engine: Any = (_SyncEngine(create_engine(url)) if request.param == "sync"
+                   else create_async_engine(url))
+    try:
+        await engine.drop_all(*ALL)
+        yield engine
+    finally:
+        try:
+            await engine.drop_all(*ALL)
+        finally:
+            await engine.dispose()
+
+
+def per_schema(db: Any) -> bool:
+    """True where index names are per schema (PostgreSQL, SQLite); MySQL names them per table."""
+    return db.dialect.name in ("postgresql", "sqlite")
+
+
+# -- index names ------------------------------------------------------------------------------
+
+
+class Account(Model, table="eng_sx_accounts"):
+    id: int = column(primary_key=True)
+    email: str = column(max_length=100)
+
+    __indexes__ = (Index("eng_sx_email_unique", ["email"], unique=True),)
+
+
+class Invite(Model, table="eng_sx_invites"):
+    """Another table whose unique index has the same name as Account's."""
+
+    id: int = column(primary_key=True)
+    email: str = column(max_length=100)
+
+    __indexes__ = (Index("eng_sx_email_unique", ["email"], unique=True),)
+
+
+class AccountByName(Model, table="eng_sx_accounts"):
+    """Account's table, whose index of the same name has another column."""
+
+    id: int = column(primary_key=True)
+    email: str = column(max_length=100)
+    name: str = column(max_length=100, default="")
+
+    __indexes__ = (Index("eng_sx_email_unique", ["name"], unique=True),)
+
+
+class AccountNotUnique(Model, table="eng_sx_accounts"):
+    """Account's table, whose index of the same name is not unique."""
+
+    id: int = column(primary_key=True)
+    email: str = column(max_length=100)
+
+    __indexes__ = (Index("eng_sx_email_unique", ["email"]),)
+
+
+async def test_two_models_given_together_with_one_index_name_create_nothing(db: Any) -> None:
+    with pytest.raises(SchemaError) as info:
+        await db.create_all(Account, Invite)
+    (difference,) = info.value.differences
+    assert (difference.table, difference.problem) == ("eng_sx_invites", "index name taken")
+    assert difference.actual == ("eng_sx_email_unique is also the name of Account Index "
+                                 "'eng_sx_email_unique' (table eng_sx_accounts), given in the "
+                                 "same call")
+    # the same on MySQL, where the two would not clash: a model set is portable or it is not
+    with pytest.raises(SchemaError):
+        await db.check_schema(Account, Invite)
+    await db.create_all(Account)  # nothing was created: the table is made now
+    await db.check_schema(Account)
+
+
+async def test_an_index_of_the_name_on_another_table_is_a_schema_error(db: Any) -> None:
+    await db.create_all(Account)
+    if not per_schema(db):
+        await db.create_all(Invite)  # per table on MySQL: the second index is made
+        await db.execute(insert(Invite).values({"email": "a@x"}))
+        with pytest.raises(Exception, match="Duplicate entry"):
+            await db.execute(insert(Invite).values({"email": "a@x"}))
+        return
+    with pytest.raises(SchemaError) as info:
+        await db.create_all(Invite)
+    (difference,) = info.value.differences
+    assert (difference.table, difference.column, difference.problem) == (
+        "eng_sx_invites", None, "index name taken")
+    assert difference.expected == "UNIQUE INDEX eng_sx_email_unique (email)"
+    assert difference.actual == "eng_sx_email_unique is an index of the table eng_sx_accounts"
+    assert "give Invite Index 'eng_sx_email_unique' another name" in difference.fix
+    assert "eng_sx_invites" in str(info.value) and "eng_sx_accounts" in str(info.value)
+    with pytest.raises(SchemaError, match="index name taken"):
+        await db.check_schema(Invite)
+
+
+@pytest.mark.parametrize(("model", "expected"), [
+    (AccountByName, "UNIQUE INDEX eng_sx_email_unique (name)"),
+    (AccountNotUnique, "INDEX eng_sx_email_unique (email)"),
+])
+async def test_an_index_of_the_name_on_the_same_table_that_differs(
+        db: Any, model: type[Model], expected: str) -> None:
+    await db.create_all(Account)
+    if model is AccountByName:
+        q = db.dialect.quote_identifier
+        ddl = db.dialect.column_type(meta_of(AccountByName).by_attr["name"])
+        await db.execute_sql(f"ALTER TABLE {q('eng_sx_accounts')} ADD COLUMN {q('name')} {ddl} "
+                             "NOT NULL DEFAULT ''")
+    for check in (db.create_all, db.check_schema):
+        with pytest.raises(SchemaError) as info:
+            await check(model)
+        (difference,) = info.value.differences
+        assert (difference.problem, difference.expected, difference.actual) == (
+            "changed index", expected, "UNIQUE INDEX eng_sx_email_unique (email)")
+        assert difference.fix.startswith("DROP INDEX ")
+
+
+class Flagged(Model, table="eng_sx_flagged"):
+    id: int = column(primary_key=True)
+    n: int = 0
+    s: str | None = column(default=None, max_length=20)
+    flag: bool = False
+    ratio: float = 0.0
+
+    # One partial index per construct of the where language: made by create_all, each must
+    # compare equal to the model afterwards (PostgreSQL prints a predicate back its own way).
+    __indexes__ = (
+        Index("eng_sx_eq", ["n"], where={"s": "it's"}),
+        Index("eng_sx_ops", ["n"], where={"n": {"gt": 1, "lte": 9, "ne": 5}}),
+        Index("eng_sx_between", ["n"], where={"n": {"between": (1, 5)}}),
+        Index("eng_sx_in", ["n"], where={"n": {"in": [1, 2]}, "s": {"not_in": ["a", "b"]}}),
+        Index("eng_sx_null", ["n"], where={"s": None}),
+        Index("eng_sx_bool", ["n"], where={"flag": True, "ratio": {"lt": -0.5}}),
+        Index("eng_sx_unique", ["s"], unique=True, where={"s": {"is_null": False}}),
+    )
+
+
+class FlaggedLike(Model, table="eng_sx_flagged"):
+    """LIKE in a partial index: PostgreSQL only (SQLite's LIKE with case_sensitive_like on is
+    not deterministic, which it refuses in an index)."""
+
+    id: int = column(primary_key=True)
+    n: int = 0
+    s: str | None = column(default=None, max_length=20)
+    flag: bool = False
+    ratio: float = 0.0
+
+    __indexes__ = (
+        Index("eng_sx_like", ["s"], where={"s": {"like": "a%", "startswith": "a_"}}),
+        Index("eng_sx_ilike", ["s"], where={"s": {"icontains": "b%"}}),
+    )
+
+
+class FlaggedOtherPredicate(Model, table="eng_sx_flagged"):
+    id: int = column(primary_key=True)
+    n: int = 0
+    s: str | None = column(default=None, max_length=20)
+    flag: bool = False
+    ratio: float = 0.0
+
+    __indexes__ = (Index("eng_sx_ops", ["n"], where={"n": {"gt": 2}}),)
+
+
+async def test_partial_indexes_compare_equal_and_another_predicate_differs(db: Any) -> None:
+    await db.create_all(Flagged)
+    await db.create_all(Flagged)
+    await db.check_schema(Flagged)
+    if db.dialect.name == "postgresql":
+        await db.create_all(FlaggedLike)
+        await db.create_all(FlaggedLike)
+        await db.check_schema(FlaggedLike)
+    if not per_schema(db):
+        await db.check_schema(FlaggedOtherPredicate)  # MySQL keeps no predicate
+        return
+    with pytest.raises(SchemaError) as info:
+        await db.create_all(FlaggedOtherPredicate)
+    (difference,) = info.value.differences
+    assert difference.problem == "changed index"
+    assert difference.expected == 'INDEX eng_sx_ops (n) WHERE "n" > 2'
+
+
+class Keyed(Model, table="eng_sx_keyed"):
+    """An index named as PostgreSQL names the table's primary key constraint."""
+
+    id: int = column(primary_key=True)
+    name: str = column(max_length=20, default="")
+
+    __indexes__ = (Index("eng_sx_keyed_pkey", ["name"], unique=True),)
+
+
+class Coded(Model, table="eng_sx_coded"):
+    """An index named as MySQL names the index of a unique column."""
+
+    id: int = column(primary_key=True)
+    code: str = column(max_length=20, unique=True)
+    other: str = column(max_length=20, default="")
+
+    __indexes__ = (Index("code", ["other"]),)
+
+
+async def test_a_name_the_database_gave_its_own_index_is_found_once_created(db: Any) -> None:
+    # Neither exists before create_all(): PostgreSQL makes eng_sx_keyed_pkey with the table
+    # and skips the CREATE INDEX IF NOT EXISTS; MySQL makes `code` for the unique column and
+    # refuses the CREATE INDEX with error 1061, which create_all() takes for "already done".
+    for model, clashes in ((Keyed, "postgresql"), (Coded, "mariadb")):
+        if db.dialect.name == clashes:
+            with pytest.raises(SchemaError) as info:
+                await db.create_all(model)
+            (difference,) = info.value.differences
+            assert difference.problem == "index name taken"
+            assert difference.actual.endswith(
+                "made for the table's key or a unique column"), difference.actual
+        else:
+            await db.create_all(model)
+            await db.check_schema(model)
+
+
+class Shadow(Model, table="eng_sx_shadow"):
+    """An index named like another table of the database."""
+
+    id: int = column(primary_key=True)
+    n: int = 0
+
+    __indexes__ = (Index("eng_sx_accounts", ["n"]),)
+
+
+async def test_an_index_named_like_a_table(db: Any) -> None:
+    await db.create_all(Account)
+    if not per_schema(db):
+        await db.create_all(Shadow)
+        return
+    with pytest.raises(SchemaError) as info:
+        await db.create_all(Shadow)
+    (difference,) = info.value.differences
+    assert (difference.problem, difference.actual) == ("index name taken",
+                                                       "the table eng_sx_accounts")
+    with pytest.raises(SchemaError, match="'eng_sx_accounts' is also the table of Account"):
+        await db.create_all(Account, Shadow)
+
+
+async def test_check_schema_reports_a_missing_index(db: Any) -> None:
+    await db.create_all(Account)
+    q = db.dialect.quote_identifier
+    on = f" ON {q('eng_sx_accounts')}" if db.dialect.name == "mariadb" else ""
+    await db.execute_sql(f"DROP INDEX {q('eng_sx_email_unique')}{on}")
+    with pytest.raises(SchemaError) as info:
+        await db.check_schema(Account)
+    (difference,) = info.value.differences
+    assert (difference.problem, difference.actual) == ("missing index", "no such index")
+    await db.create_all(Account)  # makes it
+    await db.check_schema(Account)
+
+
+# -- references -------------------------------------------------------------------------------
+
+
+class Comment(Model, table="eng_sx_comments"):
+    """Defined before the model it references: checked by create_all()."""
+
+    id: int = column(primary_key=True)
+    article_id: int = column(references="eng_sx_articles.id")
+
+
+class CommentOnTitle(Model, table="eng_sx_comments"):
+    id: int = column(primary_key=True)
+    article_id: int = column(references="eng_sx_articles.title")
+
+
+class Article(Model, table="eng_sx_articles"):
+    id: int = column(primary_key=True)
+    title: str
+
+
+class Legacy(Model, table="eng_sx_legacy_links"):
+    """References a table no model defines."""
+
+    id: int = column(primary_key=True)
+    code: str = column(max_length=10, references="eng_sx_legacy.code")
+
+
+class LegacyMistyped(Model, table="eng_sx_legacy_links"):
+    id: int = column(primary_key=True)
+    code: str = column(max_length=10, references="eng_sx_legacy.kode")
+
+
+async def test_a_forward_reference_is_checked_against_the_models_given(db: Any) -> None:
+    with pytest.raises(SchemaError) as info:
+        await db.create_all(Comment)
+    (difference,) = info.value.differences
+    assert (difference.table, difference.column, difference.problem, difference.expected,
+            difference.actual) == ("eng_sx_comments", "article_id", "unknown reference",
+                                   "eng_sx_articles.id", "no table eng_sx_articles")
+    assert "give create_all() the model of eng_sx_articles too" in difference.fix
+    with pytest.raises(SchemaError) as info:
+        await db.create_all(CommentOnTitle, Article)
+    (difference,) = info.value.differences
+    assert difference.actual.startswith("Article.title is str and CommentOnTitle.article_id is "
+                                        "int")
+    await db.create_all(Comment, Article)
+    await db.drop_all(Comment)
+    await db.create_all(Comment)  # the table exists now: the catalog has it
+
+
+async def test_a_reference_to_a_table_that_is_not_a_model(db: Any) -> None:
+    q = db.dialect.quote_identifier
+    try:
+        ddl = db.dialect.column_type(meta_of(Legacy).by_attr["code"])  # MySQL: one collation
+        await db.execute_sql(f"CREATE TABLE {q('eng_sx_legacy')} ({q('code')} {ddl} PRIMARY KEY)")
+        with pytest.raises(SchemaError) as info:
+            await db.create_all(LegacyMistyped)
+        (difference,) = info.value.differences
+        assert difference.actual == "eng_sx_legacy has no column kode (its columns: code)"
+        await db.create_all(Legacy)
+        await db.check_schema(Legacy)
+    finally:
+        await db.drop_all(Legacy)
+        await db.execute_sql(f"DROP TABLE IF EXISTS {q('eng_sx_legacy')}")
+
+
+ALL = (Account, Invite, Flagged, Keyed, Coded, Shadow, Comment, Article, Legacy)
