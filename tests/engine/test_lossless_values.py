@@ -31,7 +31,7 @@ from tempest_typed import (
     update,
 )
 
-from .test_engine_contract import _SyncEngine
+from .both_engines import SyncEngine
 
 pytestmark = pytest.mark.asyncio
 
@@ -47,7 +47,7 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest_asyncio.fixture(params=["sync", "async"])
 async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
     """Both engines on each database, with this module's tables empty."""
-    engine: Any = (_SyncEngine(create_engine(url)) if request.param == "sync"
+    engine: Any = (SyncEngine(create_engine(url)) if request.param == "sync"
                    else create_async_engine(url))
     try:
         await engine.drop_all(Amounts, Doc)
