@@ -8,6 +8,7 @@ matched rather than changed rows, so `rows_affected()` means the same on every d
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -51,6 +52,20 @@ _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
 
 #: what every new connection runs after its init_command
 SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+
+#: The engine's logger. A statement's warnings (INSERT IGNORE skipping a duplicate: "Duplicate
+#: entry ...") are logged here at DEBUG, read with SHOW WARNINGS only when DEBUG is on; the
+#: drivers print nothing of their own. PyMySQL only counts them; asyncmy would read each back
+#: with an extra SHOW WARNINGS and log it to its own logger, which Python's last-resort
+#: handler prints to stderr.
+logger = logging.getLogger("tempest_typed.sql")
+SHOW_WARNINGS = "SHOW WARNINGS"
+
+
+def log_warnings(sql: str, warnings: Sequence[Sequence[Any]] | None) -> None:
+    """Log the rows of SHOW WARNINGS (level, code, message) that `sql` left, at DEBUG."""
+    for level, code, message in warnings or ():
+        logger.debug("MySQL %s %s: %s (after: %s)", str(level).lower(), code, message, sql)
 
 
 def begin_statements(isolation: str | None, read_only: bool) -> list[str]:
@@ -181,6 +196,9 @@ class PyMySQLDriver(Driver):
         with conn.cursor() as cur:
             count = cur.execute(sql, params)
             rows = list(cur.fetchall()) if cur.description is not None else None
+            if cur.warning_count and logger.isEnabledFor(logging.DEBUG):
+                cur.execute(SHOW_WARNINGS)
+                log_warnings(sql, cur.fetchall())
             return rows, count
 
     @override
