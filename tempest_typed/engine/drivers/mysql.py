@@ -27,7 +27,14 @@ from ...errors import (
 from .. import types as t
 from ..types import Adapters
 from ..url import DatabaseURL
-from .base import Driver, SimplePool, isolation_sql
+from .base import (
+    MISSING_COLUMN_HINT,
+    MISSING_TABLE_HINT,
+    Driver,
+    SimplePool,
+    hinted,
+    isolation_sql,
+)
 
 try:
     import pymysql
@@ -45,6 +52,7 @@ _INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 10
 _LOCK_ERRORS = {3572, 1205}  # NOWAIT on MySQL 8; lock wait (NOWAIT) on MariaDB
 _CONFLICT_ERRORS = {1213, 1020}  # deadlock; MariaDB's "record has changed since last read"
 _DISCONNECT_ERRORS = {2006, 2013, 2014, 2045, 2055, 4031, 1927}
+_HINTS = {1146: MISSING_TABLE_HINT, 1054: MISSING_COLUMN_HINT}  # no such table; unknown column
 _KEY_NAME = re.compile(r"for key '([^']+)'")
 # 1451/1452 (foreign key) and 3819/4025 (check) name the constraint as CONSTRAINT `name`.
 _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
@@ -247,4 +255,4 @@ class PyMySQLDriver(Driver):
                 constraint = m.group(1) if m else None
             return IntegrityError(message, sql, params, constraint=constraint,
                                   kind=_INTEGRITY_KINDS.get(code or 0, "integrity"))
-        return QueryExecutionError(message, sql, params)
+        return QueryExecutionError(hinted(message, _HINTS.get(code or 0)), sql, params)

@@ -22,7 +22,15 @@ from ...errors import (
 )
 from ..types import Adapters
 from ..url import DatabaseURL
-from .base import AsyncDriver, Driver, Listener, isolation_sql
+from .base import (
+    MISSING_COLUMN_HINT,
+    MISSING_TABLE_HINT,
+    AsyncDriver,
+    Driver,
+    Listener,
+    hinted,
+    isolation_sql,
+)
 
 try:
     import psycopg
@@ -367,6 +375,10 @@ class PsycopgDriver(Driver):
                 message, sql, params, constraint=diag.constraint_name,
                 kind=_INTEGRITY_KINDS.get(exc.sqlstate or "", "integrity"),
             )
+        if isinstance(exc, psycopg.errors.UndefinedTable):
+            return QueryExecutionError(hinted(message, MISSING_TABLE_HINT), sql, params)
+        if isinstance(exc, psycopg.errors.UndefinedColumn):
+            return QueryExecutionError(hinted(message, MISSING_COLUMN_HINT), sql, params)
         return QueryExecutionError(message, sql, params)
 
 
