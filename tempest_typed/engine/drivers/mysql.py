@@ -127,8 +127,8 @@ class PyMySQLDriver(Driver):
             "autocommit": True, "client_flag": pymysql.constants.CLIENT.FOUND_ROWS,
             # NO_AUTO_VALUE_ON_ZERO: an explicit 0 in an identity column is stored as 0, as
             # on PostgreSQL and SQLite, instead of asking for the next generated value.
-            # sql_notes = 0: IF [NOT] EXISTS raises no note (asyncmy would read each one back
-            # with SHOW WARNINGS and log it: "Unknown table ..." on every drop_all).
+            # sql_notes = 0: IF [NOT] EXISTS raises no note, which counts as a warning ("Unknown
+            # table ..." on every drop_all, logged at DEBUG: see log_warnings).
             "init_command": "SET time_zone = '+00:00', "
                             "sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO'), "
                             "sql_notes = 0",
