@@ -1,14 +1,24 @@
-"""Rows of a partial select or a returning(): a tuple with attribute and item access by name."""
+"""Rows of a partial select or a returning(): a tuple with attribute and item access by name.
+
+A row class is made per set of field names, one property per field. A property whose name is
+a special method (`__getitem__`, `__iter__`, `__slots__`...) would take that method's place:
+reading any field through `__getitem__` then recursed in C until the interpreter crashed. So
+the row keeps its own state under dunder names, and a dunder is never a field name; the
+names a user chooses (labels, aliases) are plain identifiers (`plain_name_problem`).
+"""
 
 from __future__ import annotations
 
+import keyword
 import operator
 from functools import lru_cache
 from typing import Any, ClassVar, Generic, SupportsIndex, overload
 
 from typing_extensions import TypeVar
 
-__all__ = ["Row", "row_class"]
+from .errors import ValidationError
+
+__all__ = ["PLAIN_NAME", "Row", "plain_name_problem", "row_class"]
 
 #: The fetched columns as a TypedDict, filled in by the mypy plugin (`Row[TypedDict({...})]`)
 #: so that `row.id` has the column's type; without the plugin it stays Any.
@@ -20,8 +30,9 @@ class Row(tuple[Any, ...], Generic[F_co]):
 
     __slots__ = ()
 
-    _fields: ClassVar[tuple[str, ...]] = ()
-    _index: ClassVar[dict[str, int]] = {}
+    #: the field names in order, and each one's position: dunder names, which no field has
+    __row_fields__: ClassVar[tuple[str, ...]] = ()
+    __row_index__: ClassVar[dict[str, int]] = {}
 
     @overload
     def __getitem__(self, key: str) -> Any: ...
@@ -35,10 +46,10 @@ class Row(tuple[Any, ...], Generic[F_co]):
     def __getitem__(self, key: str | SupportsIndex | slice) -> Any:
         if isinstance(key, str):
             try:
-                return tuple.__getitem__(self, self._index[key])
+                return tuple.__getitem__(self, self.__row_index__[key])
             except KeyError:
                 raise KeyError(
-                    f"this row has no column {key!r}; it fetched {', '.join(self._fields)}"
+                    f"this row has no column {key!r}; it fetched {', '.join(self.__row_fields__)}"
                 ) from None
         return tuple.__getitem__(self, key)
 
@@ -46,21 +57,42 @@ class Row(tuple[Any, ...], Generic[F_co]):
         if name.startswith("__"):
             raise AttributeError(name)
         raise AttributeError(
-            f"this row has no column {name!r}; it fetched {', '.join(self._fields)} "
+            f"this row has no column {name!r}; it fetched {', '.join(self.__row_fields__)} "
             "(add the column to select(...) or returning(...))"
         )
 
     def keys(self) -> tuple[str, ...]:
         """The fetched column names, in order."""
-        return self._fields
+        return self.__row_fields__
 
     def asdict(self) -> dict[str, Any]:
         """The row as a dict of column name to value."""
-        return dict(zip(self._fields, self, strict=True))
+        return dict(zip(self.__row_fields__, self, strict=True))
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={v!r}" for k, v in zip(self._fields, self, strict=False))
+        inner = ", ".join(f"{k}={v!r}" for k, v in zip(self.__row_fields__, self, strict=False))
         return f"Row({inner})"
+
+
+def plain_name_problem(name: object) -> str | None:
+    """What keeps `name` from being a name the user gives a row field (an aggregate label, a
+    join alias), or None: it must be a Python identifier, not a keyword, without a leading
+    underscore (`row.name` reads it, and it never hides the row's own attributes)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        return "is not a Python identifier"
+    if keyword.iskeyword(name):
+        return f"is a Python keyword (row.{name} cannot be written)"
+    if name.startswith("_"):
+        return "starts with '_', as the row's own attributes do"
+    return None
+
+
+#: how a message asks for a plain name
+PLAIN_NAME = "a Python identifier, not a keyword, without a leading '_'"
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 @lru_cache(maxsize=1024)
@@ -68,9 +100,15 @@ def row_class(fields: tuple[str, ...]) -> type[Row]:
     """The Row subclass for one set of fetched columns, with a fast property per column."""
     namespace: dict[str, Any] = {
         "__slots__": (),
-        "_fields": fields,
-        "_index": {name: i for i, name in enumerate(fields)},
+        "__row_fields__": fields,
+        "__row_index__": {name: i for i, name in enumerate(fields)},
     }
     for i, name in enumerate(fields):
+        if not isinstance(name, str) or _is_dunder(name):
+            raise ValidationError(
+                f"a row cannot have a field named {name!r}: a property of that name would "
+                "replace the row's own special method; rename the column's attribute (or "
+                "fetch the whole model)"
+            )
         namespace[name] = property(operator.itemgetter(i), doc=f"column {name}")
     return type("Row", (Row,), namespace)

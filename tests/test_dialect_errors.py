@@ -4,6 +4,7 @@ building the statement succeeds, since the same statement may suit another diale
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -54,28 +55,67 @@ def test_ordered_decimal_comparison_on_sqlite(op: dict[str, object]) -> None:
 # -- MySQL / MariaDB --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
-@pytest.mark.parametrize("clause", ["limit", "offset"])
-def test_limit_inside_an_in_subquery_on_mysql(dialect: str, clause: str) -> None:
-    sub = getattr(select(Outbound).where({"status": "queued"}), clause)(10).as_subquery("id")
-    stmt = select(Outbound, ["id"]).where({"id": {"in": sub}})
+def _message(stmt: Any, dialect: str) -> str:
     with pytest.raises(DialectError) as err:
         stmt.compile(dialect)
-    text = str(err.value)
+    return str(err.value)
+
+
+def _queued(clause: str = "limit") -> Any:
+    return getattr(select(Outbound).where({"status": "queued"}), clause)(10)
+
+
+# Each message advises what fits the statement written: the two-step claim for an update that
+# claims rows, the ids first for a delete, the values as a list for a select.
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
+@pytest.mark.parametrize("clause", ["limit", "offset"])
+def test_limit_inside_an_in_subquery_of_a_select_on_mysql(dialect: str, clause: str) -> None:
+    stmt = select(Outbound, ["id"]).where({"id": {"in": _queued(clause).as_subquery("id")}})
+    text = _message(stmt, dialect)
     assert f"{dialect} rejects LIMIT in IN (SELECT ...)" in text
-    assert "use the two-step claim" in text
+    assert text.endswith("run the subquery as a select of its own first, and pass the "
+                         'values it fetched as a list: {"in": values}')
+    assert "claim" not in text
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
+def test_limit_inside_an_in_subquery_of_an_update_is_the_claim(dialect: str) -> None:
+    sub = _queued().for_update(skip_locked=True).as_subquery("id")
+    text = _message(update(Outbound).set({"status": "sending"}).where({"id": {"in": sub}}),
+                    dialect)
+    assert f"{dialect} rejects LIMIT in IN (SELECT ...)" in text
+    assert text.endswith(
+        "use the two-step claim: in engine.transaction(), select the ids with "
+        'for_update(skip_locked=True), then update(Outbound).where({"id": {"in": ids}})')
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
+def test_limit_inside_an_in_subquery_of_a_delete_selects_the_ids_first(dialect: str) -> None:
+    text = _message(delete(Outbound).where({"id": {"in": _queued().as_subquery("id")}}), dialect)
+    assert text.endswith(
+        "in engine.transaction(), select the ids first (with for_update() so they stay as "
+        'selected), then delete(Outbound).where({"id": {"in": ids}})')
+    assert "claim" not in text
 
 
 @pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
 def test_subquery_on_the_table_being_updated_on_mysql(dialect: str) -> None:
     sub = select(Outbound).where({"status": "queued"}).as_subquery("id")
-    stmt = update(Outbound).set({"status": "sending"}).where({"id": {"in": sub}})
-    with pytest.raises(DialectError) as err:
-        stmt.compile(dialect)
-    assert "cannot read the table being updated or deleted" in str(err.value)
-    assert "two-step claim" in str(err.value)
-    with pytest.raises(DialectError, match="error 1093"):
-        delete(Outbound).where({"id": {"in": sub}}).compile(dialect)
+    text = _message(update(Outbound).set({"status": "sending"}).where({"id": {"in": sub}}),
+                    dialect)
+    assert text.startswith(f"update(Outbound): {dialect} cannot read the table being updated "
+                           "or deleted in a subquery (error 1093); in engine.transaction(), "
+                           "select the ids first")
+    assert text.endswith('then update(Outbound).where({"id": {"in": ids}})')
+    claim = select(Outbound).where({"status": "queued"}).for_update(skip_locked=True)
+    text = _message(update(Outbound).set({"status": "sending"})
+                    .where({"id": {"in": claim.as_subquery("id")}}), dialect)
+    assert "error 1093); use the two-step claim" in text
+    text = _message(delete(Outbound).where({"id": {"in": sub}}), dialect)
+    assert text.startswith(f"delete(Outbound): {dialect} cannot read the table")
+    assert text.endswith('then delete(Outbound).where({"id": {"in": ids}})')
 
 
 def test_subquery_on_another_table_is_fine_on_mysql() -> None:
@@ -114,26 +154,47 @@ def test_upsert_target_or_predicate_on_mysql(dialect: str, kwargs: dict[str, obj
         stmt.compile(dialect)
 
 
-@pytest.mark.parametrize("kind", ["update", "delete", "insert"])
-def test_returning_on_mysql(kind: str) -> None:
+@pytest.mark.parametrize(("kind", "way_out"), [
+    ("update", "in engine.transaction(), run the update, then select(Account) with the same "
+               "where reads the rows it changed"),
+    ("delete", "in engine.transaction(), select(Account) with the same where and for_update() "
+               "first (the rows the delete will remove), then run the delete"),
+    ("insert", "in engine.transaction(), run the insert, then select the rows by a key you "
+               "gave them (a UUID from default_factory, a unique column); for one row, "
+               'tx.execute_sql("SELECT LAST_INSERT_ID()") reads the identity the database '
+               "filled"),
+])
+def test_returning_on_mysql(kind: str, way_out: str) -> None:
     stmt = {
         "update": update(Account).set({"owner": "a"}).where({"id": 1}),
         "delete": delete(Account).where({"id": 1}),
         "insert": insert(Account).values({"owner": "a"}),
     }[kind].returning()
-    with pytest.raises(DialectError) as err:
-        stmt.compile("mysql")
-    assert f"{kind}(Account).returning(): mysql has no RETURNING" in str(err.value)
-    assert "select the rows you need in the same transaction" in str(err.value)
+    assert _message(stmt, "mysql") == f"{kind}(Account).returning(): mysql has no RETURNING; {way_out}"
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
+def test_update_returning_advises_what_fits_the_update(dialect: str) -> None:
+    plain = _message(update(Account).set({"owner": "a"}).where({"id": 1}).returning(), dialect)
+    assert plain.endswith("in engine.transaction(), run the update, then select(Account) "
+                          "with the same where reads the rows it changed")
+    assert "claim" not in plain
+    every = _message(update(Account).set({"owner": "a"}).unguarded().returning("id"), dialect)
+    assert every.endswith("run the update, then select(Account) reads every row it changed")
+    # It changes what its where reads: selecting by the same where afterwards finds others.
+    claim = _message(update(Outbound).set({"status": "sending"})
+                     .where({"status": "queued"}).returning(), dialect)
+    assert ("the update sets status, which its where reads, so the same where finds other "
+            "rows afterwards: in engine.transaction(), select the ids by the where first with "
+            "for_update()") in claim
+    assert "the two-step claim" in claim
+    assert claim.endswith('run update(Outbound).where({"id": {"in": ids}}), then select the '
+                          "rows by those ids")
 
 
 def test_update_returning_on_mariadb() -> None:
-    stmt = update(Account).set({"owner": "a"}).where({"id": 1}).returning()
-    with pytest.raises(DialectError) as err:
-        stmt.compile("mariadb")
-    text = str(err.value)
+    text = _message(update(Account).set({"owner": "a"}).where({"id": 1}).returning(), "mariadb")
     assert "MariaDB has RETURNING on INSERT and DELETE only, not on UPDATE" in text
-    assert "two-step claim" in text
 
 
 def test_insert_and_delete_returning_on_mariadb() -> None:

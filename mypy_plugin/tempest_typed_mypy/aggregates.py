@@ -24,7 +24,7 @@ from mypy.types import (
 
 from .conditions import check_condition
 from .joins import arg
-from .messages import AGGREGATE, VALUE, column_name, describe
+from .messages import AGGREGATE, PLAIN_NAME, VALUE, column_name, describe, plain_name_problem
 from .metadata import Column, instance
 from .rows import fields_row, typed_dict
 from .scopes import JoinScope, group_scope, source_scope
@@ -147,9 +147,10 @@ def aggregate(ctx: MethodContext) -> Type:
         if name is None or key is None:
             complete = False
             continue
-        if not name.isidentifier():
-            source.fail(f"{label}: an aggregate label is a Python identifier (it becomes a row "
-                        f'field), got "{name}"', key, VALUE)
+        problem = plain_name_problem(name)
+        if problem is not None:
+            source.fail(f'{label}: aggregate() label "{name}" {problem}; a label becomes a row '
+                        f"field (row.label): write {PLAIN_NAME}", key, VALUE)
             continue
         if name in by_attr:
             source.fail(f'{label}: the label "{name}" is also the field of the group column '

@@ -20,7 +20,7 @@ from mypy.types import (
 )
 
 from .conditions import check_condition
-from .messages import COLUMN, VALUE, near
+from .messages import COLUMN, PLAIN_NAME, VALUE, near, plain_name_problem
 from .metadata import ModelFacts, model_facts
 from .references import compared
 from .rows import fields_row
@@ -65,9 +65,11 @@ def _alias(api: TypeChecker, expr: Expression, taken: list[str], call: str) -> s
     alias = literal_str(api, expr)
     if alias is None:
         return None
-    if not alias or "." in alias:
-        api.fail(f'{call}: an alias is a non-empty name without ".", got "{alias}"', expr,
-                 code=VALUE)
+    problem = plain_name_problem(alias)
+    if problem is not None:
+        api.fail(f'{call}: the alias "{alias}" {problem}; an alias becomes a row field '
+                 f"(row.alias) and qualifies columns ('alias.column'): write {PLAIN_NAME}",
+                 expr, code=VALUE)
         return None
     if alias in taken:
         listed = ", ".join(f'"{a}"' for a in taken)

@@ -7,6 +7,7 @@ a mistake reads the same whether mypy or the builder finds it.
 from __future__ import annotations
 
 import difflib
+import keyword
 from collections.abc import Iterable
 
 from mypy.errorcodes import ErrorCode
@@ -16,8 +17,8 @@ from mypy.types import Instance, Type, get_proper_type
 from .metadata import Column, ModelFacts
 
 __all__ = [
-    "AGGREGATE", "COLUMN", "COMPARE", "INSERT", "OPERATOR", "RAW", "VALUE", "describe", "near",
-    "unknown_column",
+    "AGGREGATE", "COLUMN", "COMPARE", "INSERT", "OPERATOR", "PLAIN_NAME", "RAW", "VALUE",
+    "describe", "near", "plain_name_problem", "unknown_column",
 ]
 
 COLUMN = ErrorCode("tempest-column", "A column name the model does not have", "tempest")
@@ -31,6 +32,21 @@ AGGREGATE = ErrorCode("tempest-aggregate", "An aggregate of a column it does not
                       "tempest")
 RAW = ErrorCode("tempest-raw", "sql.raw() given something other than a literal string",
                 "tempest")
+
+
+#: how a message asks for a plain name (a label, an alias), as tempest_typed.row words it
+PLAIN_NAME = "a Python identifier, not a keyword, without a leading '_'"
+
+
+def plain_name_problem(name: str) -> str | None:
+    """What keeps `name` from being a label or an alias (a row field), as at run time."""
+    if not name.isidentifier():
+        return "is not a Python identifier"
+    if keyword.iskeyword(name):
+        return f"is a Python keyword (row.{name} cannot be written)"
+    if name.startswith("_"):
+        return "starts with '_', as the row's own attributes do"
+    return None
 
 
 def near(word: str, choices: Iterable[str]) -> str | None:

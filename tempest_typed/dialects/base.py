@@ -142,7 +142,8 @@ class Compiled:
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
-    __slots__ = ("kinds", "literals", "offset", "order", "parts", "qualifier", "scopes")
+    __slots__ = ("kinds", "literals", "offset", "order", "parts", "qualifier", "scopes",
+                 "statement")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
@@ -156,6 +157,8 @@ class _Out:
         self.literals = literals
         #: the statements being written, innermost last: qualifier -> table (correlation)
         self.scopes: list[dict[str, ModelMeta]] = []
+        #: the statement being compiled (a subquery's DialectError names the way out for it)
+        self.statement: StatementNode | None = None
 
 
 # Measured with `python bench/bench_build.py` (CPython 3.11, PostgreSQL dialect, medians):
@@ -238,6 +241,7 @@ class Dialect:
 
     def _compile_key(self, key: StatementNode) -> CompiledShape:
         out = _Out()
+        out.statement = key
         result: ResultShape
         if type(key) is SelectQuery:
             self.visit_select(key, out)
@@ -701,13 +705,16 @@ class Dialect:
             text += " NOWAIT"
         return text
 
-    def check_returning(self, kind: str, meta: ModelMeta) -> None:
+    def check_returning(self, kind: str, meta: ModelMeta,
+                        statement: StatementNode | None = None) -> None:
         """Raise DialectError when this database has no RETURNING for `kind`."""
         if kind not in self.supports_returning:
-            raise DialectError(self.returning_error(kind, meta))
+            raise DialectError(self.returning_error(kind, meta, statement))
 
-    def returning_error(self, kind: str, meta: ModelMeta) -> str:
-        """The message of the DialectError for a RETURNING this database lacks."""
+    def returning_error(self, kind: str, meta: ModelMeta,
+                        statement: StatementNode | None = None) -> str:
+        """The message of the DialectError for a RETURNING this database lacks, with the way
+        out that fits `statement`."""
         return f"{self.name} has no {kind.upper()} ... RETURNING"
 
     def visit_returning(self, kind: str, meta: ModelMeta, returning: Returning,
@@ -715,7 +722,7 @@ class Dialect:
         """Write RETURNING, when the statement asks for rows."""
         if returning is None:
             return
-        self.check_returning(kind, meta)
+        self.check_returning(kind, meta, out.statement)
         cols = meta.columns if returning == ALL_COLUMNS else returning
         out.parts.append(" RETURNING " + self.column_list(cols))
 

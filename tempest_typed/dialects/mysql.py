@@ -3,14 +3,18 @@
 What they do differently from the shared compiler:
 - backtick identifiers, `%s` placeholders (PyMySQL), `UTC_TIMESTAMP(6)` for `sql.now()`.
 - No LIMIT inside an `IN (SELECT ...)` subquery, and no subquery on the table being updated
-  or deleted: both raise DialectError pointing to the two-step claim (select ... for_update
-  in a transaction, then update where id in the fetched ids).
+  or deleted: both raise DialectError with the way out for the statement written: the
+  two-step claim for an update that claims rows (select ... for_update(skip_locked=True) in a
+  transaction, then update where id in the fetched ids), the ids first for a delete, the
+  subquery's values as a list for a select.
 - `ON DUPLICATE KEY UPDATE` has no conflict target and no predicate: a target, `where=`,
   `index_where=` or `update_where=` raises DialectError; call `on_conflict_do_nothing()`
   (spelled INSERT IGNORE) or `on_conflict_do_update(None, set)` without them, which fire on
   any unique key.
 - RETURNING: MySQL has none; MariaDB has INSERT/DELETE ... RETURNING but no UPDATE ...
-  RETURNING.
+  RETURNING. The DialectError says how to read the rows instead: after an update, select by
+  its where (by the ids selected first when the update changes what its where reads); before
+  a delete, select by its where.
 - Locks: MySQL 8 spells `FOR SHARE` and takes `OF`; MariaDB spells `LOCK IN SHARE MODE` and
   has no `OF`, which the builder only allows for the selected table itself, where leaving it
   out locks the same rows. The engine chooses `mariadb` or `mysql` from the server's version
@@ -31,11 +35,14 @@ from ..statements.nodes import (
     Condition,
     ConflictNothing,
     ConflictUpdate,
+    DeleteStatement,
     InsertStatement,
     Lock,
     Param,
     RowParams,
     SelectQuery,
+    StatementNode,
+    UpdateStatement,
     Value,
     operand_column,
     param,
@@ -44,10 +51,78 @@ from .base import Dialect, _Out, in_subqueries, subqueries
 
 __all__ = ["STORED_DECIMAL", "MariaDBDialect", "MySQLDialect"]
 
-_TWO_STEP = (
-    "use the two-step claim: in engine.transaction(), select the ids with "
-    "for_update(skip_locked=True), then update(...).where({\"id\": {\"in\": ids}})"
-)
+
+def _keys(meta: ModelMeta) -> tuple[str | None, str]:
+    """The key column a two-step statement selects first (None: not one column), and what
+    its values are called."""
+    if len(meta.primary_key) != 1:
+        return None, "keys"
+    key = meta.primary_key[0].attr
+    return key, "ids" if key == "id" else f"{key}s"
+
+
+def _two_step(meta: ModelMeta, returning: bool = False) -> str:
+    """The way out of a single-statement claim (update ... where id in (select ... limit))."""
+    key, ids = _keys(meta)
+    return (
+        "use the two-step claim: in engine.transaction(), select the "
+        f"{ids} with for_update(skip_locked=True), then "
+        f"update({meta.name}).where({_in(key, ids)})"
+        + (f"; those {ids} are the rows it changed" if returning else "")
+    )
+
+
+def _in(key: str | None, ids: str) -> str:
+    """The where of the second step."""
+    if key is None:
+        return f"the {ids} selected"
+    return f'{{"{key}": {{"in": {ids}}}}}'
+
+
+def _keys_first(kind: str, meta: ModelMeta) -> str:
+    """The way out of an update or delete whose rows a subquery on its own table picks."""
+    key, ids = _keys(meta)
+    return (
+        f"in engine.transaction(), select the {ids} first (with for_update() so they stay "
+        f"as selected), then {kind}({meta.name}).where({_in(key, ids)})"
+    )
+
+
+def _read_columns(where: Condition | None) -> set[ColumnMeta]:
+    """The columns a condition reads, outside its subqueries."""
+    found: set[ColumnMeta] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, ColumnMeta):
+            found.add(node)
+        elif isinstance(node, tuple) and not isinstance(node, SelectQuery):
+            for child in node:
+                walk(child)
+
+    walk(where)
+    return found
+
+
+def _update_returning(meta: ModelMeta, statement: StatementNode | None) -> str:
+    """How to read the rows an update changed without UPDATE ... RETURNING."""
+    if not isinstance(statement, UpdateStatement):
+        return "run the update, then select the rows it changed in the same engine.transaction()"
+    if statement.where is None:
+        return (f"in engine.transaction(), run the update, then select({meta.name}) reads every "
+                "row it changed")
+    changed = sorted(c.attr for c, _ in statement.assignments
+                     if c in _read_columns(statement.where))
+    if changed:
+        key, ids = _keys(meta)
+        return (
+            f"the update sets {', '.join(changed)}, which its where reads, so the same where "
+            f"finds other rows afterwards: in engine.transaction(), select the {ids} by the "
+            f"where first with for_update() (skip_locked=True to claim rows other workers "
+            f"also want: the two-step claim), run update({meta.name}).where({_in(key, ids)}), "
+            f"then select the rows by those {ids}"
+        )
+    return (f"in engine.transaction(), run the update, then select({meta.name}) with the "
+            "same where reads the rows it changed")
 
 
 #: The bind kind of a value stored into a Decimal column without a size: that column is
@@ -119,11 +194,22 @@ class MySQLDialect(Dialect):
         return "`" + name.replace("`", "``") + "`"
 
     @override
-    def returning_error(self, kind: str, meta: ModelMeta) -> str:
-        return (
-            f"{kind}({meta.name}).returning(): {self.name} has no RETURNING; run the "
-            "statement, then select the rows you need in the same transaction"
-        )
+    def returning_error(self, kind: str, meta: ModelMeta,
+                        statement: StatementNode | None = None) -> str:
+        if kind == "update":
+            way_out = _update_returning(meta, statement)
+        elif kind == "delete":
+            way_out = (f"in engine.transaction(), select({meta.name}) with the same where and "
+                       "for_update() first (the rows the delete will remove), then run the "
+                       "delete")
+        else:
+            way_out = (
+                "in engine.transaction(), run the insert, then select the rows by a key you "
+                "gave them (a UUID from default_factory, a unique column); for one row, "
+                "tx.execute_sql(\"SELECT LAST_INSERT_ID()\") reads the identity the database "
+                "filled"
+            )
+        return f"{kind}({meta.name}).returning(): {self.name} has no RETURNING; {way_out}"
 
     @override
     def visit_now(self, plus: Value | None, out: _Out) -> None:
@@ -155,9 +241,17 @@ class MySQLDialect(Dialect):
     @override
     def check_subquery(self, query: SelectQuery, out: _Out) -> None:
         if query.limit is not None or query.offset is not None:
+            outer = out.statement
+            if isinstance(outer, UpdateStatement):
+                way_out = _two_step(outer.meta, outer.returning is not None)
+            elif isinstance(outer, DeleteStatement):
+                way_out = _keys_first("delete", outer.meta)
+            else:
+                way_out = ("run the subquery as a select of its own first, and pass the "
+                           "values it fetched as a list: {\"in\": values}")
             raise DialectError(
                 f"{self._label(query)}.limit()/offset() inside an `in` subquery: {self.name} "
-                f"rejects LIMIT in IN (SELECT ...); {_TWO_STEP}"
+                f"rejects LIMIT in IN (SELECT ...); {way_out}"
             )
 
     @override
@@ -168,9 +262,15 @@ class MySQLDialect(Dialect):
             for sub in subqueries(where):
                 tables = [sub.source.meta] + [j.source.meta for j in sub.joins]
                 if meta in tables:
+                    kind = "delete" if isinstance(out.statement, DeleteStatement) else "update"
+                    claim = kind == "update" and any(
+                        s.lock is not None and s.lock.skip_locked for s in subqueries(where))
                     raise DialectError(
-                        f"{meta.name}: {self.name} cannot read the table being updated or "
-                        f"deleted in a subquery (error 1093); {_TWO_STEP}"
+                        f"{kind}({meta.name}): {self.name} cannot read the table being updated "
+                        f"or deleted in a subquery (error 1093); "
+                        + (_two_step(meta, isinstance(out.statement, UpdateStatement)
+                                     and out.statement.returning is not None)
+                           if claim else _keys_first(kind, meta))
                     )
         super().visit_where_of(meta, where, out)
 
@@ -213,7 +313,7 @@ class MySQLDialect(Dialect):
     @override
     def visit_insert(self, key: InsertStatement, out: _Out) -> None:
         if key.returning is not None:
-            self.check_returning("insert", key.meta)
+            self.check_returning("insert", key.meta, key)
         rows, cols = key.rows, key.columns
         if not any(_unsized_decimal(c) for c in cols):
             super().visit_insert(key, out)
@@ -249,11 +349,11 @@ class MariaDBDialect(MySQLDialect):
         return "CREATE {unique}INDEX IF NOT EXISTS"
 
     @override
-    def returning_error(self, kind: str, meta: ModelMeta) -> str:
+    def returning_error(self, kind: str, meta: ModelMeta,
+                        statement: StatementNode | None = None) -> str:
         return (
             f"{kind}({meta.name}).returning(): MariaDB has RETURNING on INSERT and DELETE "
-            f"only, not on {kind.upper()}; {_TWO_STEP}, and the ids you selected are the "
-            "rows you changed"
+            f"only, not on {kind.upper()}; {_update_returning(meta, statement)}"
         )
 
     @override

@@ -15,6 +15,7 @@ from typing_extensions import TypeVar as DefaultTypeVar
 
 from ..errors import ValidationError
 from ..model import ColumnMeta
+from ..row import PLAIN_NAME, plain_name_problem
 from .nodes import Aggregate, Labeled, Operand, QualifiedColumn
 from .query import Context, Query, replaced
 from .scope import Scope
@@ -138,10 +139,11 @@ def grouped(query: Query[Any], group_by: Sequence[str],
         operands.append(operand)
     items: list[Operand | Labeled] = list(operands)
     for key, spec in aggregates.items():
-        if not isinstance(key, str) or not key.isidentifier():
+        problem = plain_name_problem(key)
+        if problem is not None:
             raise ValidationError(
-                f"{label}: an aggregate label is a Python identifier (it becomes a row field), "
-                f"got {key!r}"
+                f"{label}: aggregate() label {key!r} {problem}; a label becomes a row field "
+                f"(row.label): write {PLAIN_NAME}"
             )
         if key in fields:
             raise ValidationError(

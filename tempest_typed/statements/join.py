@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..errors import ValidationError
 from ..model import Model, ModelMeta, meta_of
-from ..row import Row
+from ..row import PLAIN_NAME, Row, plain_name_problem
 from .base import R_co
 from .nodes import And, Compare, Condition, JoinClause, SelectQuery, Source
 from .query import Context, Query
@@ -36,10 +36,13 @@ def _sources(first: Source, joins: tuple[JoinClause, ...]) -> list[tuple[str, Mo
 
 
 def _check_alias(alias: object, taken: Sequence[str], call: str) -> str:
-    if not isinstance(alias, str) or not alias or "." in alias:
+    problem = plain_name_problem(alias)
+    if problem is not None:
         raise ValidationError(
-            f"{call}: an alias is a non-empty name without '.', got {alias!r}"
+            f"{call}: the alias {alias!r} {problem}; an alias becomes a row field (row.alias) "
+            f"and qualifies columns ('alias.column'): write {PLAIN_NAME}"
         )
+    assert isinstance(alias, str)  # plain_name_problem() found it is one
     if alias in taken:
         raise ValidationError(
             f"{call}: the alias {alias!r} is already used (aliases: {', '.join(taken)}); "

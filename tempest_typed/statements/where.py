@@ -351,6 +351,11 @@ def _in_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
     items = list(operand)
     if not items:
         return TRUE if negated else FALSE
+    if col.max_length is not None and not all(map(col.accepts, items)):
+        kept = [item for item in items if not _too_long(col, item)]
+        if not kept:
+            return _every_row(left) if negated else _no_row(left)
+        items = kept
     if all(map(col.accepts, items)):
         # One node for the run of bound values, where 10 ids made, hashed and compared 10
         # param nodes: the ack of a batch of 10, built and compiled, 83,000 -> 58,000
@@ -378,6 +383,50 @@ def escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+# -- values longer than the column holds ---------------------------------------------------
+#
+# No row holds a string longer than its column's max_length: PostgreSQL's and MySQL's
+# varchar(n) refuse one, and insert() and update() refuse one on SQLite, which has no limit
+# of its own. A lookup by such a value (user input, often) is then a question with a known
+# answer, not a mistake: `eq` and `in` match no row, `ne` and `not_in` every row whose
+# column is not NULL. It is written as the column compared with itself, so the condition is
+# unknown where the column is NULL exactly as the comparison with the value would be (under
+# not_() too), and the value, which no database is asked about, gives the same answer on
+# all three, even for a longer string written to SQLite by other means.
+
+
+def _too_long(col: ColumnMeta, value: object) -> bool:
+    """True when `value` is a string longer than any the column holds (its text checked)."""
+    limit = col.max_length
+    if limit is None or not isinstance(value, str) or len(value) <= limit or col.kind != "str":
+        return False
+    check_text(f"{col.model_name}.{col.attr}", value)
+    return True
+
+
+def _no_row(left: Operand) -> ConditionNode:
+    """`left <> left`: false on every row, unknown where `left` is NULL."""
+    return Compare(left, "<>", left)
+
+
+def _every_row(left: Operand) -> ConditionNode:
+    """`left = left`: true on every row, unknown where `left` is NULL."""
+    return Compare(left, "=", left)
+
+
+def _shortest_match(pattern: str) -> int:
+    """How many characters the shortest string a LIKE pattern matches has (backslash escapes;
+    `%` matches none, `_` one)."""
+    n = 0
+    chars = iter(pattern)
+    for ch in chars:
+        if ch == "\\":
+            n += next(chars, None) is not None
+        elif ch != "%":
+            n += 1
+    return n
+
+
 def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: object,
              values: list[object], where: str) -> ConditionNode:
     if op == "in" or op == "not_in":
@@ -395,6 +444,8 @@ def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
                 raise ValidationError(f"{name} `{op}` None: None has no order")
             col.check_value(None, where)
             return IsNull(left, op == "ne")
+        if op in ("eq", "ne") and _too_long(col, operand):
+            return _no_row(left) if op == "eq" else _every_row(left)
         return Compare(left, COMPARISONS[op], value_node(col, scope, operand, values, where))
     if op == "is_null":
         if not isinstance(operand, bool):
@@ -423,6 +474,9 @@ def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
             node = expression_node(scope, operand, values, where)
         elif isinstance(operand, str):
             check_text(f"{name} `{op}`", operand)
+            if col.max_length is not None and col.kind == "str" and (
+                    len(operand) if escaped else _shortest_match(operand)) > col.max_length:
+                return _no_row(left)  # it matches only strings longer than the column holds
             if escaped:
                 before, after = _PATTERNS[op]
                 operand = before + escape_like(operand) + after
@@ -479,6 +533,9 @@ def _mapping_node(scope: Scope, mapping: Mapping[Any, Any], values: list[object]
                     f"{col.model_name}.{col.attr}: a list is not a value of {col.type_name()} "
                     f"in {where}; write {{\"in\": [...]}} to match any of them"
                 )
+            if _too_long(col, spec):
+                parts.append(_no_row(left))
+                continue
             parts.append(Compare(left, "=", checked_value_node(col, scope, spec, values, where)))
     return parts[0] if len(parts) == 1 else And(tuple(parts))
 

@@ -9,6 +9,7 @@ same round-trip time (bench/bench_mysql_async.py; BENCHMARKS.md).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -18,7 +19,7 @@ from ...dialects import Dialect
 from ...errors import ConfigurationError, TempestError
 from ..url import DatabaseURL
 from .base import AsyncDriver, AsyncPool
-from .mysql import SETUP, PyMySQLDriver, begin_statements
+from .mysql import SETUP, PyMySQLDriver, begin_statements, log_warnings, logger
 
 try:
     import asyncmy
@@ -30,6 +31,22 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 __all__ = ["AsyncmyDriver"]
+
+
+class _Cursor(asyncmy.cursors.Cursor):
+    """asyncmy's cursor without its own warning report: after a statement with warnings it
+    ran SHOW WARNINGS and logged each to the `asyncmy` logger, printed on stderr when nothing
+    is configured. run() logs them as the blocking driver does (DEBUG, tempest_typed.sql)."""
+
+    async def _show_warnings(self, conn: Any) -> None:
+        return None
+
+
+class _SSCursor(asyncmy.cursors.SSCursor):
+    """The unbuffered cursor of streams, without its own warning report (see _Cursor)."""
+
+    async def _show_warnings(self, conn: Any) -> None:
+        return None
 
 
 class _AsyncmyRules(PyMySQLDriver):
@@ -65,7 +82,7 @@ class AsyncmyDriver(AsyncDriver):
     async def _open(self) -> Any:
         rules = self._rules
         try:
-            conn = await asyncmy.connect(**rules._kwargs)
+            conn = await asyncmy.connect(**rules._kwargs, cursor_cls=_Cursor)
         except (asyncmy.errors.Error, TypeError, ValueError) as exc:
             raise rules._connect_failed(exc) from exc
         try:
@@ -95,6 +112,10 @@ class AsyncmyDriver(AsyncDriver):
         async with conn.cursor() as cur:
             count = await cur.execute(sql, params)
             rows = list(await cur.fetchall()) if cur.description is not None else None
+            result = cur._result
+            if (result is not None and result.warning_count
+                    and logger.isEnabledFor(logging.DEBUG)):
+                log_warnings(sql, await conn.show_warnings())
             return rows, count
 
     @override
@@ -107,6 +128,6 @@ class AsyncmyDriver(AsyncDriver):
     @override
     async def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None,
                           size: int) -> Any:
-        cur = conn.cursor(asyncmy.cursors.SSCursor)
+        cur = conn.cursor(_SSCursor)
         await cur.execute(sql, params)
         return cur

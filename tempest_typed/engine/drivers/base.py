@@ -19,7 +19,8 @@ from ...dialects import Dialect
 from ...errors import ConfigurationError, DialectError, QueryExecutionError
 from ..types import Adapter, Adapters
 
-__all__ = ["AsyncDriver", "AsyncPool", "Driver", "SimplePool", "ThreadedDriver"]
+__all__ = ["MISSING_COLUMN_HINT", "MISSING_TABLE_HINT", "AsyncDriver", "AsyncPool", "Driver", "SimplePool",
+           "ThreadedDriver", "hinted"]
 
 ISOLATION_LEVELS = {
     "read uncommitted": "READ UNCOMMITTED",
@@ -170,6 +171,23 @@ class Driver:
     def driver_errors(self) -> tuple[type[BaseException], ...]:
         """The exception classes this driver raises for database errors."""
         raise NotImplementedError
+
+
+#: what the message of a statement on a table the database does not have adds
+MISSING_TABLE_HINT = (
+    "hint: the database has no such table; engine.create_all(Model) creates it (or the URL "
+    "names another database or schema than the one that has it)"
+)
+#: what the message of a statement naming a column its table does not have adds
+MISSING_COLUMN_HINT = (
+    "hint: the table in the database has no such column; engine.check_schema(Model) lists "
+    "how it differs from its model (create_all() does not alter an existing table)"
+)
+
+
+def hinted(message: str, hint: str | None) -> str:
+    """The driver's message, with the hint on a line of its own when there is one."""
+    return message if hint is None else f"{message}\n  {hint}"
 
 
 class SimplePool:

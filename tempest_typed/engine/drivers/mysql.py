@@ -8,6 +8,7 @@ matched rather than changed rows, so `rows_affected()` means the same on every d
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -27,7 +28,14 @@ from ...errors import (
 from .. import types as t
 from ..types import Adapters
 from ..url import DatabaseURL
-from .base import Driver, SimplePool, isolation_sql
+from .base import (
+    MISSING_COLUMN_HINT,
+    MISSING_TABLE_HINT,
+    Driver,
+    SimplePool,
+    hinted,
+    isolation_sql,
+)
 
 try:
     import pymysql
@@ -45,6 +53,7 @@ _INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 10
 _LOCK_ERRORS = {3572, 1205}  # NOWAIT on MySQL 8; lock wait (NOWAIT) on MariaDB
 _CONFLICT_ERRORS = {1213, 1020}  # deadlock; MariaDB's "record has changed since last read"
 _DISCONNECT_ERRORS = {2006, 2013, 2014, 2045, 2055, 4031, 1927}
+_HINTS = {1146: MISSING_TABLE_HINT, 1054: MISSING_COLUMN_HINT}  # no such table; unknown column
 _KEY_NAME = re.compile(r"for key '([^']+)'")
 # 1451/1452 (foreign key) and 3819/4025 (check) name the constraint as CONSTRAINT `name`.
 _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
@@ -52,6 +61,20 @@ _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
 
 #: what every new connection runs after its init_command
 SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+
+#: The engine's logger. A statement's warnings (INSERT IGNORE skipping a duplicate: "Duplicate
+#: entry ...") are logged here at DEBUG, read with SHOW WARNINGS only when DEBUG is on; the
+#: drivers print nothing of their own. PyMySQL only counts them; asyncmy would read each back
+#: with an extra SHOW WARNINGS and log it to its own logger, which Python's last-resort
+#: handler prints to stderr.
+logger = logging.getLogger("tempest_typed.sql")
+SHOW_WARNINGS = "SHOW WARNINGS"
+
+
+def log_warnings(sql: str, warnings: Sequence[Sequence[Any]] | None) -> None:
+    """Log the rows of SHOW WARNINGS (level, code, message) that `sql` left, at DEBUG."""
+    for level, code, message in warnings or ():
+        logger.debug("MySQL %s %s: %s (after: %s)", str(level).lower(), code, message, sql)
 
 
 def begin_statements(isolation: str | None, read_only: bool) -> list[str]:
@@ -106,8 +129,8 @@ class PyMySQLDriver(Driver):
             "autocommit": True, "client_flag": pymysql.constants.CLIENT.FOUND_ROWS,
             # NO_AUTO_VALUE_ON_ZERO: an explicit 0 in an identity column is stored as 0, as
             # on PostgreSQL and SQLite, instead of asking for the next generated value.
-            # sql_notes = 0: IF [NOT] EXISTS raises no note (asyncmy would read each one back
-            # with SHOW WARNINGS and log it: "Unknown table ..." on every drop_all).
+            # sql_notes = 0: IF [NOT] EXISTS raises no note, which counts as a warning ("Unknown
+            # table ..." on every drop_all, logged at DEBUG: see log_warnings).
             "init_command": "SET time_zone = '+00:00', "
                             "sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO'), "
                             "sql_notes = 0",
@@ -183,6 +206,9 @@ class PyMySQLDriver(Driver):
         with conn.cursor() as cur:
             count = cur.execute(sql, params)
             rows = list(cur.fetchall()) if cur.description is not None else None
+            if cur.warning_count and logger.isEnabledFor(logging.DEBUG):
+                cur.execute(SHOW_WARNINGS)
+                log_warnings(sql, cur.fetchall())
             return rows, count
 
     @override
@@ -234,4 +260,4 @@ class PyMySQLDriver(Driver):
                 constraint = m.group(1) if m else None
             return IntegrityError(message, sql, params, constraint=constraint,
                                   kind=_INTEGRITY_KINDS.get(code or 0, "integrity"))
-        return QueryExecutionError(message, sql, params)
+        return QueryExecutionError(hinted(message, _HINTS.get(code or 0)), sql, params)

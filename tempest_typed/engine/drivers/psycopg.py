@@ -22,7 +22,15 @@ from ...errors import (
 )
 from ..types import Adapters
 from ..url import DatabaseURL
-from .base import AsyncDriver, Driver, Listener, isolation_sql
+from .base import (
+    MISSING_COLUMN_HINT,
+    MISSING_TABLE_HINT,
+    AsyncDriver,
+    Driver,
+    Listener,
+    hinted,
+    isolation_sql,
+)
 
 try:
     import psycopg
@@ -118,6 +126,13 @@ class PsycopgDriver(Driver):
         self._where = f"{url.host or 'localhost'}:{url.port or 5432}"
         self._last_used: dict[int, float] = {}
         self._pool_size = pool_size
+        #: what the pool's own connection attempts (on its threads or tasks) tell acquire():
+        #: how many are under way, whether one has ended yet, and the error of the last one
+        #: to end (None when it connected)
+        self._attempts = 0
+        self._attempted = False
+        self._refused: psycopg.Error | None = None
+        self._attempts_lock = threading.Lock()
         if self._pooled:
             self._open_pool(pool_size, pool_timeout)
 
@@ -128,9 +143,49 @@ class PsycopgDriver(Driver):
         kwargs = self._kwargs
         self._pool = ConnectionPool(
             kwargs=kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout, open=True,
-            configure=self._configure, check=self._check,
+            configure=self._configure, check=self._check, connection_class=self._watched(),
             name="tempest_typed",
         )
+
+    def _watched(self) -> type[psycopg.Connection[Any]]:
+        """The pool's connection class, telling this driver how each attempt of the pool ends."""
+        rules = self
+
+        class WatchedConnection(psycopg.Connection[Any]):
+            @classmethod
+            def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
+                rules._attempt_began()
+                try:
+                    conn = super().connect(conninfo, **kwargs)
+                except psycopg.Error as exc:
+                    rules._attempt_ended(exc)
+                    raise
+                except BaseException:
+                    rules._attempt_ended(None)
+                    raise
+                rules._attempt_ended(None)
+                return conn
+
+        return WatchedConnection
+
+    def _attempt_began(self) -> None:
+        with self._attempts_lock:
+            self._attempts += 1
+
+    def _attempt_ended(self, error: psycopg.Error | None) -> None:
+        with self._attempts_lock:
+            self._attempts -= 1
+            self._attempted = True
+            self._refused = error
+
+    # How often acquire() looks again whether the pool's attempt to connect failed, while
+    # one is under way and no connection is free: the server's refusal reaches the caller
+    # within this, where waiting on the pool alone lasted connect_timeout.
+    _LOOK_AGAIN = 0.05
+
+    def _uncertain(self) -> bool:
+        """True while a pool's connection attempt is under way, or none has ended yet."""
+        return bool(self._attempts) or not self._attempted
 
     # A connection handed out again within this many seconds of its last use is not pinged:
     # the ping is a round trip on every acquire, a third of the queue worker's round trips
@@ -163,9 +218,10 @@ class PsycopgDriver(Driver):
 
     def _unreachable(self, exc: psycopg.Error) -> QueryExecutionError:
         cause = " ".join(str(exc).split()) or type(exc).__name__
+        waited = f" within connect_timeout {self._connect_timeout:g}s" if (
+            "timeout" in cause.lower()) else ""
         return QueryExecutionError(
-            f"cannot connect to PostgreSQL at {self._where} (connect_timeout "
-            f"{self._connect_timeout:g}s): {cause}", "", ())
+            f"cannot connect to PostgreSQL at {self._where}{waited}: {cause}", "", ())
 
     def _exhausted(self) -> ConfigurationError:
         return ConfigurationError(
@@ -179,26 +235,45 @@ class PsycopgDriver(Driver):
             return Jsonb(value)
         return value
 
-    @override
-    def acquire(self) -> Any:
-        # The pool connects on its own threads and, while the server is down, only logs why.
-        # So wait for a connection no longer than connect_timeout; then connect directly
-        # once, which either raises the real cause at once (the server is down: fail in
-        # seconds, saying why) or works (every connection is in use: wait the rest of
-        # pool_timeout for one to come back).
-        first = min(self._connect_timeout, self._pool_timeout)
-        try:
-            return self._pool.getconn(timeout=first)
-        except PoolClosed as exc:
-            raise self._closed_error(exc) from exc
-        except PoolTimeout:
-            pass
+    def _probe(self) -> None:
+        """Connect directly once: raise the server's error (it says no, at once), or return
+        when it answers."""
         try:
             psycopg.connect(**self._kwargs).close()
         except psycopg.Error as exc:
             raise self._unreachable(exc) from exc
+
+    @override
+    def acquire(self) -> Any:
+        # The pool connects on its own threads and, while the server is down, only logs why.
+        # Its attempts report how they end (_watched): when the last one failed, connect
+        # directly once, which raises the real cause at once or finds the server back.
+        # While one is under way, wait in short turns to see how it ends; otherwise wait up
+        # to connect_timeout, then, if the pool is still trying, connect directly once: a
+        # server that is down fails in connect_timeout, saying why, and a pool whose every
+        # connection is in use waits the rest of pool_timeout for one to come back.
+        pool = self._pool
+        if self._refused is not None:
+            self._probe()
+        first = min(self._connect_timeout, self._pool_timeout)
+        until = time.monotonic() + first
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                return pool.getconn(
+                    timeout=min(left, self._LOOK_AGAIN) if self._uncertain() else left)
+            except PoolClosed as exc:
+                raise self._closed_error(exc) from exc
+            except PoolTimeout:
+                pass
+            if self._refused is not None:
+                self._probe()
+        if self._uncertain() or self._refused is not None:
+            self._probe()
         try:
-            return self._pool.getconn(timeout=max(0.0, self._pool_timeout - first))
+            return pool.getconn(timeout=max(0.0, self._pool_timeout - first))
         except PoolClosed as exc:
             raise self._closed_error(exc) from exc
         except PoolTimeout as exc:
@@ -300,6 +375,10 @@ class PsycopgDriver(Driver):
                 message, sql, params, constraint=diag.constraint_name,
                 kind=_INTEGRITY_KINDS.get(exc.sqlstate or "", "integrity"),
             )
+        if isinstance(exc, psycopg.errors.UndefinedTable):
+            return QueryExecutionError(hinted(message, MISSING_TABLE_HINT), sql, params)
+        if isinstance(exc, psycopg.errors.UndefinedColumn):
+            return QueryExecutionError(hinted(message, MISSING_COLUMN_HINT), sql, params)
         return QueryExecutionError(message, sql, params)
 
 
@@ -332,8 +411,38 @@ class AsyncPsycopgDriver(AsyncDriver):
         self._pool = AsyncConnectionPool(
             kwargs=rules._kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout,
             open=False, configure=self._configure, check=self._check, name="tempest_typed",
+            connection_class=self._watched(),
         )
         self._opened = False
+
+    def _watched(self) -> type[psycopg.AsyncConnection[Any]]:
+        """The pool's connection class, telling the rules how each attempt of the pool ends."""
+        rules = self._rules
+
+        class WatchedConnection(psycopg.AsyncConnection[Any]):
+            @classmethod
+            async def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
+                rules._attempt_began()
+                try:
+                    conn = await super().connect(conninfo, **kwargs)
+                except psycopg.Error as exc:
+                    rules._attempt_ended(exc)
+                    raise
+                except BaseException:
+                    rules._attempt_ended(None)
+                    raise
+                rules._attempt_ended(None)
+                return conn
+
+        return WatchedConnection
+
+    async def _probe(self) -> None:
+        """The blocking driver's _probe(), awaited."""
+        rules = self._rules
+        try:
+            await (await psycopg.AsyncConnection.connect(**rules._kwargs)).close()
+        except psycopg.Error as exc:
+            raise rules._unreachable(exc) from exc
 
     async def _check(self, conn: psycopg.AsyncConnection[Any]) -> None:
         if self._rules._needs_ping(conn):
@@ -345,25 +454,34 @@ class AsyncPsycopgDriver(AsyncDriver):
 
     @override
     async def acquire(self) -> Any:
-        # As the blocking driver: wait connect_timeout for the pool, then connect directly
-        # once to tell a server that is down (its error) from a pool that is all in use.
+        # As the blocking driver: the pool's attempts report how they end; a refusal is
+        # raised at once, a pool whose every connection is in use waits pool_timeout.
         rules = self._rules
+        pool = self._pool
         if not self._opened:
             self._opened = True
-            await self._pool.open(wait=False)
+            await pool.open(wait=False)
+        if rules._refused is not None:
+            await self._probe()
         first = min(rules._connect_timeout, rules._pool_timeout)
+        until = time.monotonic() + first
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                return await pool.getconn(
+                    timeout=min(left, rules._LOOK_AGAIN) if rules._uncertain() else left)
+            except PoolClosed as exc:
+                raise rules._closed_error(exc) from exc
+            except PoolTimeout:
+                pass
+            if rules._refused is not None:
+                await self._probe()
+        if rules._uncertain() or rules._refused is not None:
+            await self._probe()
         try:
-            return await self._pool.getconn(timeout=first)
-        except PoolClosed as exc:
-            raise rules._closed_error(exc) from exc
-        except PoolTimeout:
-            pass
-        try:
-            await (await psycopg.AsyncConnection.connect(**rules._kwargs)).close()
-        except psycopg.Error as exc:
-            raise rules._unreachable(exc) from exc
-        try:
-            return await self._pool.getconn(timeout=max(0.0, rules._pool_timeout - first))
+            return await pool.getconn(timeout=max(0.0, rules._pool_timeout - first))
         except PoolClosed as exc:
             raise rules._closed_error(exc) from exc
         except PoolTimeout as exc:

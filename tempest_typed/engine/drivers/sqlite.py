@@ -19,7 +19,15 @@ from ...errors import ConfigurationError, IntegrityError, LockNotAvailable, Quer
 from .. import types as t
 from ..types import Adapters
 from ..url import DatabaseURL
-from .base import Driver, SimplePool, ThreadedDriver, isolation_sql
+from .base import (
+    MISSING_COLUMN_HINT,
+    MISSING_TABLE_HINT,
+    Driver,
+    SimplePool,
+    ThreadedDriver,
+    hinted,
+    isolation_sql,
+)
 
 __all__ = ["SQLiteDriver", "threaded_sqlite_driver"]
 
@@ -221,6 +229,12 @@ class SQLiteDriver(Driver):
                 message + " (another connection held the write lock past the busy timeout)",
                 sql, params,
             )
+        if isinstance(exc, sqlite3.OperationalError):
+            # SQLite has no error code of its own for these: its message is all it says
+            if message.startswith("no such table:"):
+                return QueryExecutionError(hinted(message, MISSING_TABLE_HINT), sql, params)
+            if message.startswith("no such column:") or " has no column named " in message:
+                return QueryExecutionError(hinted(message, MISSING_COLUMN_HINT), sql, params)
         return QueryExecutionError(message, sql, params)
 
 
