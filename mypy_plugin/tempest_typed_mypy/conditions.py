@@ -22,8 +22,12 @@ COMBINATORS = frozenset({
     "tempest_typed.statements.where.or_",
     "tempest_typed.statements.where.not_",
 })
+#: the runtime's list, in its order (tests/typecheck/test_operators.py compares them)
 OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "between", "in", "not_in", "is_null",
-             "like", "ilike")
+             "like", "ilike", "contains", "icontains", "startswith", "endswith")
+#: the operators that apply to strings only: a pattern (like, ilike), or the literal text to
+#: look for (the rest), whose `%` and `_` match themselves
+TEXT_OPERATORS = frozenset({"like", "ilike", "contains", "icontains", "startswith", "endswith"})
 SELECT = "tempest_typed.statements.query.Query"  # a select, a join or a grouped select
 SUBQUERY = "tempest_typed.statements.where.Subquery"
 
@@ -88,7 +92,7 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
         scope.fail(f'{column_name(col)} is {describe(col.type, options)}: "{op}" applies to '
                    "numbers, dates and times only", op_expr, OPERATOR)
         return
-    if op in ("like", "ilike") and col.kind not in TEXT_KINDS and col.kind != "any":
+    if op in TEXT_OPERATORS and col.kind not in TEXT_KINDS and col.kind != "any":
         scope.fail(f'{column_name(col)} is {describe(col.type, options)}: "{op}" applies to '
                    "strings only", op_expr, OPERATOR)
         return
@@ -108,11 +112,16 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
         if not ok:
             scope.fail(f'{column_name(col)} "is_null" takes True or False, got '
                        f"{describe(typ, options)}", operand, VALUE)
-    else:  # like, ilike
+    elif op in ("like", "ilike"):
         accepted = scope.accepted(col, scope.named("builtins.str"))
         ok, typ = scope.fits(operand, accepted)
         if not ok:
             scope.fail(f'{column_name(col)} "{op}" takes a pattern string, got '
+                       f"{describe(typ, options)}", operand, VALUE)
+    else:  # contains, icontains, startswith, endswith: the text itself, not an expression
+        ok, typ = scope.fits(operand, scope.named("builtins.str"))
+        if not ok:
+            scope.fail(f'{column_name(col)} "{op}" takes the text to look for (a str), got '
                        f"{describe(typ, options)}", operand, VALUE)
 
 
