@@ -8,9 +8,10 @@ left to the run-time check.
 
 from __future__ import annotations
 
-from mypy.nodes import DictExpr, Expression, ListExpr, NameExpr, SetExpr, TupleExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, NameExpr, SetExpr, TupleExpr
 from mypy.types import Instance, NoneType, Type, get_proper_type
 
+from .correlation import correlate
 from .messages import OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind
 from .values import NARROWER_REFUSED, Scope, callee_name, literal_str, narrower_refused
@@ -28,6 +29,7 @@ OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "between", "in", "not_in", "i
 #: the operators that apply to strings only: a pattern (like, ilike), or the literal text to
 #: look for (the rest), whose `%` and `_` match themselves
 TEXT_OPERATORS = frozenset({"like", "ilike", "contains", "icontains", "startswith", "endswith"})
+EXISTS = frozenset({"tempest_typed.sql.exists", "tempest_typed.sql.not_exists"})
 SELECT = "tempest_typed.statements.query.Query"  # a select, a join or a grouped select
 SUBQUERY = "tempest_typed.statements.where.Subquery"
 
@@ -41,12 +43,13 @@ def check_condition(scope: Scope, expr: Expression) -> None:
             col = scope.column(key)
             if col is not None:
                 _check_spec(scope, col, spec)
-    elif callee_name(expr) in COMBINATORS:
-        from mypy.nodes import CallExpr
-
-        assert isinstance(expr, CallExpr)
-        for arg in expr.args:
-            check_condition(scope, arg)
+    elif isinstance(expr, CallExpr):
+        callee = callee_name(expr)
+        if callee in COMBINATORS:
+            for arg in expr.args:
+                check_condition(scope, arg)
+        elif callee in EXISTS and expr.args:
+            correlate(scope, expr.args[0])
 
 
 def _is_none(expr: Expression) -> bool:
@@ -170,6 +173,7 @@ def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
             scope.fail(f'{column_name(col)} "{op}": the subquery yields {describe(yields, options)}'
                        f" (a column of {model}), not {describe(element_type, options)}",
                        operand, VALUE)
+        correlate(scope, operand)
         return
     if isinstance(first, Instance) and first.type.has_base(SELECT):
         scope.fail(f'{column_name(col)} "{op}" takes a one-column subquery, not a whole select: '

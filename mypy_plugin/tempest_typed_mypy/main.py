@@ -29,6 +29,7 @@ from . import (
     references,
     rows,
     statements,
+    tables,
 )
 from .metadata import MODEL, collect_model
 
@@ -85,16 +86,22 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
 }
 
 
+def _collect(ctx: ClassDefContext) -> None:
+    """A model's class body: its columns, and its table's name."""
+    collect_model(ctx)
+    tables.collect_table(ctx)
+
+
 class TempestTypedPlugin(Plugin):
     """Routes mypy's hooks to the checks of tempest_typed statements."""
 
     def get_base_class_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
         """Collect a model's facts when a class derives from Model, directly or not."""
         if fullname == MODEL:
-            return collect_model
+            return _collect
         sym = self.lookup_fully_qualified(fullname)
         if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
-            return collect_model
+            return _collect
         return None
 
     def get_function_signature_hook(

@@ -1,0 +1,119 @@
+"""Table names: what a model's table is called in SQL, and which models a module can see.
+
+`class User(Model, table="users", naming="snake_case")` says its table and how attribute names
+become SQL names in its class keywords, which the class-definition hook records in the class's
+`TypeInfo.metadata` (its own entry, beside the column facts of metadata.py), so a warm run
+reads them from the cache. A qualified `sql.col("users.id")` and a foreign key
+`references="users.id"` name a table this way.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mypy.nodes import MypyFile, StrExpr, TypeInfo
+from mypy.plugin import ClassDefContext
+
+from .metadata import KEY
+
+__all__ = ["TABLE_KEY", "collect_table", "snake_case", "sql_name", "table_of", "visible_models"]
+
+TABLE_KEY = "tempest_typed.table"
+
+#: the runtime's rule (tempest_typed.model.snake_case), which the plugin does not import
+_SNAKE_1 = re.compile(r"(.)([A-Z][a-z]+)")
+_SNAKE_2 = re.compile(r"([a-z0-9])([A-Z])")
+
+
+def snake_case(name: str) -> str:
+    """`NextAttemptAt` and `nextAttemptAt` become `next_attempt_at`."""
+    return _SNAKE_2.sub(r"\1_\2", _SNAKE_1.sub(r"\1_\2", name)).lower()
+
+
+def _camel_case(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def collect_table(ctx: ClassDefContext) -> None:
+    """Record the model's table name and naming from its class keywords (None when they are
+    not literal strings: not judged)."""
+    keywords = ctx.cls.keywords
+    table = keywords.get("table")
+    naming = keywords.get("naming")
+    ctx.cls.info.metadata[TABLE_KEY] = {
+        "table": table.value if isinstance(table, StrExpr) else (
+            snake_case(ctx.cls.name) if table is None else None),
+        "naming": naming.value if isinstance(naming, StrExpr) else (
+            "preserve" if naming is None else None),
+    }
+
+
+def table_of(info: TypeInfo) -> str | None:
+    """The model's SQL table name; None when it is not known."""
+    entry = info.metadata.get(TABLE_KEY)
+    if entry is None:
+        return None
+    table = entry.get("table")
+    return table if isinstance(table, str) else None
+
+
+def sql_name(info: TypeInfo, attr: str, explicit: str | None) -> str | None:
+    """The SQL name of a column of the model: `column(name=...)`, else the naming of its
+    class; None when the naming is not known (a callable)."""
+    if explicit is not None:
+        return explicit
+    entry = info.metadata.get(TABLE_KEY) or {}
+    naming = entry.get("naming")
+    if naming == "preserve":
+        return attr
+    if naming == "snake_case":
+        return snake_case(attr)
+    if naming == "camelCase":
+        return _camel_case(attr)
+    return None
+
+
+#: module name -> (the modules' generation, the models it sees by table name)
+_VISIBLE: dict[str, tuple[int, dict[str, list[TypeInfo]]]] = {}
+_SKIPPED = ("builtins", "typing", "typing_extensions", "tempest_typed", "mypy_extensions",
+            "_typeshed", "abc", "collections", "types")
+
+
+def visible_models(modules: dict[str, MypyFile], module: str) -> dict[str, list[TypeInfo]]:
+    """The models a module sees, by table name: those of the module, of its packages, and of
+    every module they import, transitively (modules mypy has analysed before this one in a
+    cold run, a warm run, with workers and in the daemon alike)."""
+    from . import metadata
+
+    generation = metadata._generation
+    hit = _VISIBLE.get(module)
+    if hit is not None and hit[0] == generation:
+        return hit[1]
+    parts = module.split(".")
+    todo = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+    seen: set[str] = set()
+    found: dict[str, list[TypeInfo]] = {}
+    while todo:
+        name = todo.pop()
+        if name in seen or name.partition(".")[0] in _SKIPPED:
+            continue
+        seen.add(name)
+        tree = modules.get(name)
+        if tree is None or tree.is_stub:
+            continue
+        for sym in tree.names.values():
+            node = sym.node
+            if isinstance(node, MypyFile):
+                todo.append(node.fullname)
+            elif isinstance(node, TypeInfo) and KEY in node.metadata:
+                if node.module_name != name:
+                    todo.append(node.module_name)
+                    continue
+                table = table_of(node)
+                if table is not None and node not in found.get(table, ()):
+                    found.setdefault(table, []).append(node)
+    if len(_VISIBLE) >= 4096:
+        _VISIBLE.clear()
+    _VISIBLE[module] = (generation, found)
+    return found
