@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mypy.nodes import TypeInfo
+from mypy.nodes import MypyFile, TypeInfo
 from mypy.plugin import (
     AttributeContext,
     ClassDefContext,
@@ -23,6 +23,7 @@ from . import (
     aggregates,
     column_lists,
     constructors,
+    foreign_keys,
     indexes,
     joins,
     raw,
@@ -47,6 +48,7 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.join.join": joins.start,
     "tempest_typed.sql.exists": references.check_exists,
     "tempest_typed.sql.not_exists": references.check_not_exists,
+    "tempest_typed.model.column": foreign_keys.check_references,
 }
 
 SIGNATURES: dict[str, Callable[[FunctionSigContext], FunctionLike]] = {
@@ -87,9 +89,11 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
 
 
 def _collect(ctx: ClassDefContext) -> None:
-    """A model's class body: its columns, and its table's name."""
+    """A model's class body: its columns, its table's name, and the models its foreign keys
+    name."""
     collect_model(ctx)
     tables.collect_table(ctx)
+    foreign_keys.depend_on_referenced(ctx)
 
 
 class TempestTypedPlugin(Plugin):
@@ -117,7 +121,7 @@ class TempestTypedPlugin(Plugin):
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """select(), join(), sql.raw(), sql.exists() and Index()."""
+        """select(), join(), sql.raw(), sql.exists(), Index() and column(references=...)."""
         return FUNCTIONS.get(fullname)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
@@ -129,6 +133,10 @@ class TempestTypedPlugin(Plugin):
         if fullname.startswith(rows.ROW + "."):
             return rows.row_attribute
         return None
+
+    def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
+        """The modules of the models that the module's foreign keys name."""
+        return foreign_keys.referenced_modules(file)
 
     def report_config_data(self, ctx: ReportConfigContext) -> str:
         """The plugin version: a new version invalidates mypy's cache."""

@@ -80,18 +80,45 @@ _SKIPPED = ("builtins", "typing", "typing_extensions", "tempest_typed", "mypy_ex
             "_typeshed", "abc", "collections", "types")
 
 
+def _imported(modules: dict[str, MypyFile], module: str) -> list[str]:
+    """The modules `module`'s import statements name (those mypy loaded)."""
+    from mypy.nodes import Import, ImportAll, ImportFrom
+    from mypy.util import correct_relative_import
+
+    tree = modules.get(module)
+    if tree is None:
+        return []
+    init = tree.path.endswith("__init__.py") or tree.path.endswith("__init__.pyi")
+    found: list[str] = []
+    for imp in tree.imports:
+        if isinstance(imp, Import):
+            found.extend(name for name, _ in imp.ids)
+        elif isinstance(imp, ImportFrom | ImportAll):
+            base, _ = correct_relative_import(module, imp.relative, imp.id, init)
+            found.append(base)
+            if isinstance(imp, ImportFrom):
+                found.extend(f"{base}.{name}" for name, _ in imp.names)
+    return [name for name in found if name in modules]
+
+
 def visible_models(modules: dict[str, MypyFile], module: str) -> dict[str, list[TypeInfo]]:
-    """The models a module sees, by table name: those of the module, of its packages, and of
-    every module they import, transitively (modules mypy has analysed before this one in a
-    cold run, a warm run, with workers and in the daemon alike)."""
+    """The models a module sees, by table name: those of the module and of every module it
+    imports, transitively. mypy analyses those before it checks the module in a cold run, a
+    warm run, with workers and in the daemon alike (not its parent packages, which it loads
+    but need not analyse first), so the answer is the same in each.
+
+    The module's own imports are read from its syntax tree, which the module being checked
+    always has; further out they are read from the symbol tables (what a module imports by
+    name, and the module of each model it imports), which a module read from the cache has
+    too, so `import shop.users` in an imported module is not followed unless it names one.
+    """
     from . import metadata
 
     generation = metadata._generation
     hit = _VISIBLE.get(module)
     if hit is not None and hit[0] == generation:
         return hit[1]
-    parts = module.split(".")
-    todo = [".".join(parts[:i]) for i in range(len(parts), 0, -1)]
+    todo = [module, *_imported(modules, module)]
     seen: set[str] = set()
     found: dict[str, list[TypeInfo]] = {}
     while todo:
