@@ -161,13 +161,15 @@ def _table(facts: ModelFacts) -> str | None:
 
 def typo(scope: Scope, written: str, candidates: list[str]) -> str | None:
     """The qualifier of this statement that `written` (which none of its qualifiers is) was
-    surely meant to be: one edit away, and not a table of a model the module sees (which
-    names an enclosing statement). Aliases that differ in their last character only (`user1`,
-    `user2`) are told apart on purpose, so they are not taken for one another."""
+    surely meant to be: one edit away, not at the end, and not a table of a model the module
+    sees (which names an enclosing statement). Names that differ at the end only are told
+    apart on purpose: an alias and its table (`order`, `orders`), numbered aliases (`user1`,
+    `user2`, `orders2`) name different statements."""
     from .tables import visible_models
 
     close = [c for c in candidates if len(c) >= 3 and _one_edit(written, c)
-             and not (len(c) == len(written) and c[:-1] == written[:-1])]
+             and not (c.startswith(written) or written.startswith(c)
+                      or (len(c) == len(written) and c[:-1] == written[:-1]))]
     if not close:
         return None
     module = scope.api.tree.fullname
