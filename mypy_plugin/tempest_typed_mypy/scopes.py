@@ -167,8 +167,9 @@ class GroupScope(Scope):
         """The group column or label `name` means, reporting any other name."""
         where = where or self.where
         col = self.names.get(name)
-        if col is None and correlated and "." in name and not self.groups_qualified():
-            return None  # an enclosing statement's column: after aggregate() none is qualified
+        if (col is None and correlated and "." in name
+                and name.partition(".")[0] not in self.qualifiers()):
+            return None  # an enclosing statement's column, which the run time resolves
         if col is None:
             labels = [n for n in self.names if n not in self.groups]
             guess = near(name, self.names)
@@ -178,9 +179,9 @@ class GroupScope(Scope):
                       context, COLUMN)
         return col
 
-    def groups_qualified(self) -> bool:
-        """Whether the group columns are written `alias.column` (a join was grouped)."""
-        return any("." in g for g in self.groups)
+    def qualifiers(self) -> set[str]:
+        """The aliases the group columns are written with (a join was grouped)."""
+        return {g.partition(".")[0] for g in self.groups if "." in g}
 
     def column(self, key: Expression) -> Column | None:
         """The group column or label a key names; None when it is unknown or not literal."""
