@@ -21,12 +21,15 @@ from mypy.nodes import (
     ListExpr,
     MemberExpr,
     SetExpr,
+    StrExpr,
     TupleExpr,
 )
 from mypy.types import Instance, get_proper_type
 
 from .messages import COLUMN, unknown_column
 from .metadata import Column, ModelFacts
+from .scopes import GroupScope, JoinScope, optional, source_scope
+from .tables import table_of, visible_models
 from .values import Scope, callee_name, literal_str
 
 __all__ = ["correlate", "qualifiers", "typo"]
@@ -59,9 +62,6 @@ class _Names:
 def qualifiers(scope: Scope) -> Qualifiers:
     """The names a qualified column of the statement seen by `scope` may start with: its
     aliases (a join), or its table (a plain statement); none after aggregate()."""
-    from .scopes import GroupScope, JoinScope
-    from .tables import table_of
-
     if isinstance(scope, GroupScope):
         return {}
     if isinstance(scope, JoinScope):
@@ -72,14 +72,30 @@ def qualifiers(scope: Scope) -> Qualifiers:
 
 def correlate(outer: Scope, expr: Expression) -> None:
     """Check the references of a subquery written in place to the statement of `outer`."""
+    if not _qualified_reference(expr):  # most subqueries: no scope to build
+        return
     own = qualifiers(outer)
     if own:
         _statement(outer, own, expr, [])
 
 
-def _names(outer: Scope, expr: Expression) -> _Names | None:
-    from .scopes import JoinScope, source_scope
+def _qualified_reference(expr: Expression) -> bool:
+    """Whether an `sql.col()` that may be qualified is written anywhere in `expr`."""
+    if isinstance(expr, CallExpr):
+        if callee_name(expr) == COL:
+            return bool(expr.args) and not (isinstance(expr.args[0], StrExpr)
+                                            and "." not in expr.args[0].value)
+        if isinstance(expr.callee, MemberExpr) and _qualified_reference(expr.callee.expr):
+            return True
+        return any(_qualified_reference(arg) for arg in expr.args)
+    if isinstance(expr, DictExpr):
+        return any(_qualified_reference(value) for _, value in expr.items)
+    if isinstance(expr, ListExpr | TupleExpr | SetExpr):
+        return any(_qualified_reference(item) for item in expr.items)
+    return False
 
+
+def _names(outer: Scope, expr: Expression) -> _Names | None:
     typ = get_proper_type(outer.api.lookup_type_or_none(expr))
     if not isinstance(typ, Instance):
         return None
@@ -132,8 +148,7 @@ def _value(outer: Scope, own: Qualifiers, expr: Expression, path: list[_Names],
 
 def _reference(outer: Scope, own: Qualifiers, name: str, path: list[_Names],
                expected: Column | None, context: Context) -> None:
-    from .references import compared
-    from .scopes import optional
+    from .references import compared  # it imports this module
 
     alias, dot, attr = name.partition(".")
     if not dot or any(alias in names.qualifiers for names in path):
@@ -154,8 +169,6 @@ def _reference(outer: Scope, own: Qualifiers, name: str, path: list[_Names],
 
 
 def _table(facts: ModelFacts) -> str | None:
-    from .tables import table_of
-
     return table_of(facts.info)
 
 
@@ -165,8 +178,6 @@ def typo(scope: Scope, written: str, candidates: list[str]) -> str | None:
     sees (which names an enclosing statement). Names that differ at the end only are told
     apart on purpose: an alias and its table (`order`, `orders`), numbered aliases (`user1`,
     `user2`, `orders2`) name different statements."""
-    from .tables import visible_models
-
     close = [c for c in candidates if len(c) >= 3 and _one_edit(written, c)
              and not (c.startswith(written) or written.startswith(c)
                       or (len(c) == len(written) and c[:-1] == written[:-1]))]

@@ -20,14 +20,14 @@ __all__ = ["TABLE_KEY", "collect_table", "snake_case", "sql_name", "table_of", "
 
 TABLE_KEY = "tempest_typed.table"
 
-#: the runtime's rule (tempest_typed.model.snake_case), which the plugin does not import
-_SNAKE_1 = re.compile(r"(.)([A-Z][a-z]+)")
-_SNAKE_2 = re.compile(r"([a-z0-9])([A-Z])")
-
 
 def snake_case(name: str) -> str:
     """`NextAttemptAt` and `nextAttemptAt` become `next_attempt_at`."""
-    return _SNAKE_2.sub(r"\1_\2", _SNAKE_1.sub(r"\1_\2", name)).lower()
+    # The runtime's rule (tempest_typed.model.snake_case), which the plugin does not import.
+    # Patterns given as strings are compiled on first use (and cached by `re`), not each
+    # time mypy loads the plugin.
+    words = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", words).lower()
 
 
 def _camel_case(name: str) -> str:
