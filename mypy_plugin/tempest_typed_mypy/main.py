@@ -37,7 +37,7 @@ from .metadata import MODEL, collect_model
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _S = "tempest_typed.statements"
 
