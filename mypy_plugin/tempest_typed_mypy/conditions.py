@@ -8,9 +8,10 @@ left to the run-time check.
 
 from __future__ import annotations
 
-from mypy.nodes import DictExpr, Expression, ListExpr, NameExpr, SetExpr, TupleExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, NameExpr, SetExpr, TupleExpr
 from mypy.types import Instance, NoneType, Type, get_proper_type
 
+from .correlation import correlate
 from .messages import OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind
 from .values import NARROWER_REFUSED, Scope, callee_name, literal_str, narrower_refused
@@ -22,8 +23,13 @@ COMBINATORS = frozenset({
     "tempest_typed.statements.where.or_",
     "tempest_typed.statements.where.not_",
 })
+#: the runtime's list, in its order (tests/typecheck/test_operators.py compares them)
 OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "between", "in", "not_in", "is_null",
-             "like", "ilike")
+             "like", "ilike", "contains", "icontains", "startswith", "endswith")
+#: the operators that apply to strings only: a pattern (like, ilike), or the literal text to
+#: look for (the rest), whose `%` and `_` match themselves
+TEXT_OPERATORS = frozenset({"like", "ilike", "contains", "icontains", "startswith", "endswith"})
+EXISTS = frozenset({"tempest_typed.sql.exists", "tempest_typed.sql.not_exists"})
 SELECT = "tempest_typed.statements.query.Query"  # a select, a join or a grouped select
 SUBQUERY = "tempest_typed.statements.where.Subquery"
 
@@ -37,12 +43,13 @@ def check_condition(scope: Scope, expr: Expression) -> None:
             col = scope.column(key)
             if col is not None:
                 _check_spec(scope, col, spec)
-    elif callee_name(expr) in COMBINATORS:
-        from mypy.nodes import CallExpr
-
-        assert isinstance(expr, CallExpr)
-        for arg in expr.args:
-            check_condition(scope, arg)
+    elif isinstance(expr, CallExpr):
+        callee = callee_name(expr)
+        if callee in COMBINATORS:
+            for arg in expr.args:
+                check_condition(scope, arg)
+        elif callee in EXISTS and expr.args:
+            correlate(scope, expr.args[0])
 
 
 def _is_none(expr: Expression) -> bool:
@@ -88,7 +95,7 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
         scope.fail(f'{column_name(col)} is {describe(col.type, options)}: "{op}" applies to '
                    "numbers, dates and times only", op_expr, OPERATOR)
         return
-    if op in ("like", "ilike") and col.kind not in TEXT_KINDS and col.kind != "any":
+    if op in TEXT_OPERATORS and col.kind not in TEXT_KINDS and col.kind != "any":
         scope.fail(f'{column_name(col)} is {describe(col.type, options)}: "{op}" applies to '
                    "strings only", op_expr, OPERATOR)
         return
@@ -108,11 +115,16 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
         if not ok:
             scope.fail(f'{column_name(col)} "is_null" takes True or False, got '
                        f"{describe(typ, options)}", operand, VALUE)
-    else:  # like, ilike
+    elif op in ("like", "ilike"):
         accepted = scope.accepted(col, scope.named("builtins.str"))
         ok, typ = scope.fits(operand, accepted)
         if not ok:
             scope.fail(f'{column_name(col)} "{op}" takes a pattern string, got '
+                       f"{describe(typ, options)}", operand, VALUE)
+    else:  # contains, icontains, startswith, endswith: the text itself, not an expression
+        ok, typ = scope.fits(operand, scope.named("builtins.str"))
+        if not ok:
+            scope.fail(f'{column_name(col)} "{op}" takes the text to look for (a str), got '
                        f"{describe(typ, options)}", operand, VALUE)
 
 
@@ -161,6 +173,7 @@ def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
             scope.fail(f'{column_name(col)} "{op}": the subquery yields {describe(yields, options)}'
                        f" (a column of {model}), not {describe(element_type, options)}",
                        operand, VALUE)
+        correlate(scope, operand)
         return
     if isinstance(first, Instance) and first.type.has_base(SELECT):
         scope.fail(f'{column_name(col)} "{op}" takes a one-column subquery, not a whole select: '

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mypy.nodes import TypeInfo
+from mypy.nodes import MypyFile, TypeInfo
 from mypy.plugin import (
     AttributeContext,
     ClassDefContext,
@@ -23,19 +23,21 @@ from . import (
     aggregates,
     column_lists,
     constructors,
+    foreign_keys,
     indexes,
     joins,
     raw,
     references,
     rows,
     statements,
+    tables,
 )
 from .metadata import MODEL, collect_model
 
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _S = "tempest_typed.statements"
 
@@ -46,6 +48,7 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.join.join": joins.start,
     "tempest_typed.sql.exists": references.check_exists,
     "tempest_typed.sql.not_exists": references.check_not_exists,
+    "tempest_typed.model.column": foreign_keys.check_references,
 }
 
 SIGNATURES: dict[str, Callable[[FunctionSigContext], FunctionLike]] = {
@@ -85,16 +88,24 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
 }
 
 
+def _collect(ctx: ClassDefContext) -> None:
+    """A model's class body: its columns, its table's name, and the models its foreign keys
+    name."""
+    collect_model(ctx)
+    tables.collect_table(ctx)
+    foreign_keys.depend_on_referenced(ctx)
+
+
 class TempestTypedPlugin(Plugin):
     """Routes mypy's hooks to the checks of tempest_typed statements."""
 
     def get_base_class_hook(self, fullname: str) -> Callable[[ClassDefContext], None] | None:
         """Collect a model's facts when a class derives from Model, directly or not."""
         if fullname == MODEL:
-            return collect_model
+            return _collect
         sym = self.lookup_fully_qualified(fullname)
         if sym is not None and isinstance(sym.node, TypeInfo) and sym.node.has_base(MODEL):
-            return collect_model
+            return _collect
         return None
 
     def get_function_signature_hook(
@@ -110,7 +121,7 @@ class TempestTypedPlugin(Plugin):
         return None
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        """select(), join(), sql.raw(), sql.exists() and Index()."""
+        """select(), join(), sql.raw(), sql.exists(), Index() and column(references=...)."""
         return FUNCTIONS.get(fullname)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
@@ -122,6 +133,10 @@ class TempestTypedPlugin(Plugin):
         if fullname.startswith(rows.ROW + "."):
             return rows.row_attribute
         return None
+
+    def get_additional_indirect_deps(self, file: MypyFile) -> set[str]:
+        """The modules of the models that the module's foreign keys name."""
+        return foreign_keys.referenced_modules(file)
 
     def report_config_data(self, ctx: ReportConfigContext) -> str:
         """The plugin version: a new version invalidates mypy's cache."""

@@ -3,8 +3,9 @@
 A value written `sql.col("created_at")` or `sql.scalar(subquery)` is compared with (or
 assigned to) a column: both must be of one family (numbers, text, bool, datetime, date, UUID,
 bytes); JSON columns are not compared. A qualified reference whose alias or table the statement
-does not have may name an enclosing statement (a correlated subquery), which only the run time
-sees: it is left to `compile()`.
+does not have may name an enclosing statement (a correlated subquery): the enclosing statement
+checks it when the subquery is written in place there (see correlation.py), and one edit away
+from an alias or table of its own statement it is taken for a typo.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from mypy.nodes import CallExpr, Context, Expression
 from mypy.plugin import FunctionContext
 from mypy.types import AnyType, Instance, Type, get_proper_type
 
+from .correlation import correlate, typo
 from .messages import COLUMN, COMPARE, VALUE, column_name, describe, unknown_column
 from .metadata import Column, column_kind
+from .tables import table_of
 from .values import Scope, literal_str
 
 __all__ = [
@@ -56,14 +59,27 @@ def compared(scope: Scope, col: Column, other: Column, what: str, where: str,
                f"{_RULE}{json}", context, COMPARE)
 
 
-def _referenced(scope: Scope, name: str, context: Context, where: str) -> Column | None:
-    """The column `sql.col(name)` names in `scope`, reporting an unknown one it can judge."""
+def _referenced(scope: Scope, name: str, context: Context, written: str) -> Column | None:
+    """The column `sql.col(name)` (written in `written`) names in `scope`, reporting an
+    unknown one it can judge."""
     from .scopes import GroupScope, JoinScope
 
+    where = f"sql.col() in {written}"
     if isinstance(scope, JoinScope | GroupScope):
         return scope.lookup(name, context, correlated=True, where=where)
-    if "." in name:  # the table's own name, or an enclosing statement's: the run time decides
-        return None
+    qualifier, dot, attr = name.partition(".")
+    if dot:
+        table = table_of(scope.facts.info)
+        if table is None:
+            return None
+        if qualifier != table:  # an enclosing statement's table or alias, or a typo
+            meant = typo(scope, qualifier, [table])
+            if meant is not None:
+                scope.fail(f'sql.col("{name}") in {written} names no table or alias of this '
+                           f'statement or of one that encloses it; did you mean "{meant}"?',
+                           context, COLUMN)
+            return None
+        name = attr
     col = scope.facts.columns.get(name)
     if col is None:
         scope.fail(unknown_column(scope.facts, name, where), context, COLUMN)
@@ -82,13 +98,14 @@ def check_reference(scope: Scope, col: Column, expr: Expression, where: str) -> 
         name = literal_str(scope.api, arg)
         if name is None:
             return
-        other = _referenced(scope, name, arg, f"sql.col() in {where}")
+        other = _referenced(scope, name, arg, where)
         if other is not None:
             compared(scope, col, other, f'sql.col("{name}")', where, expr)
         return
     sub = get_proper_type(scope.api.lookup_type_or_none(arg))
     if not (isinstance(sub, Instance) and sub.type.fullname == SUBQUERY and len(sub.args) == 2):
         return
+    correlate(scope, arg)
     yields = sub.args[1]
     kind, _, _ = column_kind(yields)
     if same_family(col.kind, kind):

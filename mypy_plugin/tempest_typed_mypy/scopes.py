@@ -126,11 +126,18 @@ class JoinScope(Scope):
             return None
         entry = self.aliases.get(alias)
         if entry is None:
-            if not correlated:
+            guess: str | None
+            if correlated:  # an enclosing statement's alias, unless surely a typo
+                from .correlation import typo
+
+                guess = typo(self, alias, aliases)
+                if guess is None:
+                    return None
+            else:
                 guess = near(alias, aliases)
-                hint = f'; did you mean "{guess}"?' if guess else ""
-                self.fail(f'{self.label} has no alias "{alias}" in {where}{hint} '
-                          f"(aliases: {_listed(aliases)})", context, COLUMN)
+            hint = f'; did you mean "{guess}"?' if guess else ""
+            self.fail(f'{self.label} has no alias "{alias}" in {where}{hint} '
+                      f"(aliases: {_listed(aliases)})", context, COLUMN)
             return None
         facts, left = entry
         col = facts.columns.get(attr)
@@ -160,6 +167,9 @@ class GroupScope(Scope):
         """The group column or label `name` means, reporting any other name."""
         where = where or self.where
         col = self.names.get(name)
+        if (col is None and correlated and "." in name
+                and name.partition(".")[0] not in self.qualifiers()):
+            return None  # an enclosing statement's column, which the run time resolves
         if col is None:
             labels = [n for n in self.names if n not in self.groups]
             guess = near(name, self.names)
@@ -168,6 +178,10 @@ class GroupScope(Scope):
                       f" (group columns: {_listed(self.groups)}; labels: {_listed(labels)})",
                       context, COLUMN)
         return col
+
+    def qualifiers(self) -> set[str]:
+        """The aliases the group columns are written with (a join was grouped)."""
+        return {g.partition(".")[0] for g in self.groups if "." in g}
 
     def column(self, key: Expression) -> Column | None:
         """The group column or label a key names; None when it is unknown or not literal."""

@@ -110,19 +110,28 @@ class Scope:
             items.append(self.named("builtins.int"))
         return UnionType.make_union(items)
 
-    def infer(self, expr: Expression, context: Type | None) -> Type:
-        """The expression's type, inferred again with `context` (its errors silenced)."""
-        with self.api.msg.filter_errors():
-            return self.api.expr_checker.accept(expr, type_context=context)
+    def infer(self, expr: Expression, context: Type | None) -> tuple[Type, bool]:
+        """The expression's type inferred again with `context`, and whether that inference
+        found errors (silenced, and its types kept out of the module's type map)."""
+        with self.api.msg.filter_errors() as watcher, self.api.local_type_map:
+            typ = self.api.expr_checker.accept(expr, type_context=context)
+        return typ, watcher.has_new_errors()
 
     def fits(self, expr: Expression, target: Type) -> tuple[bool, Type]:
         """Whether `expr` is a `target`, and the type it was judged by."""
         first = self.api.lookup_type_or_none(expr)
-        if first is not None:
+        if first is not None and settled(expr, first):
             ok = fits(first, target)
             if ok or isinstance(expr, CONTEXT_FREE):
                 return ok, first
-        again = self.infer(expr, target)
+        again, errors = self.infer(expr, target)
+        if errors:
+            # The context made mypy pick the target's type for a call or a comprehension
+            # (`set(names)`, `[n for n in names]`) whose arguments then did not fit it: the
+            # value is what it is without that context.
+            if first is None or not settled(expr, first):
+                first, _ = self.infer(expr, None)
+            return False, first
         return fits(again, target), again
 
     def value(self, col: Column, expr: Expression, label: str | None = None) -> None:
@@ -138,7 +147,8 @@ class Scope:
             check_reference(self, col, expr, where)
             return
         first = self.api.lookup_type_or_none(expr)
-        if first is not None and fits(first, col.type):  # most values: no union to build
+        if first is not None and fits(first, col.type) and settled(expr, first):
+            # most values: no union to build
             ok, typ = True, first
         else:
             ok, typ = self.fits(expr, self.accepted(col))
@@ -199,6 +209,19 @@ def narrower_refused(col: Column, typ: Type) -> str | None:
         if isinstance(item, Instance) and item.type.has_base(fullname):
             return why
     return None
+
+
+def settled(expr: Expression, first: Type) -> bool:
+    """Whether the type mypy first inferred for `expr` says what the value is.
+
+    Not so for a call or a comprehension typed `list[Any]` (or `set[Any]`...): the runtime
+    signature's `Any` was its context, so mypy took the item type from it, not from the items.
+    """
+    if isinstance(expr, CONTEXT_FREE):
+        return True
+    proper = get_proper_type(first)
+    return not (isinstance(proper, Instance)
+                and any(isinstance(get_proper_type(a), AnyType) for a in proper.args))
 
 
 def fits(typ: Type, target: Type) -> bool:
