@@ -690,6 +690,13 @@ def _build_meta(model: type[Model]) -> ModelMeta:
     # no column of it is an identity.
     single_key = sum(1 for f in fields if _options_of(f).primary_key) == 1
     for field in fields:
+        if field.name.startswith("__") and field.name.endswith("__"):
+            # A row keeps its own state under dunder names (row.py): a column there would
+            # replace it. Python's own protocols live there too.
+            raise ValidationError(
+                f"{model.__name__}.{field.name}: a column's attribute cannot be a dunder name; "
+                f"rename the attribute and keep the SQL name with column(name={field.name!r})"
+            )
         annotation = hints[field.name]
         kind, nullable, literals = _kind_of(model.__name__, field.name, annotation)
         options = _options_of(field)

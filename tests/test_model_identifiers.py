@@ -101,3 +101,14 @@ def test_the_queues_long_table_names_keep_their_hashed_index_names() -> None:
     assert len(set(names)) == 3
     with pytest.raises(ValidationError, match=LIMIT):
         message_model("q" * 64)
+
+
+def test_a_dunder_attribute_is_no_column() -> None:
+    with pytest.raises(ValidationError, match=r"dunder name; rename the attribute"):
+        class Odd(Model, table="odd_dunder"):
+            id: int = column(primary_key=True)
+            __len__: int = 0
+    class Kept(Model, table="kept_dunder"):
+        id: int = column(primary_key=True)
+        length: int = column(name="__len__", default=0)
+    assert [c.name for c in Kept.__tempest_meta__.columns] == ["id", "__len__"]
