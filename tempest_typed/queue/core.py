@@ -30,6 +30,8 @@ import enum
 import hashlib
 import math
 import random
+import threading
+import time
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Generic, LiteralString, Never, TypeAlias, TypeVar
@@ -201,6 +203,18 @@ class Message:
     max_attempts: int | None = None
 
 
+class LeaseWatch:
+    """What the worker loop knows of a lease it handles: the moment (monotonic clock) up to
+    which the lease surely holds, and whether it was found gone."""
+
+    __slots__ = ("deadline", "gone")
+
+    def __init__(self) -> None:
+        #: pushed on by each heartbeat; infinite for a lease no worker loop watches
+        self.deadline = math.inf
+        self.gone = threading.Event()
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Lease:
     """A claimed message: what to deliver, and the token that fences its ack or nack."""
@@ -212,11 +226,35 @@ class Lease:
     attempts: int
     max_attempts: int
     expires_at: datetime
+    _watch: LeaseWatch = dataclasses.field(default_factory=LeaseWatch, init=False,
+                                           repr=False, compare=False)
 
     @property
     def final(self) -> bool:
         """True when a failure of this attempt dead-letters the message."""
         return self.attempts >= self.max_attempts
+
+    @property
+    def lost(self) -> bool:
+        """True once the worker loop (run() or process()) can no longer count on this lease:
+        another worker took the message, no heartbeat reached the database before the lease
+        could end, or the worker stopped past its grace period. A handler should stop then.
+        Always False for a lease of claim(), which no loop watches."""
+        watch = self._watch
+        return watch.gone.is_set() or time.monotonic() >= watch.deadline
+
+    def wait_lost(self, timeout: float | None = None) -> bool:
+        """Block until the lease is lost (True) or `timeout` seconds have passed (False)."""
+        end = math.inf if timeout is None else time.monotonic() + timeout
+        watch = self._watch
+        while not self.lost:
+            now = time.monotonic()
+            if now >= end:
+                return False
+            # wake at the deadline too, and look again: a heartbeat may have pushed it on
+            left = min(end, watch.deadline) - now
+            watch.gone.wait(None if left == math.inf else left)
+        return True
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
