@@ -446,33 +446,48 @@ class QueueCore(Generic[E]):
         due = self._due(limit)
         lease = self._lease(token, seconds)
         dialect = self._dialect
-        if dialect == "postgresql":
-            if sweep:
-                yield from self._dead_letter_op()
-            sub = due.for_update(skip_locked=True).as_subquery("id")
-            claimed: Result[QueueMessage] = yield lease.where({"id": {"in": sub}}).returning()
-            return _leases(claimed.all())
+        # UPDATE ... RETURNING gives its rows in no particular order, and its rows no longer
+        # hold the due time they were chosen by: the one-statement claim serves a claim of
+        # one message; a batch is claimed in two steps, its ids selected oldest due first.
         if dialect == "sqlite":
             yield BEGIN  # BEGIN IMMEDIATE: one claimer at a time
             if sweep:
                 yield from self._dead_letter_op()  # under the same write lock
-            claimed = yield lease.where({"id": {"in": due.as_subquery("id")}}).returning()
-            leases = _leases(claimed.all())  # inside: a failure rolls back
+            if limit == 1:
+                claimed: Result[QueueMessage] = yield lease.where(
+                    {"id": {"in": due.as_subquery("id")}}).returning()
+                leases = _leases(claimed.all())  # inside: a failure rolls back
+            else:
+                found: Result[Any] = yield due
+                leases = yield from self._lease_ids(lease, found.scalars(), token)
             yield COMMIT
             return leases
         if sweep:
             yield from self._dead_letter_op()
+        if dialect == "postgresql" and limit == 1:
+            sub = due.for_update(skip_locked=True).as_subquery("id")
+            claimed = yield lease.where({"id": {"in": sub}}).returning()
+            return _leases(claimed.all())
         yield BEGIN
-        found: Result[Any] = yield due.for_update(skip_locked=True)
-        ids = found.scalars()
-        if not ids:
-            yield COMMIT
-            return []
-        yield lease.where({"id": {"in": ids}})
-        claimed = yield select(self.model).where({"id": {"in": ids}, "lease_token": token})
-        leases = _leases(claimed.all())
+        found = yield due.for_update(skip_locked=True)
+        leases = yield from self._lease_ids(lease, found.scalars(), token)
         yield COMMIT
         return leases
+
+    def _lease_ids(self, lease: Update[QueueMessage, Never], ids: list[Any],
+                   token: UUID) -> Op[list[Lease]]:
+        """The second step of a claim: lease the rows of `ids` (locked, or under SQLite's
+        write lock) and give their leases in the order of `ids`."""
+        if not ids:
+            return []
+        if self._dialect in ("mysql", "mariadb"):  # no UPDATE ... RETURNING: read them back
+            yield lease.where({"id": {"in": ids}})
+            claimed: Result[QueueMessage] = yield select(self.model).where(
+                {"id": {"in": ids}, "lease_token": token})
+        else:
+            claimed = yield lease.where({"id": {"in": ids}}).returning()
+        by_id = {one.id: one for one in _leases(claimed.all())}
+        return [by_id[i] for i in ids if i in by_id]
 
     def _due(self, limit: int) -> Select[QueueMessage, Row]:
         """The ids of the messages a claim takes: due, not exhausted, oldest due first."""
@@ -494,7 +509,8 @@ class QueueCore(Generic[E]):
         })
 
     def claim_statement(self, limit: int = 10) -> Update[QueueMessage, QueueMessage]:
-        """The one-statement claim that PostgreSQL runs (SQLite without the lock), to EXPLAIN."""
+        """The one-statement claim that PostgreSQL runs for one message (SQLite without the
+        lock), to EXPLAIN: a batch's first step is its subquery."""
         due = self._due(limit)
         if self._dialect == "postgresql":
             due = due.for_update(skip_locked=True)
