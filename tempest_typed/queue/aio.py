@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 from ..engine.aio import AsyncEngine, AsyncSession
-from ..errors import QueryExecutionError
+from ..errors import QueryExecutionError, ValidationError
 from .core import (
     MAX_CLAIM,
     NOTIFY_FUNCTIONS,
@@ -25,6 +25,9 @@ from .core import (
     Op,
     QueueCore,
     count_option,
+    flag_option,
+    handler_option,
+    message_list_option,
     run_steps,
 )
 from .model import Status
@@ -44,6 +47,12 @@ AsyncHandler = Callable[[Lease], Awaitable[object]] | Callable[[Lease], object]
 class AsyncQueue(QueueCore[AsyncEngine]):
     """A durable queue on an AsyncEngine: Queue's constructor and methods, awaited."""
 
+    def _check_engine(self, engine: object) -> None:
+        if not isinstance(engine, AsyncEngine):
+            raise ValidationError(
+                f"AsyncQueue runs on an AsyncEngine from create_async_engine(), got "
+                f"{engine!r}; for an Engine use Queue")
+
     async def _know_dialect(self) -> None:
         """Learn MySQL from MariaDB by connecting, before building the first statement."""
         if self._dialect_name is None:
@@ -54,6 +63,10 @@ class AsyncQueue(QueueCore[AsyncEngine]):
 
     async def _run(self, make: Callable[[], Op[R]], session: AsyncSession | None = None) -> R:
         """Run an operation on `session` (or on the engine): core.run_steps' actions, awaited."""
+        if session is not None and not isinstance(session, AsyncSession):
+            raise ValidationError(
+                f"session= takes an AsyncSession of the engine (engine.session() or "
+                f"engine.transaction()), got {session!r}")
         await self._know_dialect()
         actions = run_steps(make, session is not None and session.in_transaction)
         opened: list[tuple[Any, AsyncSession | None]] = []
@@ -118,7 +131,7 @@ class AsyncQueue(QueueCore[AsyncEngine]):
                            session: AsyncSession | None = None) -> list[UUID]:
         """Add messages; the ids of those inserted, skipping repeated keys (in the caller's
         transaction when `session` is inside one: the outbox pattern)."""
-        batch = list(messages) if not isinstance(messages, list) else messages
+        batch = message_list_option(messages)
         return await self._run(lambda: self._enqueue_op(batch), session)
 
     async def claim(self, limit: int = 10, *, lease_seconds: float | None = None,
@@ -153,8 +166,9 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         ack what returned, nack what raised; the Summary (false when nothing was due)."""
         from .arunner import AsyncRunner
 
-        await self._know_dialect()
+        handler_option("process(handler)", handler)
         count_option("process(limit)", limit, maximum=MAX_CLAIM)
+        await self._know_dialect()
         return await AsyncRunner(self, handler, batch=limit).one_batch()
 
     async def run(self, handler: AsyncHandler, *, batch: int = 10, poll_interval: float = 1.0,
@@ -172,9 +186,11 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         """
         from .arunner import AsyncRunner
 
-        await self._know_dialect()
+        handler_option("run(handler)", handler)
         options = self._run_options(batch, poll_interval, concurrency, grace_seconds,
                                     heartbeat_seconds, self.lease_seconds)
+        flag_option("run(listen)", listen)
+        await self._know_dialect()
         runner = AsyncRunner(self, handler, batch=options.batch,
                              concurrency=options.concurrency,
                              grace_seconds=options.grace_seconds,
@@ -199,9 +215,10 @@ class AsyncQueue(QueueCore[AsyncEngine]):
 
     async def purge_sent(self, older_than: timedelta, *, batch_size: int = 1000) -> int:
         """Delete sent messages enqueued more than `older_than` ago, in batches; how many."""
-        return await self._run(lambda: self._purge_op(older_than, batch_size))
+        seconds, size = self._purge_args(older_than, batch_size)
+        return await self._run(lambda: self._purge_op(seconds, size))
 
     async def requeue_failed(self, ids: Iterable[UUID] | None = None) -> int:
         """Queue failed messages again (all, or those in `ids`) with a fresh attempt budget."""
-        chosen = None if ids is None else list(ids)
+        chosen = self._requeue_ids(ids)
         return (await self.engine.execute(self._requeue_statement(chosen))).rows_affected()

@@ -33,13 +33,18 @@ import random
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Generic, LiteralString, Never, TypeAlias, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
 from ..engine.result import Result
-from ..errors import QueryExecutionError, TempestError, TransactionConflict, ValidationError
+from ..errors import (
+    QueryExecutionError,
+    TempestError,
+    TransactionConflict,
+    ValidationError,
+)
 from ..model import meta_of
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
@@ -193,6 +198,55 @@ def lease_option(name: str, value: object) -> float:
     return seconds_option(name, value, minimum=0.0, exclusive=True)
 
 
+def flag_option(name: str, value: object) -> bool:
+    """True or False (not a truthy string such as "no")."""
+    if not isinstance(value, bool):
+        raise ValidationError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def handler_option(name: str, handler: object) -> None:
+    """A handler: something to call with each Lease."""
+    if not callable(handler):
+        raise ValidationError(f"{name} must be a function taking a Lease, got {handler!r}")
+
+
+def age_option(name: str, value: object) -> float:
+    """An age as a timedelta from 0 to about ten years; its seconds."""
+    if not isinstance(value, timedelta):
+        raise ValidationError(f"{name} must be a datetime.timedelta, got {value!r}")
+    seconds = value.total_seconds()
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise ValidationError(
+            f"{name} must be from timedelta(0) (everything before now) to about ten years, "
+            f"got {value!r}"
+        )
+    return seconds
+
+
+def id_list_option(name: str, ids: object) -> list[UUID]:
+    """Message ids: an iterable of UUIDs (not a str, whose characters would be iterated)."""
+    if isinstance(ids, str | bytes | UUID) or not isinstance(ids, Iterable):
+        raise ValidationError(f"{name} must be an iterable of message ids (UUID), got {ids!r}")
+    out = list(ids)
+    for number, one in enumerate(out):
+        if not isinstance(one, UUID):
+            raise ValidationError(f"{name} must hold message ids (UUID), got {one!r} at "
+                                  f"#{number}")
+    return out
+
+
+def message_list_option(messages: object) -> list[Message]:
+    """enqueue_many()'s messages as a list (each checked when its row is made)."""
+    if isinstance(messages, Message):
+        raise ValidationError("enqueue_many() takes an iterable of Message objects, got one "
+                              "Message: pass [message], or use enqueue()")
+    if isinstance(messages, str | bytes) or not isinstance(messages, Iterable):
+        raise ValidationError(
+            f"enqueue_many() takes an iterable of Message objects, got {messages!r}")
+    return messages if isinstance(messages, list) else list(messages)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Message:
     """A message to enqueue: its payload, and optionally an idempotency key and a delay."""
@@ -290,10 +344,16 @@ class QueueCore(Generic[E]):
         max_backoff_seconds: float = 300.0,
         sweep_interval: float = 1.0,
     ) -> None:
+        self._check_engine(engine)
         if not isinstance(consumer, str) or not consumer or len(consumer) > 200:
             raise ValidationError(
                 f"{type(self).__name__} needs a consumer name of 1 to 200 characters, got "
                 f"{consumer!r}"
+            )
+        if not (isinstance(model, type) and issubclass(model, QueueMessage)):
+            raise ValidationError(
+                f"{type(self).__name__}(model) must be QueueMessage or a model of "
+                f"message_model(table), got {model!r}"
             )
         self.engine = engine
         self.consumer = consumer
@@ -316,6 +376,10 @@ class QueueCore(Generic[E]):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.consumer!r} on {self.engine.url}>"
 
+    def _check_engine(self, engine: object) -> None:
+        """ValidationError unless `engine` is the kind this queue runs on."""
+        raise NotImplementedError
+
     @property
     def _dialect(self) -> str:
         """The database's dialect name (AsyncQueue learns it before its first statement)."""
@@ -332,7 +396,8 @@ class QueueCore(Generic[E]):
         """run()'s options, each checked, or ValidationError naming the bad one."""
         size = count_option("run(batch)", batch, maximum=MAX_CLAIM)
         tasks = count_option("run(concurrency)", concurrency, maximum=1000)
-        poll = seconds_option("run(poll_interval)", poll_interval)
+        # above 0: an idle worker polling without a pause would keep the database busy
+        poll = seconds_option("run(poll_interval)", poll_interval, exclusive=True)
         grace = seconds_option("run(grace_seconds)", grace_seconds)
         beat = (None if heartbeat_seconds is None
                 else lease_option("run(heartbeat_seconds)", heartbeat_seconds))
@@ -511,7 +576,7 @@ class QueueCore(Generic[E]):
     def claim_statement(self, limit: int = 10) -> Update[QueueMessage, QueueMessage]:
         """The one-statement claim that PostgreSQL runs for one message (SQLite without the
         lock), to EXPLAIN: a batch's first step is its subquery."""
-        due = self._due(limit)
+        due = self._due(count_option("claim_statement(limit)", limit, maximum=MAX_CLAIM))
         if self._dialect == "postgresql":
             due = due.for_update(skip_locked=True)
         return self._lease(uuid4(), self.lease_seconds).where(
@@ -570,6 +635,7 @@ class QueueCore(Generic[E]):
             raise ValidationError(f"nack() expects a Lease from claim(), got {lease!r}")
         if not isinstance(error, str):
             raise ValidationError(f"nack(error) must be a str, got {error!r}")
+        flag_option("nack(retry)", retry)
         dead = not retry or lease.final
         changes: dict[str, object] = {
             "status": "failed" if dead else "queued",
@@ -656,11 +722,16 @@ class QueueCore(Generic[E]):
                 .where({"consumer": self.consumer, "status": {"in": ["queued", "sending"]}})
                 .order_by("created_at").limit(1))
 
-    def _purge_op(self, older_than: Any, batch_size: int) -> Op[int]:
-        """Delete sent messages enqueued more than `older_than` ago, in batches; how many."""
-        if batch_size < 1:
-            raise ValidationError(f"purge_sent(batch_size={batch_size}) must be at least 1")
-        cutoff = sql.now(plus=-older_than.total_seconds())
+    @staticmethod
+    def _purge_args(older_than: object, batch_size: object) -> tuple[float, int]:
+        """purge_sent()'s arguments, checked: (the age in seconds, the batch size)."""
+        return (age_option("purge_sent(older_than)", older_than),
+                count_option("purge_sent(batch_size)", batch_size, maximum=MAX_CLAIM))
+
+    def _purge_op(self, older_than: float, batch_size: int) -> Op[int]:
+        """Delete sent messages enqueued more than `older_than` seconds ago, in batches; how
+        many."""
+        cutoff = sql.now(plus=-older_than)
         total = 0
         while True:
             found: Result[Any] = yield (
@@ -677,6 +748,11 @@ class QueueCore(Generic[E]):
             total += deleted.rows_affected()
             if len(ids) < batch_size:
                 return total
+
+    @staticmethod
+    def _requeue_ids(ids: object) -> list[UUID] | None:
+        """requeue_failed()'s ids, checked (None: every failed message)."""
+        return None if ids is None else id_list_option("requeue_failed(ids)", ids)
 
     def _requeue_statement(self, ids: Sequence[UUID] | None) -> Statement[Any]:
         where: dict[str, object] = {"consumer": self.consumer, "status": "failed"}

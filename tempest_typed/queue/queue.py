@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
-from ..engine import Engine, Session
-from ..errors import QueryExecutionError
+from ..engine import AsyncEngine, Engine, Session
+from ..errors import QueryExecutionError, ValidationError
 from .core import (
     MAX_CLAIM,
     NOTIFY_FUNCTIONS,
@@ -24,6 +24,9 @@ from .core import (
     Op,
     QueueCore,
     count_option,
+    flag_option,
+    handler_option,
+    message_list_option,
     run_steps,
 )
 from .model import Status
@@ -44,10 +47,21 @@ def _exc_info(exc: BaseException | None) -> tuple[Any, Any, Any]:
 class Queue(QueueCore[Engine]):
     """A durable queue of one consumer's messages in one table, on any of the three databases."""
 
+    def _check_engine(self, engine: object) -> None:
+        if not isinstance(engine, Engine):
+            raise ValidationError(
+                f"Queue runs on an Engine from create_engine(), got {engine!r}"
+                + ("; for an AsyncEngine use AsyncQueue" if isinstance(engine, AsyncEngine)
+                   else ""))
+
     # -- running an operation's steps -------------------------------------------------------
 
     def _run(self, make: Callable[[], Op[R]], session: Session | None = None) -> R:
         """Run an operation on `session` (or on the engine): core.run_steps' actions, done."""
+        if session is not None and not isinstance(session, Session):
+            raise ValidationError(
+                f"session= takes a Session of the engine (engine.session() or "
+                f"engine.transaction()), got {session!r}")
         actions = run_steps(make, session is not None and session.in_transaction)
         opened: list[tuple[Any, Session | None]] = []  # (transaction, the session before it)
         current = session
@@ -111,7 +125,7 @@ class Queue(QueueCore[Engine]):
         Pass `session` (inside its transaction()) to enqueue with the caller's own writes: the
         messages commit or roll back with them (the outbox pattern).
         """
-        batch = list(messages) if not isinstance(messages, list) else messages
+        batch = message_list_option(messages)
         return self._run(lambda: self._enqueue_op(batch), session)
 
     def claim(self, limit: int = 10, *, lease_seconds: float | None = None,
@@ -156,6 +170,7 @@ class Queue(QueueCore[Engine]):
         """
         from .runner import Runner
 
+        handler_option("process(handler)", handler)
         count_option("process(limit)", limit, maximum=MAX_CLAIM)
         return Runner(self, handler, batch=limit).one_batch()
 
@@ -174,8 +189,10 @@ class Queue(QueueCore[Engine]):
         """
         from .runner import Runner
 
+        handler_option("run(handler)", handler)
         options = self._run_options(batch, poll_interval, concurrency, grace_seconds,
                                     heartbeat_seconds, self.lease_seconds)
+        flag_option("run(install_signal_handlers)", install_signal_handlers)
         runner = Runner(self, handler, batch=options.batch, concurrency=options.concurrency,
                         grace_seconds=options.grace_seconds,
                         heartbeat_seconds=options.heartbeat_seconds,
@@ -198,9 +215,10 @@ class Queue(QueueCore[Engine]):
 
     def purge_sent(self, older_than: timedelta, *, batch_size: int = 1000) -> int:
         """Delete sent messages enqueued more than `older_than` ago, in batches; how many."""
-        return self._run(lambda: self._purge_op(older_than, batch_size))
+        seconds, size = self._purge_args(older_than, batch_size)
+        return self._run(lambda: self._purge_op(seconds, size))
 
     def requeue_failed(self, ids: Iterable[UUID] | None = None) -> int:
         """Queue failed messages again (all, or those in `ids`) with a fresh attempt budget."""
-        chosen = None if ids is None else list(ids)
+        chosen = self._requeue_ids(ids)
         return self.engine.execute(self._requeue_statement(chosen)).rows_affected()
