@@ -18,6 +18,9 @@ from uuid import UUID
 from ..engine.aio import AsyncEngine, AsyncSession
 from ..errors import QueryExecutionError, ValidationError
 from .core import (
+    CREATE_ATTEMPTS,
+    DDL_LOCK_KEY,
+    DDL_LOCK_SQL,
     MAX_CLAIM,
     NOTIFY_FUNCTIONS,
     Lease,
@@ -25,6 +28,7 @@ from .core import (
     Op,
     QueueCore,
     count_option,
+    created_meanwhile,
     flag_option,
     handler_option,
     message_list_option,
@@ -101,11 +105,19 @@ class AsyncQueue(QueueCore[AsyncEngine]):
 
     async def create_table(self) -> None:
         """Create the message table and its indexes if they do not exist (on PostgreSQL also
-        the trigger whose NOTIFY wakes workers waiting on LISTEN)."""
+        the trigger whose NOTIFY wakes workers waiting on LISTEN). Safe to run from several
+        processes at once."""
         await self._know_dialect()
-        await self.engine.create_all(self.model)
+        for attempt in range(CREATE_ATTEMPTS):
+            try:
+                await self.engine.create_all(self.model)
+                break
+            except QueryExecutionError as exc:
+                if not created_meanwhile(exc) or attempt == CREATE_ATTEMPTS - 1:
+                    raise
         if self._dialect == "postgresql":
             async with self.engine.transaction() as tx:
+                await tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
                 for ddl in self._notify_trigger_sql():
                     await tx.execute_sql(ddl)
 
@@ -116,8 +128,11 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         await self.engine.drop_all(self.model)
         if self._dialect == "postgresql":
             for function in NOTIFY_FUNCTIONS:
-                with contextlib.suppress(QueryExecutionError):  # another queue table uses it
-                    await self.engine.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
+                # each in a transaction of its own, as Queue.drop_table()
+                with contextlib.suppress(QueryExecutionError):
+                    async with self.engine.transaction() as tx:
+                        await tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
+                        await tx.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
 
     async def enqueue(self, payload: Mapping[str, Any], *, key: str | None = None,
                       delay: float = 0.0, max_attempts: int | None = None,

@@ -40,6 +40,7 @@ from uuid import UUID, uuid4
 from .. import sql
 from ..engine.result import Result
 from ..errors import (
+    IntegrityError,
     QueryExecutionError,
     TempestError,
     TransactionConflict,
@@ -795,6 +796,22 @@ _CHANNEL_SQL: Final = ("'tempest_queue:' || CASE WHEN octet_length(TG_TABLE_NAME
 #: PostgreSQL: dropped with the last queue table that uses them (an error while another
 #: table's triggers still do, which drop_table() ignores)
 NOTIFY_FUNCTIONS: Final = (_NOTIFY_INSERT, _NOTIFY_UPDATE)
+#: PostgreSQL: taken (for the transaction) by create_table() and drop_table() around the
+#: trigger functions every queue table of the database shares: two processes replacing them
+#: at once fail with "tuple concurrently updated"
+DDL_LOCK_SQL: Final = "SELECT pg_advisory_xact_lock(%s)"
+DDL_LOCK_KEY: Final = int.from_bytes(hashlib.md5(b"tempest_typed.queue ddl").digest()[:8],
+                                     "big", signed=True)
+#: how many times create_table() runs create_all() again after another process created the
+#: same table or index at the same moment (each run gets past what the other one made)
+CREATE_ATTEMPTS: Final = 10
+
+
+def created_meanwhile(exc: BaseException) -> bool:
+    """Whether create_all() failed because another process created the same table or index
+    at the same moment: on PostgreSQL a unique violation in the catalogs (pg_type, pg_class);
+    DDL violates no constraint of a table of ours."""
+    return isinstance(exc, IntegrityError)
 
 
 def notify_trigger(table: str, event: str) -> str:

@@ -17,6 +17,9 @@ from uuid import UUID
 from ..engine import AsyncEngine, Engine, Session
 from ..errors import QueryExecutionError, ValidationError
 from .core import (
+    CREATE_ATTEMPTS,
+    DDL_LOCK_KEY,
+    DDL_LOCK_SQL,
     MAX_CLAIM,
     NOTIFY_FUNCTIONS,
     Lease,
@@ -24,6 +27,7 @@ from .core import (
     Op,
     QueueCore,
     count_option,
+    created_meanwhile,
     flag_option,
     handler_option,
     message_list_option,
@@ -95,10 +99,18 @@ class Queue(QueueCore[Engine]):
 
     def create_table(self) -> None:
         """Create the message table and its indexes if they do not exist (on PostgreSQL also
-        the trigger that wakes AsyncQueue workers waiting on LISTEN)."""
-        self.engine.create_all(self.model)
+        the trigger that wakes AsyncQueue workers waiting on LISTEN). Safe to run from several
+        processes at once."""
+        for attempt in range(CREATE_ATTEMPTS):
+            try:
+                self.engine.create_all(self.model)
+                break
+            except QueryExecutionError as exc:
+                if not created_meanwhile(exc) or attempt == CREATE_ATTEMPTS - 1:
+                    raise
         if self._dialect == "postgresql":
             with self.engine.transaction() as tx:
+                tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
                 for ddl in self._notify_trigger_sql():
                     tx.execute_sql(ddl)
 
@@ -108,8 +120,11 @@ class Queue(QueueCore[Engine]):
         self.engine.drop_all(self.model)
         if self._dialect == "postgresql":
             for function in NOTIFY_FUNCTIONS:
-                with contextlib.suppress(QueryExecutionError):  # another queue table uses it
-                    self.engine.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
+                # each in a transaction of its own: a drop that fails (another queue table
+                # uses the function) ends only its own
+                with contextlib.suppress(QueryExecutionError), self.engine.transaction() as tx:
+                    tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
+                    tx.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
 
     def enqueue(self, payload: Mapping[str, Any], *, key: str | None = None, delay: float = 0.0,
                 max_attempts: int | None = None, session: Session | None = None) -> UUID | None:
