@@ -192,9 +192,10 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         """Claim and handle messages until `stop()` or the task is cancelled; the Summary.
 
         Up to `concurrency` handlers run at once as tasks of this event loop (a plain
-        function runs on a thread); leases are extended while they run, database errors are
-        waited out with backoff, and a stop hands back unstarted messages at once and gives
-        running handlers `grace_seconds` (as Queue.run). Cancelling the task stops the same
+        function runs on a daemon thread); leases are extended while they run, an async
+        handler whose lease is lost is cancelled, database and pool errors are waited out
+        with backoff, and a stop hands back unstarted messages at once and gives running
+        handlers `grace_seconds` (as Queue.run). Cancelling the task stops the same
         way, then raises CancelledError; a second cancel ends the grace period. While the
         queue is empty it waits on LISTEN on PostgreSQL (woken within milliseconds by an
         enqueue; `listen=False` polls), and polls every `poll_interval` seconds elsewhere.

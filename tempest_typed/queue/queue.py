@@ -196,11 +196,14 @@ class Queue(QueueCore[Engine]):
         """Claim and handle messages until `stop()`, SIGTERM or SIGINT; the Summary.
 
         Handlers run on `concurrency` threads; leases are extended every `heartbeat_seconds`
-        (a third of the lease by default) while they run. A lost connection or a server
-        restart is waited out with backoff, then the loop goes on. On stop the worker claims
-        nothing more, hands back the unstarted messages at once with no attempt charged,
-        lets running handlers finish for `grace_seconds`, then hands their messages back too.
-        Signal handlers are installed only on the main thread, and restored on return.
+        (a third of the lease by default) while they run, and while heartbeats fail no
+        handler starts; a handler is told through `Lease.lost` when its lease is gone. A lost
+        connection, a server restart or a pool with no connection free is waited out with
+        backoff, never raised. On stop the worker claims nothing more, hands back the
+        unstarted messages at once with no attempt charged (trying again until the database
+        answers), lets running handlers finish for `grace_seconds`, then hands their
+        messages back too. Signal handlers are installed only on the main thread, and
+        restored on return.
         """
         from .runner import Runner
 
