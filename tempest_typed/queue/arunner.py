@@ -336,7 +336,7 @@ class AsyncRunner(LoopShell):
             handler = asyncio.ensure_future(self._handle(lease))
             self._handlers[lease.id] = handler
             try:
-                await self._watch(lease, handler)
+                await self._await_handler(lease, handler)
             finally:
                 self._handlers.pop(lease.id, None)
             if handler.cancelled():  # its lease was lost or ran out: not a failure
@@ -345,7 +345,7 @@ class AsyncRunner(LoopShell):
             exc = handler.exception()  # any failure is the message's own, recorded by its nack
             self._handled(lease, None if exc is None else error_text(exc))
 
-    async def _watch(self, lease: Lease, handler: asyncio.Future[Any]) -> None:
+    async def _await_handler(self, lease: Lease, handler: asyncio.Future[Any]) -> None:
         """Wait for the handler to end; cancel an async one once its lease's deadline passes
         with no heartbeat having pushed it on (another worker may take the message then)."""
         told = False

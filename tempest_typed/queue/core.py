@@ -269,6 +269,10 @@ class LeaseWatch:
         self.deadline = math.inf
         self.gone = threading.Event()
 
+    def __reduce__(self) -> tuple[type[LeaseWatch], tuple[()]]:
+        # A lease pickled (or deep-copied) for another process is watched by no loop there.
+        return LeaseWatch, ()
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Lease:

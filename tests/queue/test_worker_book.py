@@ -235,3 +235,15 @@ def test_one_batch_gives_up_what_it_could_not_hand_back_once_every_lease_ran_out
     assert not b.abandon_expired(29.0)  # the lease may still hold: keep trying
     assert b.abandon_expired(31.0)
     assert b.summary.abandoned == 1 and b.idle()
+
+
+def test_a_lease_pickles_and_copies_and_its_copy_is_watched_by_no_loop() -> None:
+    import copy
+    import pickle
+
+    b = book()
+    (lease,) = leases(1)
+    b.claimed([lease], sent_at=0.0)
+    lease._watch.gone.set()
+    for other in (pickle.loads(pickle.dumps(lease)), copy.deepcopy(lease)):
+        assert other == lease and not other.lost
