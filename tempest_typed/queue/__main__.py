@@ -167,7 +167,7 @@ def _work(args: argparse.Namespace) -> int:
     summary = _work_async(args, handler) if _is_async(handler) else _work_sync(args, handler)
     print("summary", flush=True)
     for name in ("processed", "retried", "dead_lettered", "leases_lost", "released",
-                 "database_errors"):
+                 "database_errors", "abandoned"):
         print(f"  {name.replace('_', ' '):<16}{getattr(summary, name):>8}", flush=True)
     return 0
 

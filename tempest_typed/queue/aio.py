@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 from ..engine.aio import AsyncEngine, AsyncSession
-from ..errors import QueryExecutionError
+from ..errors import QueryExecutionError, ValidationError
 from .core import (
+    CREATE_ATTEMPTS,
+    DDL_LOCK_KEY,
+    DDL_LOCK_SQL,
     MAX_CLAIM,
     NOTIFY_FUNCTIONS,
     Lease,
@@ -25,6 +28,10 @@ from .core import (
     Op,
     QueueCore,
     count_option,
+    created_meanwhile,
+    flag_option,
+    handler_option,
+    message_list_option,
     run_steps,
 )
 from .model import Status
@@ -44,6 +51,12 @@ AsyncHandler = Callable[[Lease], Awaitable[object]] | Callable[[Lease], object]
 class AsyncQueue(QueueCore[AsyncEngine]):
     """A durable queue on an AsyncEngine: Queue's constructor and methods, awaited."""
 
+    def _check_engine(self, engine: object) -> None:
+        if not isinstance(engine, AsyncEngine):
+            raise ValidationError(
+                f"AsyncQueue runs on an AsyncEngine from create_async_engine(), got "
+                f"{engine!r}; for an Engine use Queue")
+
     async def _know_dialect(self) -> None:
         """Learn MySQL from MariaDB by connecting, before building the first statement."""
         if self._dialect_name is None:
@@ -54,6 +67,10 @@ class AsyncQueue(QueueCore[AsyncEngine]):
 
     async def _run(self, make: Callable[[], Op[R]], session: AsyncSession | None = None) -> R:
         """Run an operation on `session` (or on the engine): core.run_steps' actions, awaited."""
+        if session is not None and not isinstance(session, AsyncSession):
+            raise ValidationError(
+                f"session= takes an AsyncSession of the engine (engine.session() or "
+                f"engine.transaction()), got {session!r}")
         await self._know_dialect()
         actions = run_steps(make, session is not None and session.in_transaction)
         opened: list[tuple[Any, AsyncSession | None]] = []
@@ -88,11 +105,19 @@ class AsyncQueue(QueueCore[AsyncEngine]):
 
     async def create_table(self) -> None:
         """Create the message table and its indexes if they do not exist (on PostgreSQL also
-        the trigger whose NOTIFY wakes workers waiting on LISTEN)."""
+        the trigger whose NOTIFY wakes workers waiting on LISTEN). Safe to run from several
+        processes at once."""
         await self._know_dialect()
-        await self.engine.create_all(self.model)
+        for attempt in range(CREATE_ATTEMPTS):
+            try:
+                await self.engine.create_all(self.model)
+                break
+            except QueryExecutionError as exc:
+                if not created_meanwhile(exc) or attempt == CREATE_ATTEMPTS - 1:
+                    raise
         if self._dialect == "postgresql":
             async with self.engine.transaction() as tx:
+                await tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
                 for ddl in self._notify_trigger_sql():
                     await tx.execute_sql(ddl)
 
@@ -103,8 +128,11 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         await self.engine.drop_all(self.model)
         if self._dialect == "postgresql":
             for function in NOTIFY_FUNCTIONS:
-                with contextlib.suppress(QueryExecutionError):  # another queue table uses it
-                    await self.engine.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
+                # each in a transaction of its own, as Queue.drop_table()
+                with contextlib.suppress(QueryExecutionError):
+                    async with self.engine.transaction() as tx:
+                        await tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
+                        await tx.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
 
     async def enqueue(self, payload: Mapping[str, Any], *, key: str | None = None,
                       delay: float = 0.0, max_attempts: int | None = None,
@@ -118,7 +146,7 @@ class AsyncQueue(QueueCore[AsyncEngine]):
                            session: AsyncSession | None = None) -> list[UUID]:
         """Add messages; the ids of those inserted, skipping repeated keys (in the caller's
         transaction when `session` is inside one: the outbox pattern)."""
-        batch = list(messages) if not isinstance(messages, list) else messages
+        batch = message_list_option(messages)
         return await self._run(lambda: self._enqueue_op(batch), session)
 
     async def claim(self, limit: int = 10, *, lease_seconds: float | None = None,
@@ -153,8 +181,9 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         ack what returned, nack what raised; the Summary (false when nothing was due)."""
         from .arunner import AsyncRunner
 
-        await self._know_dialect()
+        handler_option("process(handler)", handler)
         count_option("process(limit)", limit, maximum=MAX_CLAIM)
+        await self._know_dialect()
         return await AsyncRunner(self, handler, batch=limit).one_batch()
 
     async def run(self, handler: AsyncHandler, *, batch: int = 10, poll_interval: float = 1.0,
@@ -163,18 +192,21 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         """Claim and handle messages until `stop()` or the task is cancelled; the Summary.
 
         Up to `concurrency` handlers run at once as tasks of this event loop (a plain
-        function runs on a thread); leases are extended while they run, database errors are
-        waited out with backoff, and a stop hands back unstarted messages at once and gives
-        running handlers `grace_seconds` (as Queue.run). Cancelling the task stops the same
+        function runs on a daemon thread); leases are extended while they run, an async
+        handler whose lease is lost is cancelled, database and pool errors are waited out
+        with backoff, and a stop hands back unstarted messages at once and gives running
+        handlers `grace_seconds` (as Queue.run). Cancelling the task stops the same
         way, then raises CancelledError; a second cancel ends the grace period. While the
         queue is empty it waits on LISTEN on PostgreSQL (woken within milliseconds by an
         enqueue; `listen=False` polls), and polls every `poll_interval` seconds elsewhere.
         """
         from .arunner import AsyncRunner
 
-        await self._know_dialect()
+        handler_option("run(handler)", handler)
         options = self._run_options(batch, poll_interval, concurrency, grace_seconds,
                                     heartbeat_seconds, self.lease_seconds)
+        flag_option("run(listen)", listen)
+        await self._know_dialect()
         runner = AsyncRunner(self, handler, batch=options.batch,
                              concurrency=options.concurrency,
                              grace_seconds=options.grace_seconds,
@@ -199,9 +231,10 @@ class AsyncQueue(QueueCore[AsyncEngine]):
 
     async def purge_sent(self, older_than: timedelta, *, batch_size: int = 1000) -> int:
         """Delete sent messages enqueued more than `older_than` ago, in batches; how many."""
-        return await self._run(lambda: self._purge_op(older_than, batch_size))
+        seconds, size = self._purge_args(older_than, batch_size)
+        return await self._run(lambda: self._purge_op(seconds, size))
 
     async def requeue_failed(self, ids: Iterable[UUID] | None = None) -> int:
         """Queue failed messages again (all, or those in `ids`) with a fresh attempt budget."""
-        chosen = None if ids is None else list(ids)
+        chosen = self._requeue_ids(ids)
         return (await self.engine.execute(self._requeue_statement(chosen))).rows_affected()

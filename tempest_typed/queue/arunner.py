@@ -2,7 +2,9 @@
 
 Every decision is `WorkerBook`'s, and everything both shells do alike is `LoopShell`'s
 (runner.py); this module only awaits. Handlers run as tasks of the running event loop (a
-plain function on a worker thread); the task that awaits `run()` does all the database work.
+plain function on one of the daemon threads Queue.run uses, which never hold the interpreter's
+exit); the task that awaits `run()` does all the database work. An async handler whose lease
+is lost (taken by another worker, or run out while heartbeats failed) is cancelled.
 Database work is shielded from cancellation, so that a cancel never cuts a claim or an ack in
 half: it is a stop request, noticed when that work is done. On PostgreSQL an idle loop waits
 on LISTEN (AsyncEngine.listen) for the NOTIFY of the queue table's trigger.
@@ -18,13 +20,14 @@ import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
+from uuid import UUID
 
 from ..engine.aio import AsyncSession
 from ..engine.drivers.base import Listener
-from ..errors import QueryExecutionError
+from ..errors import ConfigurationError, QueryExecutionError
 from ..model import meta_of
 from .core import Lease, notify_channel, notify_trigger
-from .runner import _SLICE, LoopShell
+from .runner import _SLICE, THREADS, LoopShell, waited_out
 from .worker import Summary, error_text
 
 if TYPE_CHECKING:
@@ -59,13 +62,29 @@ class AsyncRunner(LoopShell):
         self._lock = contextlib.nullcontext()  # one thread: the book needs no lock
         self._changed = asyncio.Event()
         self._session: AsyncSession | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # the drains
+        #: the running handlers, by lease id (a plain handler's: the wait for its thread)
+        self._handlers: dict[UUID, asyncio.Future[Any]] = {}
         self._listen = listen
         self._listener: Listener | None = None
         self._cancelled = False
 
     def _wake(self) -> None:
         self._changed.set()
+
+    def _start_drains(self, count: int) -> None:
+        for _ in range(count):
+            task = asyncio.create_task(self._drain())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _tell_lost(self, leases: list[Lease]) -> None:
+        if not self._handler_is_async:
+            return  # a thread cannot be cancelled: Lease.lost tells it
+        for lease in leases:
+            handler = self._handlers.get(lease.id)
+            if handler is not None:
+                handler.cancel()
 
     # -- the two loops ----------------------------------------------------------------------
 
@@ -100,8 +119,11 @@ class AsyncRunner(LoopShell):
                     self._notice_stop()
                     if self.book.stopping and self.book.idle():
                         break
-                    if (not await self._step() and not self.book.stopping
-                            and self.book.idle()):
+                    errors = self.book.summary.database_errors
+                    stepped = await self._step()
+                    if self.book.stopping and self.book.summary.database_errors > errors:
+                        self._give_up_if_past_grace()
+                    if not stepped and not self.book.stopping and self.book.idle():
                         await self._close_session()  # no connection while the queue is empty
                         await self._idle_wait()
                 except asyncio.CancelledError:
@@ -125,15 +147,25 @@ class AsyncRunner(LoopShell):
     async def _wind_down(self) -> None:
         await self._close_session()
         await self._close_listener()
-        tasks = [task for task in self._tasks if not task.done()]
+        tasks: list[asyncio.Future[Any]] = [
+            *(task for task in self._tasks if not task.done()),
+            *(handler for handler in self._handlers.values() if not handler.done())]
         for task in tasks:  # past the grace period: their leases were handed back
             task.cancel()
-        if tasks:
+        if tasks:  # a cancelled handler's own clean-up runs to its end
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _step(self) -> bool:
-        """Do what the book says is due; then wait until something is. False when a claim
-        found nothing due."""
+        """Do what the book says is due; then wait until something is (or the backoff after
+        a database error). False when a claim found nothing due."""
+        try:
+            return await self._step_once()
+        finally:
+            pause, self._pause = self._pause, 0.0
+            if pause:
+                await self._sleep(pause)
+
+    async def _step_once(self) -> bool:
         queue = self.queue
         size, releases, acks, nacks, beats = self._due(time.monotonic())
         if releases:
@@ -238,14 +270,15 @@ class AsyncRunner(LoopShell):
 
     async def _db(self, what: str, work: Callable[[AsyncSession | None], Awaitable[R]],
                   ) -> tuple[bool, R | None]:
-        """Run one piece of database work; on a database error log it, drop the session,
-        back off, and say it failed."""
+        """Run one piece of database work; on a database error log it, drop the session, and
+        say it failed (the step ends with the backoff)."""
         try:
             result = await self._shielded(work(self._open_session()))
-        except QueryExecutionError as exc:
-            delay = self._database_error(what, exc)
+        except (QueryExecutionError, ConfigurationError) as exc:
+            if not waited_out(exc):
+                raise
+            self._database_error(what, exc)
             await self._close_session()
-            await self._sleep(delay)
             return False, None
         self._backoff.reset()
         return True, result
@@ -282,22 +315,17 @@ class AsyncRunner(LoopShell):
             leases = got
         if not leases:
             return False
-        for _ in range(self._claimed(leases, now)):
-            task = asyncio.create_task(self._drain())
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        self._claimed(leases, now)
         return True
 
     async def _nack(self, lease: Lease, error: str, session: AsyncSession | None) -> str | None:
         return await self.queue.nack(lease, error, session=session)
 
     async def _sleep(self, seconds: float) -> None:
-        """Sleep in slices, returning early once a stop is asked for."""
+        """Sleep in slices, returning early once a stop is asked for (and while stopping, at
+        the end of the grace period)."""
         end = time.monotonic() + seconds
-        while not self._stop_asked():
-            left = end - time.monotonic()
-            if left <= 0:
-                return
+        while (left := self._sleep_left(end)) > 0:
             await asyncio.sleep(min(left, _SLICE))
 
     # -- handlers, as tasks -----------------------------------------------------------------
@@ -305,19 +333,65 @@ class AsyncRunner(LoopShell):
     async def _drain(self) -> None:
         """Start waiting leases one after another until none may start."""
         while (lease := self._next_lease()) is not None:
-            error: str | None = None
+            handler = asyncio.ensure_future(self._handle(lease))
+            self._handlers[lease.id] = handler
             try:
-                await self._handle(lease)
-            except asyncio.CancelledError:
-                raise  # past the grace period: the lease was handed back
-            except BaseException as exc:  # any failure is the message's own, recorded by its nack
-                error = error_text(exc)
-            self._handled(lease, error)
+                await self._await_handler(lease, handler)
+            finally:
+                self._handlers.pop(lease.id, None)
+            if handler.cancelled():  # its lease was lost or ran out: not a failure
+                self._handler_cancelled(lease)
+                continue
+            exc = handler.exception()  # any failure is the message's own, recorded by its nack
+            self._handled(lease, None if exc is None else error_text(exc))
+
+    async def _await_handler(self, lease: Lease, handler: asyncio.Future[Any]) -> None:
+        """Wait for the handler to end; cancel an async one once its lease's deadline passes
+        with no heartbeat having pushed it on (another worker may take the message then)."""
+        told = False
+        try:
+            while not handler.done():
+                left = lease._watch.deadline - time.monotonic()
+                if left <= 0 and self._handler_is_async and not told:
+                    told = True
+                    logger.warning("worker %r: the lease of message %s ran out while its "
+                                   "handler ran (no heartbeat reached the database): "
+                                   "cancelling the handler", self.queue.consumer, lease.id)
+                    handler.cancel()
+                await asyncio.wait({handler}, timeout=left if left > 0 else None)
+        except asyncio.CancelledError:  # the drain itself: the loop is winding down
+            handler.cancel()
+            raise
 
     async def _handle(self, lease: Lease) -> None:
         if self._handler_is_async:
             await self.handler(lease)  # type: ignore[misc]  # _is_async() checked it gives an awaitable
             return
-        result: Any = await asyncio.to_thread(self.handler, lease)
+        result = await self._on_thread(lease)
         if inspect.isawaitable(result):
             await result
+
+    async def _on_thread(self, lease: Lease) -> Any:
+        """The plain handler's result, called on a daemon thread (asyncio.to_thread's would
+        hold the interpreter's exit until a handler past the grace period returns)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+
+        def settle(error: BaseException | None, result: Any) -> None:
+            if done.done():
+                return  # given up past the grace period
+            if error is None:
+                done.set_result(result)
+            else:
+                done.set_exception(error)
+
+        def call() -> None:
+            try:
+                outcome: tuple[BaseException | None, Any] = (None, self.handler(lease))
+            except BaseException as exc:  # the handler's own failure, handed to the loop
+                outcome = (exc, None)
+            with contextlib.suppress(RuntimeError):  # the event loop has closed meanwhile
+                loop.call_soon_threadsafe(settle, *outcome)
+
+        THREADS.submit(call)
+        return await done

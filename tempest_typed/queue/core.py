@@ -30,14 +30,22 @@ import enum
 import hashlib
 import math
 import random
+import threading
+import time
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Generic, LiteralString, Never, TypeAlias, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
 from ..engine.result import Result
-from ..errors import QueryExecutionError, TempestError, TransactionConflict, ValidationError
+from ..errors import (
+    IntegrityError,
+    QueryExecutionError,
+    TempestError,
+    TransactionConflict,
+    ValidationError,
+)
 from ..model import meta_of
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
@@ -191,6 +199,55 @@ def lease_option(name: str, value: object) -> float:
     return seconds_option(name, value, minimum=0.0, exclusive=True)
 
 
+def flag_option(name: str, value: object) -> bool:
+    """True or False (not a truthy string such as "no")."""
+    if not isinstance(value, bool):
+        raise ValidationError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def handler_option(name: str, handler: object) -> None:
+    """A handler: something to call with each Lease."""
+    if not callable(handler):
+        raise ValidationError(f"{name} must be a function taking a Lease, got {handler!r}")
+
+
+def age_option(name: str, value: object) -> float:
+    """An age as a timedelta from 0 to about ten years; its seconds."""
+    if not isinstance(value, timedelta):
+        raise ValidationError(f"{name} must be a datetime.timedelta, got {value!r}")
+    seconds = value.total_seconds()
+    if not 0 <= seconds <= MAX_SECONDS:
+        raise ValidationError(
+            f"{name} must be from timedelta(0) (everything before now) to about ten years, "
+            f"got {value!r}"
+        )
+    return seconds
+
+
+def id_list_option(name: str, ids: object) -> list[UUID]:
+    """Message ids: an iterable of UUIDs (not a str, whose characters would be iterated)."""
+    if isinstance(ids, str | bytes | UUID) or not isinstance(ids, Iterable):
+        raise ValidationError(f"{name} must be an iterable of message ids (UUID), got {ids!r}")
+    out = list(ids)
+    for number, one in enumerate(out):
+        if not isinstance(one, UUID):
+            raise ValidationError(f"{name} must hold message ids (UUID), got {one!r} at "
+                                  f"#{number}")
+    return out
+
+
+def message_list_option(messages: object) -> list[Message]:
+    """enqueue_many()'s messages as a list (each checked when its row is made)."""
+    if isinstance(messages, Message):
+        raise ValidationError("enqueue_many() takes an iterable of Message objects, got one "
+                              "Message: pass [message], or use enqueue()")
+    if isinstance(messages, str | bytes) or not isinstance(messages, Iterable):
+        raise ValidationError(
+            f"enqueue_many() takes an iterable of Message objects, got {messages!r}")
+    return messages if isinstance(messages, list) else list(messages)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Message:
     """A message to enqueue: its payload, and optionally an idempotency key and a delay."""
@@ -199,6 +256,22 @@ class Message:
     key: str | None = None
     delay: float = 0.0
     max_attempts: int | None = None
+
+
+class LeaseWatch:
+    """What the worker loop knows of a lease it handles: the moment (monotonic clock) up to
+    which the lease surely holds, and whether it was found gone."""
+
+    __slots__ = ("deadline", "gone")
+
+    def __init__(self) -> None:
+        #: pushed on by each heartbeat; infinite for a lease no worker loop watches
+        self.deadline = math.inf
+        self.gone = threading.Event()
+
+    def __reduce__(self) -> tuple[type[LeaseWatch], tuple[()]]:
+        # A lease pickled (or deep-copied) for another process is watched by no loop there.
+        return LeaseWatch, ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -212,11 +285,35 @@ class Lease:
     attempts: int
     max_attempts: int
     expires_at: datetime
+    _watch: LeaseWatch = dataclasses.field(default_factory=LeaseWatch, init=False,
+                                           repr=False, compare=False)
 
     @property
     def final(self) -> bool:
         """True when a failure of this attempt dead-letters the message."""
         return self.attempts >= self.max_attempts
+
+    @property
+    def lost(self) -> bool:
+        """True once the worker loop (run() or process()) can no longer count on this lease:
+        another worker took the message, no heartbeat reached the database before the lease
+        could end, or the worker stopped past its grace period. A handler should stop then.
+        Always False for a lease of claim(), which no loop watches."""
+        watch = self._watch
+        return watch.gone.is_set() or time.monotonic() >= watch.deadline
+
+    def wait_lost(self, timeout: float | None = None) -> bool:
+        """Block until the lease is lost (True) or `timeout` seconds have passed (False)."""
+        end = math.inf if timeout is None else time.monotonic() + timeout
+        watch = self._watch
+        while not self.lost:
+            now = time.monotonic()
+            if now >= end:
+                return False
+            # wake at the deadline too, and look again: a heartbeat may have pushed it on
+            left = min(end, watch.deadline) - now
+            watch.gone.wait(None if left == math.inf else left)
+        return True
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -252,10 +349,16 @@ class QueueCore(Generic[E]):
         max_backoff_seconds: float = 300.0,
         sweep_interval: float = 1.0,
     ) -> None:
+        self._check_engine(engine)
         if not isinstance(consumer, str) or not consumer or len(consumer) > 200:
             raise ValidationError(
                 f"{type(self).__name__} needs a consumer name of 1 to 200 characters, got "
                 f"{consumer!r}"
+            )
+        if not (isinstance(model, type) and issubclass(model, QueueMessage)):
+            raise ValidationError(
+                f"{type(self).__name__}(model) must be QueueMessage or a model of "
+                f"message_model(table), got {model!r}"
             )
         self.engine = engine
         self.consumer = consumer
@@ -278,6 +381,10 @@ class QueueCore(Generic[E]):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.consumer!r} on {self.engine.url}>"
 
+    def _check_engine(self, engine: object) -> None:
+        """ValidationError unless `engine` is the kind this queue runs on."""
+        raise NotImplementedError
+
     @property
     def _dialect(self) -> str:
         """The database's dialect name (AsyncQueue learns it before its first statement)."""
@@ -294,7 +401,8 @@ class QueueCore(Generic[E]):
         """run()'s options, each checked, or ValidationError naming the bad one."""
         size = count_option("run(batch)", batch, maximum=MAX_CLAIM)
         tasks = count_option("run(concurrency)", concurrency, maximum=1000)
-        poll = seconds_option("run(poll_interval)", poll_interval)
+        # above 0: an idle worker polling without a pause would keep the database busy
+        poll = seconds_option("run(poll_interval)", poll_interval, exclusive=True)
         grace = seconds_option("run(grace_seconds)", grace_seconds)
         beat = (None if heartbeat_seconds is None
                 else lease_option("run(heartbeat_seconds)", heartbeat_seconds))
@@ -408,33 +516,48 @@ class QueueCore(Generic[E]):
         due = self._due(limit)
         lease = self._lease(token, seconds)
         dialect = self._dialect
-        if dialect == "postgresql":
-            if sweep:
-                yield from self._dead_letter_op()
-            sub = due.for_update(skip_locked=True).as_subquery("id")
-            claimed: Result[QueueMessage] = yield lease.where({"id": {"in": sub}}).returning()
-            return _leases(claimed.all())
+        # UPDATE ... RETURNING gives its rows in no particular order, and its rows no longer
+        # hold the due time they were chosen by: the one-statement claim serves a claim of
+        # one message; a batch is claimed in two steps, its ids selected oldest due first.
         if dialect == "sqlite":
             yield BEGIN  # BEGIN IMMEDIATE: one claimer at a time
             if sweep:
                 yield from self._dead_letter_op()  # under the same write lock
-            claimed = yield lease.where({"id": {"in": due.as_subquery("id")}}).returning()
-            leases = _leases(claimed.all())  # inside: a failure rolls back
+            if limit == 1:
+                claimed: Result[QueueMessage] = yield lease.where(
+                    {"id": {"in": due.as_subquery("id")}}).returning()
+                leases = _leases(claimed.all())  # inside: a failure rolls back
+            else:
+                found: Result[Any] = yield due
+                leases = yield from self._lease_ids(lease, found.scalars(), token)
             yield COMMIT
             return leases
         if sweep:
             yield from self._dead_letter_op()
+        if dialect == "postgresql" and limit == 1:
+            sub = due.for_update(skip_locked=True).as_subquery("id")
+            claimed = yield lease.where({"id": {"in": sub}}).returning()
+            return _leases(claimed.all())
         yield BEGIN
-        found: Result[Any] = yield due.for_update(skip_locked=True)
-        ids = found.scalars()
-        if not ids:
-            yield COMMIT
-            return []
-        yield lease.where({"id": {"in": ids}})
-        claimed = yield select(self.model).where({"id": {"in": ids}, "lease_token": token})
-        leases = _leases(claimed.all())
+        found = yield due.for_update(skip_locked=True)
+        leases = yield from self._lease_ids(lease, found.scalars(), token)
         yield COMMIT
         return leases
+
+    def _lease_ids(self, lease: Update[QueueMessage, Never], ids: list[Any],
+                   token: UUID) -> Op[list[Lease]]:
+        """The second step of a claim: lease the rows of `ids` (locked, or under SQLite's
+        write lock) and give their leases in the order of `ids`."""
+        if not ids:
+            return []
+        if self._dialect in ("mysql", "mariadb"):  # no UPDATE ... RETURNING: read them back
+            yield lease.where({"id": {"in": ids}})
+            claimed: Result[QueueMessage] = yield select(self.model).where(
+                {"id": {"in": ids}, "lease_token": token})
+        else:
+            claimed = yield lease.where({"id": {"in": ids}}).returning()
+        by_id = {one.id: one for one in _leases(claimed.all())}
+        return [by_id[i] for i in ids if i in by_id]
 
     def _due(self, limit: int) -> Select[QueueMessage, Row]:
         """The ids of the messages a claim takes: due, not exhausted, oldest due first."""
@@ -456,8 +579,9 @@ class QueueCore(Generic[E]):
         })
 
     def claim_statement(self, limit: int = 10) -> Update[QueueMessage, QueueMessage]:
-        """The one-statement claim that PostgreSQL runs (SQLite without the lock), to EXPLAIN."""
-        due = self._due(limit)
+        """The one-statement claim that PostgreSQL runs for one message (SQLite without the
+        lock), to EXPLAIN: a batch's first step is its subquery."""
+        due = self._due(count_option("claim_statement(limit)", limit, maximum=MAX_CLAIM))
         if self._dialect == "postgresql":
             due = due.for_update(skip_locked=True)
         return self._lease(uuid4(), self.lease_seconds).where(
@@ -516,6 +640,7 @@ class QueueCore(Generic[E]):
             raise ValidationError(f"nack() expects a Lease from claim(), got {lease!r}")
         if not isinstance(error, str):
             raise ValidationError(f"nack(error) must be a str, got {error!r}")
+        flag_option("nack(retry)", retry)
         dead = not retry or lease.final
         changes: dict[str, object] = {
             "status": "failed" if dead else "queued",
@@ -602,11 +727,16 @@ class QueueCore(Generic[E]):
                 .where({"consumer": self.consumer, "status": {"in": ["queued", "sending"]}})
                 .order_by("created_at").limit(1))
 
-    def _purge_op(self, older_than: Any, batch_size: int) -> Op[int]:
-        """Delete sent messages enqueued more than `older_than` ago, in batches; how many."""
-        if batch_size < 1:
-            raise ValidationError(f"purge_sent(batch_size={batch_size}) must be at least 1")
-        cutoff = sql.now(plus=-older_than.total_seconds())
+    @staticmethod
+    def _purge_args(older_than: object, batch_size: object) -> tuple[float, int]:
+        """purge_sent()'s arguments, checked: (the age in seconds, the batch size)."""
+        return (age_option("purge_sent(older_than)", older_than),
+                count_option("purge_sent(batch_size)", batch_size, maximum=MAX_CLAIM))
+
+    def _purge_op(self, older_than: float, batch_size: int) -> Op[int]:
+        """Delete sent messages enqueued more than `older_than` seconds ago, in batches; how
+        many."""
+        cutoff = sql.now(plus=-older_than)
         total = 0
         while True:
             found: Result[Any] = yield (
@@ -623,6 +753,11 @@ class QueueCore(Generic[E]):
             total += deleted.rows_affected()
             if len(ids) < batch_size:
                 return total
+
+    @staticmethod
+    def _requeue_ids(ids: object) -> list[UUID] | None:
+        """requeue_failed()'s ids, checked (None: every failed message)."""
+        return None if ids is None else id_list_option("requeue_failed(ids)", ids)
 
     def _requeue_statement(self, ids: Sequence[UUID] | None) -> Statement[Any]:
         where: dict[str, object] = {"consumer": self.consumer, "status": "failed"}
@@ -665,6 +800,22 @@ _CHANNEL_SQL: Final = ("'tempest_queue:' || CASE WHEN octet_length(TG_TABLE_NAME
 #: PostgreSQL: dropped with the last queue table that uses them (an error while another
 #: table's triggers still do, which drop_table() ignores)
 NOTIFY_FUNCTIONS: Final = (_NOTIFY_INSERT, _NOTIFY_UPDATE)
+#: PostgreSQL: taken (for the transaction) by create_table() and drop_table() around the
+#: trigger functions every queue table of the database shares: two processes replacing them
+#: at once fail with "tuple concurrently updated"
+DDL_LOCK_SQL: Final = "SELECT pg_advisory_xact_lock(%s)"
+DDL_LOCK_KEY: Final = int.from_bytes(hashlib.md5(b"tempest_typed.queue ddl").digest()[:8],
+                                     "big", signed=True)
+#: how many times create_table() runs create_all() again after another process created the
+#: same table or index at the same moment (each run gets past what the other one made)
+CREATE_ATTEMPTS: Final = 10
+
+
+def created_meanwhile(exc: BaseException) -> bool:
+    """Whether create_all() failed because another process created the same table or index
+    at the same moment: on PostgreSQL a unique violation in the catalogs (pg_type, pg_class);
+    DDL violates no constraint of a table of ours."""
+    return isinstance(exc, IntegrityError)
 
 
 def notify_trigger(table: str, event: str) -> str:

@@ -14,9 +14,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
-from ..engine import Engine, Session
-from ..errors import QueryExecutionError
+from ..engine import AsyncEngine, Engine, Session
+from ..errors import QueryExecutionError, ValidationError
 from .core import (
+    CREATE_ATTEMPTS,
+    DDL_LOCK_KEY,
+    DDL_LOCK_SQL,
     MAX_CLAIM,
     NOTIFY_FUNCTIONS,
     Lease,
@@ -24,6 +27,10 @@ from .core import (
     Op,
     QueueCore,
     count_option,
+    created_meanwhile,
+    flag_option,
+    handler_option,
+    message_list_option,
     run_steps,
 )
 from .model import Status
@@ -44,10 +51,21 @@ def _exc_info(exc: BaseException | None) -> tuple[Any, Any, Any]:
 class Queue(QueueCore[Engine]):
     """A durable queue of one consumer's messages in one table, on any of the three databases."""
 
+    def _check_engine(self, engine: object) -> None:
+        if not isinstance(engine, Engine):
+            raise ValidationError(
+                f"Queue runs on an Engine from create_engine(), got {engine!r}"
+                + ("; for an AsyncEngine use AsyncQueue" if isinstance(engine, AsyncEngine)
+                   else ""))
+
     # -- running an operation's steps -------------------------------------------------------
 
     def _run(self, make: Callable[[], Op[R]], session: Session | None = None) -> R:
         """Run an operation on `session` (or on the engine): core.run_steps' actions, done."""
+        if session is not None and not isinstance(session, Session):
+            raise ValidationError(
+                f"session= takes a Session of the engine (engine.session() or "
+                f"engine.transaction()), got {session!r}")
         actions = run_steps(make, session is not None and session.in_transaction)
         opened: list[tuple[Any, Session | None]] = []  # (transaction, the session before it)
         current = session
@@ -81,10 +99,18 @@ class Queue(QueueCore[Engine]):
 
     def create_table(self) -> None:
         """Create the message table and its indexes if they do not exist (on PostgreSQL also
-        the trigger that wakes AsyncQueue workers waiting on LISTEN)."""
-        self.engine.create_all(self.model)
+        the trigger that wakes AsyncQueue workers waiting on LISTEN). Safe to run from several
+        processes at once."""
+        for attempt in range(CREATE_ATTEMPTS):
+            try:
+                self.engine.create_all(self.model)
+                break
+            except QueryExecutionError as exc:
+                if not created_meanwhile(exc) or attempt == CREATE_ATTEMPTS - 1:
+                    raise
         if self._dialect == "postgresql":
             with self.engine.transaction() as tx:
+                tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
                 for ddl in self._notify_trigger_sql():
                     tx.execute_sql(ddl)
 
@@ -94,8 +120,11 @@ class Queue(QueueCore[Engine]):
         self.engine.drop_all(self.model)
         if self._dialect == "postgresql":
             for function in NOTIFY_FUNCTIONS:
-                with contextlib.suppress(QueryExecutionError):  # another queue table uses it
-                    self.engine.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
+                # each in a transaction of its own: a drop that fails (another queue table
+                # uses the function) ends only its own
+                with contextlib.suppress(QueryExecutionError), self.engine.transaction() as tx:
+                    tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
+                    tx.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
 
     def enqueue(self, payload: Mapping[str, Any], *, key: str | None = None, delay: float = 0.0,
                 max_attempts: int | None = None, session: Session | None = None) -> UUID | None:
@@ -111,7 +140,7 @@ class Queue(QueueCore[Engine]):
         Pass `session` (inside its transaction()) to enqueue with the caller's own writes: the
         messages commit or roll back with them (the outbox pattern).
         """
-        batch = list(messages) if not isinstance(messages, list) else messages
+        batch = message_list_option(messages)
         return self._run(lambda: self._enqueue_op(batch), session)
 
     def claim(self, limit: int = 10, *, lease_seconds: float | None = None,
@@ -156,6 +185,7 @@ class Queue(QueueCore[Engine]):
         """
         from .runner import Runner
 
+        handler_option("process(handler)", handler)
         count_option("process(limit)", limit, maximum=MAX_CLAIM)
         return Runner(self, handler, batch=limit).one_batch()
 
@@ -166,16 +196,21 @@ class Queue(QueueCore[Engine]):
         """Claim and handle messages until `stop()`, SIGTERM or SIGINT; the Summary.
 
         Handlers run on `concurrency` threads; leases are extended every `heartbeat_seconds`
-        (a third of the lease by default) while they run. A lost connection or a server
-        restart is waited out with backoff, then the loop goes on. On stop the worker claims
-        nothing more, hands back the unstarted messages at once with no attempt charged,
-        lets running handlers finish for `grace_seconds`, then hands their messages back too.
-        Signal handlers are installed only on the main thread, and restored on return.
+        (a third of the lease by default) while they run, and while heartbeats fail no
+        handler starts; a handler is told through `Lease.lost` when its lease is gone. A lost
+        connection, a server restart or a pool with no connection free is waited out with
+        backoff, never raised. On stop the worker claims nothing more, hands back the
+        unstarted messages at once with no attempt charged (trying again until the database
+        answers), lets running handlers finish for `grace_seconds`, then hands their
+        messages back too. Signal handlers are installed only on the main thread, and
+        restored on return.
         """
         from .runner import Runner
 
+        handler_option("run(handler)", handler)
         options = self._run_options(batch, poll_interval, concurrency, grace_seconds,
                                     heartbeat_seconds, self.lease_seconds)
+        flag_option("run(install_signal_handlers)", install_signal_handlers)
         runner = Runner(self, handler, batch=options.batch, concurrency=options.concurrency,
                         grace_seconds=options.grace_seconds,
                         heartbeat_seconds=options.heartbeat_seconds,
@@ -198,9 +233,10 @@ class Queue(QueueCore[Engine]):
 
     def purge_sent(self, older_than: timedelta, *, batch_size: int = 1000) -> int:
         """Delete sent messages enqueued more than `older_than` ago, in batches; how many."""
-        return self._run(lambda: self._purge_op(older_than, batch_size))
+        seconds, size = self._purge_args(older_than, batch_size)
+        return self._run(lambda: self._purge_op(seconds, size))
 
     def requeue_failed(self, ids: Iterable[UUID] | None = None) -> int:
         """Queue failed messages again (all, or those in `ids`) with a fresh attempt budget."""
-        chosen = None if ids is None else list(ids)
+        chosen = self._requeue_ids(ids)
         return self.engine.execute(self._requeue_statement(chosen)).rows_affected()

@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
 from ..engine import Session
-from ..errors import QueryExecutionError
+from ..errors import ConfigurationError, QueryExecutionError, TempestError
 from .worker import Backoff, Summary, WorkerBook, error_text
 
 if TYPE_CHECKING:
     from .core import Lease, QueueCore
     from .queue import Queue
 
-__all__ = ["LoopShell", "Runner"]
+__all__ = ["THREADS", "LoopShell", "Runner", "waited_out"]
 
 logger = logging.getLogger("tempest_typed.queue")
 
@@ -70,13 +70,25 @@ class _HandlerThreads:
                     self._busy -= 1
 
 
-_THREADS = _HandlerThreads()
+#: the handler threads of every worker loop of the process, Queue.run and AsyncQueue.run
+THREADS = _HandlerThreads()
+
+
+def waited_out(exc: BaseException) -> bool:
+    """Whether the worker loop waits out this error of its database work: the database
+    refused the statement or could not be reached (QueryExecutionError), or the pool had no
+    connection free in time (another user of the engine holds them all for now)."""
+    if isinstance(exc, QueryExecutionError):
+        return True
+    # The pools say "no connection free" (drivers/base.py pool_exhausted, the psycopg
+    # driver); any other ConfigurationError (a closed engine) is the program's and raised.
+    return isinstance(exc, ConfigurationError) and "no connection free" in str(exc)
 
 
 class LoopShell:
     """What both worker shells do alike, around `WorkerBook`: what is due, what a stop asks,
     and what each database answer means for the book and the log. A subclass supplies
-    `_lock` (a real lock when handlers run on threads) and the waiting."""
+    `_lock` (a real lock when handlers run on threads), the waiting, and `_start_drains`."""
 
     _lock: AbstractContextManager[Any]
 
@@ -96,6 +108,11 @@ class LoopShell:
         self._signals_seen = 0
         #: False for one batch (process()): no claim after the first
         self._keep_claiming = True
+        #: the backoff owed after this step's database errors, waited at the step's end
+        #: (after the book and the log know what failed)
+        self._pause = 0.0
+        #: an ack, nack or release of this step did not reach the database
+        self._settle_failed = False
 
     @property
     def summary(self) -> Summary:
@@ -103,7 +120,19 @@ class LoopShell:
         return self.book.summary
 
     def _stop_asked(self) -> bool:
-        return self.queue._stop_requested or self._signals != self._signals_seen
+        """A stop (stop(), a signal, a cancel) that the loop has not acted on yet."""
+        return ((self.queue._stop_requested and not self.book.stopping)
+                or self._signals != self._signals_seen)
+
+    def _sleep_left(self, end: float) -> float:
+        """How long a sleep until `end` may still last: 0 once a new stop is asked, and not
+        past the grace period while stopping (what is left to do is then given up)."""
+        if self._stop_asked():
+            return 0.0
+        now = time.monotonic()
+        if self.book.stopping and self.book.grace_deadline is not None:
+            end = min(end, self.book.grace_deadline)
+        return max(0.0, end - now)
 
     def _notice_stop(self) -> None:
         now = time.monotonic()
@@ -125,6 +154,14 @@ class LoopShell:
     def _wake(self) -> None:
         """Wake the coordinator's wait (called holding the lock)."""
 
+    def _start_drains(self, count: int) -> None:
+        """Start `count` handler drains (threads or tasks) that take waiting leases."""
+        raise NotImplementedError
+
+    def _tell_lost(self, leases: list[Lease]) -> None:
+        """These leases are no longer this worker's: their handlers have been told through
+        `Lease.lost`; the asyncio shell also cancels async handlers."""
+
     def _due(self, now: float) -> tuple[int, list[Lease], list[Lease],
                                         list[tuple[Lease, str]], list[Lease]]:
         """What to do now: (claim size, releases, acks, nacks, heartbeats)."""
@@ -136,37 +173,61 @@ class LoopShell:
             beats = self.book.heartbeat_due(now)
         if self.book.stopping or self.queue._stop_requested:
             size = 0
+        if releases:
+            self._tell_lost(releases)  # past the grace period some of them are running
         return size, releases, acks, nacks, beats
 
-    def _database_error(self, what: str, exc: QueryExecutionError) -> float:
+    def _database_error(self, what: str, exc: TempestError) -> float:
         """Count and log a database error; the backoff to wait before going on."""
         self.book.summary.database_errors += 1
-        delay = self._backoff.next_delay()
+        cause = str(exc).splitlines()[0]
+        if self.book.past_grace(time.monotonic()):
+            logger.warning("worker %r: %s failed (%s), and the grace period is over",
+                           self.queue.consumer, what, cause)
+            return 0.0
+        if not self._pause:  # one backoff per step, however many of its statements failed
+            self._pause = self._backoff.next_delay()
         logger.warning("worker %r: %s failed (%s); trying again in %.2fs",
-                       self.queue.consumer, what, str(exc).splitlines()[0], delay)
-        return delay
+                       self.queue.consumer, what, cause, self._pause)
+        return self._pause
 
-    def _claimed(self, leases: list[Lease], sent_at: float) -> int:
-        """Record a claim's leases; how many handler drains to start."""
+    def _claimed(self, leases: list[Lease], sent_at: float) -> None:
+        """Record a claim's leases, and start the handler drains they need."""
         with self._lock:
             self.book.claimed(leases, sent_at)
             starts = min(self.book.concurrency - self._drains, len(leases))
             self._drains += starts
-        return starts
+        self._start_drains(starts)
 
     def _heartbeat_done(self, ok: bool, result: tuple[list[UUID], list[UUID]] | None,
                         sent_at: float) -> None:
+        if not ok or result is None:
+            with self._lock:
+                began = self.book.heartbeat_failed(time.monotonic())
+                running, waiting = self.book.running(), self.book.waiting()
+            if began:
+                logger.warning("worker %r: a heartbeat did not reach the database: no "
+                               "handler starts and nothing is claimed until one does (%d "
+                               "running, %d waiting)", self.queue.consumer, running, waiting)
+            return
+        kept, lost = result
         with self._lock:
-            if ok and result is not None:
-                kept, lost = result
-                self.book.extended(kept, lost, sent_at)
-                if lost:
-                    logger.warning("worker %r: %d lease(s) lost to another worker",
-                                   self.queue.consumer, len(lost))
-            else:
-                self.book.heartbeat_failed(time.monotonic())
+            was_failing = self.book.beats_failing
+            running_lost = self.book.extended(kept, lost, sent_at)
+            # no handler started while heartbeats failed: start the drains that ended
+            starts = max(0, min(self.book.concurrency - self._drains, self.book.startable()))
+            self._drains += starts
+        if was_failing:
+            logger.info("worker %r: heartbeats reach the database again", self.queue.consumer)
+        if lost:
+            logger.warning("worker %r: %d lease(s) lost to another worker (%d of them with "
+                           "a handler running, told through Lease.lost)",
+                           self.queue.consumer, len(lost), len(running_lost))
+            self._tell_lost(running_lost)
+        self._start_drains(starts)
 
     def _acked(self, acks: list[Lease], ok: bool, acked: int | None) -> None:
+        self._settle_failed |= not ok
         if ok and acked is not None:
             with self._lock:
                 self.book.acked(acks, acked)
@@ -175,6 +236,7 @@ class LoopShell:
                                "message", self.queue.consumer, len(acks) - acked)
 
     def _nacked(self, lease: Lease, error: str, ok: bool, outcome: str | None) -> None:
+        self._settle_failed |= not ok
         if ok:
             with self._lock:
                 self.book.nacked(lease, outcome)
@@ -184,13 +246,32 @@ class LoopShell:
                        outcome or "lease lost", error)
 
     def _released(self, leases: list[Lease], ok: bool, released: int | None) -> None:
+        self._settle_failed |= not ok
         with self._lock:
-            if ok and released is not None:
-                self.book.released(leases, released)
-            else:
-                self.book.release_failed(leases)
-        logger.info("worker %r: handed back %d message(s) unstarted", self.queue.consumer,
-                    len(leases))
+            if not (ok and released is not None):
+                self.book.release_failed(leases)  # tried again, until the grace period ends
+                return
+            self.book.released(leases, released)
+        logger.info("worker %r: handed back %d message(s), no attempt charged%s",
+                    self.queue.consumer, released,
+                    f"; {len(leases) - released} already taken by another worker"
+                    if released < len(leases) else "")
+
+    def _give_up_if_past_grace(self) -> None:
+        """Stopping, past the grace period, and the database still failing: leave what is
+        not done to the leases' expiry, and say so."""
+        with self._lock:
+            unreleased, unsettled = self.book.give_up(time.monotonic())
+        if unreleased:
+            logger.warning("worker %r: could not hand back %d message(s) before the grace "
+                           "period ended (the database did not answer): they stay leased, "
+                           "an attempt charged, until their lease ends, then are delivered "
+                           "again", self.queue.consumer, len(unreleased))
+        if unsettled:
+            logger.warning("worker %r: could not ack or nack %d handled message(s) before "
+                           "the grace period ended (the database did not answer): they are "
+                           "delivered again once their lease ends", self.queue.consumer,
+                           len(unsettled))
 
     def _next_lease(self) -> Lease | None:
         """For a handler drain: the next lease to handle, or None (the drain ends)."""
@@ -207,7 +288,18 @@ class LoopShell:
             if self.book.stopping or not self.book.waiting():
                 self._wake()  # the coordinator may settle or claim more
 
+    def _handler_cancelled(self, lease: Lease) -> None:
+        """A handler this worker cancelled (its lease lost or run out) has ended."""
+        with self._lock:
+            self.book.cancelled(lease.id)
+            self._wake()
+
     def _expired_all(self) -> bool:
+        """For one batch: give up on what the database would not take, once every lease of
+        it has run out (an ack or release of this step failed)."""
+        failed, self._settle_failed = self._settle_failed, False
+        if not failed:
+            return False
         with self._lock:
             return self.book.abandon_expired(time.monotonic())
 
@@ -236,6 +328,10 @@ class Runner(LoopShell):
     def _wake(self) -> None:
         self._changed.notify_all()
 
+    def _start_drains(self, count: int) -> None:
+        for _ in range(count):
+            THREADS.submit(self._drain)
+
     # -- the two loops ----------------------------------------------------------------------
 
     def one_batch(self) -> Summary:
@@ -260,7 +356,11 @@ class Runner(LoopShell):
                     self._notice_stop()
                     if self.book.stopping and self.book.idle():
                         break
-                    if not self._step() and not self.book.stopping and self.book.idle():
+                    errors = self.book.summary.database_errors
+                    stepped = self._step()
+                    if self.book.stopping and self.book.summary.database_errors > errors:
+                        self._give_up_if_past_grace()
+                    if not stepped and not self.book.stopping and self.book.idle():
                         self._close_session()  # hold no connection while the queue is empty
                         self._sleep(self.poll_interval)
         finally:
@@ -270,8 +370,17 @@ class Runner(LoopShell):
         return self.book.summary
 
     def _step(self) -> bool:
-        """Do what the book says is due; then wait until something is. False when a claim
-        found nothing due (the caller decides whether to poll again)."""
+        """Do what the book says is due; then wait until something is (or the backoff after
+        a database error). False when a claim found nothing due (the caller decides whether
+        to poll again)."""
+        try:
+            return self._step_once()
+        finally:
+            pause, self._pause = self._pause, 0.0
+            if pause:
+                self._sleep(pause)
+
+    def _step_once(self) -> bool:
         now = time.monotonic()
         size, releases, acks, nacks, beats = self._due(now)
         if releases:
@@ -305,14 +414,15 @@ class Runner(LoopShell):
     # -- database work, each step waiting out database errors -------------------------------
 
     def _db(self, what: str, work: Callable[[Session | None], R]) -> tuple[bool, R | None]:
-        """Run one piece of database work; on a database error log it, drop the session,
-        back off, and say it failed."""
+        """Run one piece of database work; on a database error log it, drop the session, and
+        say it failed (the step ends with the backoff)."""
         try:
             result = work(self._open_session())
-        except QueryExecutionError as exc:
-            delay = self._database_error(what, exc)
+        except (QueryExecutionError, ConfigurationError) as exc:
+            if not waited_out(exc):
+                raise
+            self._database_error(what, exc)
             self._close_session()
-            self._sleep(delay)
             return False, None
         self._backoff.reset()
         return True, result
@@ -351,8 +461,7 @@ class Runner(LoopShell):
             leases = got
         if not leases:
             return False
-        for _ in range(self._claimed(leases, now)):
-            _THREADS.submit(self._drain)
+        self._claimed(leases, now)
         return True
 
     def _nack(self, lease: Lease, error: str, session: Session | None) -> str | None:
@@ -373,12 +482,10 @@ class Runner(LoopShell):
     # -- stopping ---------------------------------------------------------------------------
 
     def _sleep(self, seconds: float) -> None:
-        """Sleep in slices, returning early once a stop is asked for."""
+        """Sleep in slices, returning early once a stop is asked for (and while stopping, at
+        the end of the grace period)."""
         end = time.monotonic() + seconds
-        while not self._stop_asked():
-            left = end - time.monotonic()
-            if left <= 0:
-                return
+        while (left := self._sleep_left(end)) > 0:
             time.sleep(min(left, _SLICE))
 
     @contextmanager

@@ -46,10 +46,14 @@ class Summary:
     dead_lettered: int = 0
     #: leases another worker held by the time of the heartbeat, ack or nack (not settled here)
     leases_lost: int = 0
-    #: handed back unstarted, with no attempt charged (a stop, or a lease too near its end)
+    #: handed back with no attempt charged: unstarted (a stop, a lease too near its end), or
+    #: still running past the grace period or past its lease
     released: int = 0
     #: database errors the loop waited out (each followed by a reconnect with backoff)
     database_errors: int = 0
+    #: left to their lease because the database did not answer in time (a hand-back or an
+    #: ack not done when the grace period ended): delivered again once the lease ends
+    abandoned: int = 0
 
     def __bool__(self) -> bool:
         """True when the batch claimed something (so `process(h) or sleep(1)` still reads)."""
@@ -61,10 +65,12 @@ class Summary:
             setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
 
     def __str__(self) -> str:
-        """One line: processed, retried, dead-lettered, leases lost, released, errors."""
+        """One line: processed, retried, dead-lettered, leases lost, released, errors,
+        abandoned."""
         return (f"processed {self.processed}, retried {self.retried}, dead-lettered "
                 f"{self.dead_lettered}, leases lost {self.leases_lost}, released "
-                f"{self.released}, database errors {self.database_errors}")
+                f"{self.released}, database errors {self.database_errors}, abandoned "
+                f"{self.abandoned}")
 
 
 @dataclasses.dataclass
@@ -121,9 +127,11 @@ class WorkerBook:
     """The leases a worker holds and the decisions about them (no I/O, no locks, no clock).
 
     The shell calls, in a loop: `claim_size()` and `claimed()`; handler runners call
-    `next_to_start()` and `finished()`; the shell asks `heartbeat_due()`, `to_settle()`,
-    `to_release()`, `wake_at()`, and reports what the database said with `extended()`,
-    `acked()`, `nacked()`, `released()`. `stop()` starts a clean shutdown.
+    `next_to_start()` and `finished()` (or `cancelled()`); the shell asks `heartbeat_due()`,
+    `to_settle()`, `to_release()`, `wake_at()`, and reports what the database said with
+    `extended()` / `heartbeat_failed()`, `acked()`, `nacked()`, `released()` /
+    `release_failed()`. `stop()` starts a clean shutdown; `give_up()` ends one that the
+    database did not let finish within the grace period.
     """
 
     def __init__(self, lease_seconds: float, *, concurrency: int = 1,
@@ -146,14 +154,19 @@ class WorkerBook:
         self.stopping = False
         self.grace_deadline: float | None = None
         self._last_heartbeat = float("inf")
-        #: unstarted leases to hand back at once (a stop, or too near their end to start)
+        #: the last heartbeat did not reach the database: no handler starts, nothing is
+        #: claimed, until one does (the leases held may be ending unseen)
+        self.beats_failing = False
+        #: leases to hand back (a stop, too near their end to start, past the grace period or
+        #: their lease), kept until a release reaches the database
         self._release: list[Lease] = []
 
     # -- claiming ---------------------------------------------------------------------------
 
     def claim_size(self, batch: int) -> int:
-        """How many messages to claim now: 0 while stopping or while work is still waiting."""
-        if self.stopping or self.waiting():
+        """How many messages to claim now: 0 while stopping, while work is still waiting, or
+        while heartbeats are failing."""
+        if self.stopping or self.waiting() or (self.beats_failing and self.held):
             return 0
         if self.running() >= self.concurrency:
             return 0
@@ -163,9 +176,11 @@ class WorkerBook:
         """Record a claim's leases; `sent_at` is when the claim was sent."""
         if not self.held:
             self._last_heartbeat = sent_at
+            self.beats_failing = False  # no lease left from the outage
         deadline = sent_at + self.lease_seconds
         for lease in leases:
             held = self.held[lease.id] = Held(lease, deadline)
+            lease._watch.deadline = deadline
             self._queue.append(held)
         self._phases["waiting"] += len(leases)
         self.summary.claimed += len(leases)
@@ -186,10 +201,11 @@ class WorkerBook:
     def next_to_start(self, now: float) -> Lease | None:
         """The next waiting lease a handler may start now, marked running; None if none.
 
-        A lease with less than `start_margin` left is not started: it is set aside to be
-        released (another worker will take it), never handled on a lease that may be gone.
+        None while heartbeats are failing (no lease is known to hold long enough). A lease
+        with less than `start_margin` left is not started: it is set aside to be released
+        (another worker will take it), never handled on a lease that may be gone.
         """
-        if self.stopping:
+        if self.stopping or self.beats_failing:
             return None
         while self._queue:
             held = self._queue.popleft()
@@ -202,6 +218,10 @@ class WorkerBook:
             return held.lease
         return None
 
+    def startable(self) -> int:
+        """How many waiting leases handlers could start now (0 while heartbeats fail)."""
+        return 0 if self.stopping or self.beats_failing else self.waiting()
+
     def _set_aside(self, held: Held) -> None:
         self._drop(held.lease.id)
         self._release.append(held.lease)
@@ -213,6 +233,13 @@ class WorkerBook:
             return  # released past the grace period, or lost: the result is not ours to settle
         held.error = error
         self._move(held, "ok" if error is None else "failed")
+
+    def cancelled(self, lease_id: UUID) -> None:
+        """The shell cancelled a handler whose lease was lost or ran out: if the lease is still
+        held, hand it back (it did not fail)."""
+        held = self.held.get(lease_id)
+        if held is not None and held.phase == "running":
+            self._set_aside(held)
 
     def waiting(self) -> int:
         """Leases claimed and not started yet."""
@@ -238,23 +265,37 @@ class WorkerBook:
             return []
         return [h.lease for h in self.held.values() if h.phase in ("waiting", "running")]
 
-    def extended(self, kept: Iterable[UUID], lost: Iterable[UUID], sent_at: float) -> None:
+    def extended(self, kept: Iterable[UUID], lost: Iterable[UUID],
+                 sent_at: float) -> list[Lease]:
         """A heartbeat sent at `sent_at` kept these leases and found these taken by another
-        worker (a lost waiting lease is dropped; a running one's result will be discarded)."""
+        worker; the lost leases whose handlers are running (to be told), which are dropped
+        like the waiting ones (their results will be discarded)."""
         self._last_heartbeat = sent_at
+        self.beats_failing = False
         deadline = sent_at + self.lease_seconds
         for lease_id in kept:
             held = self.held.get(lease_id)
             if held is not None:
                 held.deadline = deadline
+                held.lease._watch.deadline = deadline
+        running = []
         for lease_id in lost:
-            if self._drop(lease_id) is not None:
+            dropped = self._drop(lease_id)
+            if dropped is not None:
                 self.summary.leases_lost += 1
+                dropped.lease._watch.gone.set()
+                if dropped.phase == "running":
+                    running.append(dropped.lease)
+        return running
 
-    def heartbeat_failed(self, now: float) -> None:
-        """The heartbeat did not reach the database: try again at the next wake-up."""
-        # Deadlines stay as they were, so leases near their end stop being started.
+    def heartbeat_failed(self, now: float) -> bool:
+        """The heartbeat did not reach the database: start no handler until one does, and
+        try again at the next wake-up. True when heartbeats just began to fail."""
+        # Deadlines stay as they were: a lease whose deadline passes is reported lost.
         self._last_heartbeat = now - self.heartbeat_seconds + min(1.0, self.heartbeat_seconds)
+        began = not self.beats_failing
+        self.beats_failing = True
+        return began
 
     # -- settling ---------------------------------------------------------------------------
 
@@ -312,12 +353,18 @@ class WorkerBook:
             if held.phase == "waiting":
                 self._set_aside(held)
 
+    def past_grace(self, now: float) -> bool:
+        """True once a stop's grace period is over."""
+        return self.stopping and self.grace_deadline is not None and now >= self.grace_deadline
+
     def to_release(self, now: float) -> list[Lease]:
-        """The leases to hand back now, uncharged: those set aside, and past the grace period
-        the running ones (their handlers' results will not be settled)."""
-        if self.stopping and self.grace_deadline is not None and now >= self.grace_deadline:
+        """The leases to hand back now, uncharged: those set aside (and not yet handed back),
+        and past the grace period the running ones (their handlers' results will not be
+        settled; each is marked lost)."""
+        if self.past_grace(now):
             for held in list(self.held.values()):
                 if held.phase == "running":
+                    held.lease._watch.gone.set()
                     self._set_aside(held)
         out, self._release = self._release, []
         return out
@@ -328,17 +375,38 @@ class WorkerBook:
         self.summary.leases_lost += len(leases) - released
 
     def release_failed(self, leases: Sequence[Lease]) -> None:
-        """A release did not reach the database: these leases will simply expire."""
-        self.summary.leases_lost += len(leases)
+        """A release did not reach the database: it is tried again (until `give_up()`)."""
+        self._release = [*leases, *self._release]
+
+    def give_up(self, now: float) -> tuple[list[Lease], list[Lease]]:
+        """Past the grace period, with the database not answering: drop every lease still to
+        hand back or to settle, counted as abandoned (each is delivered again once its lease
+        ends). (The leases not handed back, running ones included; the finished ones not
+        acked or nacked.)"""
+        if not self.past_grace(now):
+            return [], []
+        unreleased, self._release = self._release, []
+        unsettled: list[Lease] = []
+        for held in list(self.held.values()):
+            self._drop(held.lease.id)
+            (unsettled if held.phase in ("ok", "failed") else unreleased).append(held.lease)
+        for lease in (*unreleased, *unsettled):
+            lease._watch.gone.set()
+        self.summary.abandoned += len(unreleased) + len(unsettled)
+        return unreleased, unsettled
 
     def abandon_expired(self, now: float) -> bool:
-        """Give up on held leases once none runs and every deadline has passed (they will be
-        delivered again): for one batch after database errors. True when it gave up."""
-        if not self.held or self.busy() or any(h.deadline > now for h in self.held.values()):
+        """Give up on what is left to settle or hand back once no handler runs and every
+        lease's deadline has passed (they will be delivered again): for one batch after
+        database errors. True when it gave up."""
+        left = [h.lease for h in self.held.values()] + self._release
+        if not left or self.busy() or any(lease._watch.deadline > now for lease in left):
             return False
-        self.summary.leases_lost += len(self.held)
-        for lease_id in list(self.held):
-            self._drop(lease_id)
+        self.summary.abandoned += len(left)
+        for lease in left:
+            self._drop(lease.id)
+            lease._watch.gone.set()
+        self._release = []
         return True
 
     def finished_stopping(self, now: float) -> bool:
@@ -356,6 +424,7 @@ class WorkerBook:
             done = [h.deadline - self.start_margin for h in self.held.values()
                     if h.phase in ("ok", "failed")]
             times.extend(done)
-        if self.stopping and self.grace_deadline is not None and self.running():
+        if self.stopping and self.grace_deadline is not None and (self.running()
+                                                                  or self._release):
             times.append(self.grace_deadline)
         return max(now, min(times)) if times else now + self.heartbeat_seconds

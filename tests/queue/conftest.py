@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import os
+import socket
+import sqlite3
+import threading
 from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -41,3 +48,139 @@ def make_due(queue: Queue) -> None:
         update(queue.model).set({"next_attempt_at": sql.now(plus=-1)})
         .where({"status": {"in": ["queued", "sending"]}})
     )
+
+
+class Outage:
+    """A TCP proxy to a database server that the test can cut off: `cut()` closes every
+    connection through it and turns new ones away (a lost network, a server down), and
+    `restore()` lets them through again. Threads only; stopped by `close()`."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self._target = (host, port)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self._listener.getsockname()[1]
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._up = True
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def url(self, url: str) -> str:
+        """`url` with its host and port replaced by the proxy's."""
+        parts = urlsplit(url)
+        auth = parts.netloc.rsplit("@", 1)[0] + "@" if "@" in parts.netloc else ""
+        return urlunsplit(parts._replace(netloc=f"{auth}127.0.0.1:{self.port}"))
+
+    def cut(self) -> None:
+        """Close every connection through the proxy and turn new ones away."""
+        with self._lock:
+            self._up = False
+            conns, self._open = self._open, set()
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
+
+    def restore(self) -> None:
+        """Let connections through again."""
+        with self._lock:
+            self._up = True
+
+    def close(self) -> None:
+        """Stop the proxy and close what goes through it."""
+        self._closed = True
+        self.cut()
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                up = self._up
+            if not up:
+                client.close()  # turned away: the client sees the connection closed
+                continue
+            try:
+                server = socket.create_connection(self._target, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            server.settimeout(None)
+            with self._lock:
+                self._open |= {client, server}
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for conn in (source, sink):
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+
+
+class Locked:
+    """SQLite's version of an outage: another connection holds the database's exclusive
+    lock, so every statement waits the engine's busy_timeout and fails."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._holder: sqlite3.Connection | None = None
+
+    def cut(self) -> None:
+        """Take the exclusive lock."""
+        self._holder = sqlite3.connect(self._path, timeout=30, isolation_level=None)
+        self._holder.execute("BEGIN EXCLUSIVE")
+
+    def restore(self) -> None:
+        """Let the lock go."""
+        holder, self._holder = self._holder, None
+        if holder is not None:
+            holder.rollback()
+            holder.close()
+
+    def close(self) -> None:
+        """Let the lock go."""
+        self.restore()
+
+
+@dataclasses.dataclass
+class Faulty:
+    """A database that the test can make unreachable: `url` goes through `fault`, whose
+    cut() and restore() start and end the outage; `direct` does not; `options` make an
+    engine notice an outage in a second rather than its defaults' 5 to 30."""
+
+    url: str
+    direct: str
+    fault: Outage | Locked
+    options: dict[str, float]
+
+
+@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
+def faulty(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Faulty]:
+    """Each database in turn behind a fault: a TCP proxy (PostgreSQL, MariaDB), or a
+    lock holder (SQLite)."""
+    fault: Outage | Locked
+    if request.param == "sqlite":
+        path = str(tmp_path / "faulty.db")
+        fault = Locked(path)
+        made = Faulty(f"sqlite:///{path}", f"sqlite:///{path}", fault, {"busy_timeout": 0.2})
+    else:
+        server = request.param
+        url = str(request.getfixturevalue("pg_url" if server == "postgresql" else "mysql_url"))
+        parts = urlsplit(url)
+        fault = Outage(parts.hostname or "127.0.0.1",
+                       parts.port or (5432 if server == "postgresql" else 3306))
+        made = Faulty(fault.url(url), url, fault,
+                      {"connect_timeout": 1.0} if server == "postgresql" else {})
+    try:
+        yield made
+    finally:
+        fault.close()

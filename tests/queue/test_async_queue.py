@@ -8,13 +8,17 @@ Bounded: every wait polls a fixed number of rounds; no test asserts a duration.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import logging
 import math
 import os
+import random
+import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -25,13 +29,15 @@ from tempest_typed import (
     QueryExecutionError,
     ValidationError,
     create_async_engine,
+    create_engine,
     select,
     sql,
     update,
 )
+from tempest_typed.model import meta_of
 from tempest_typed.queue import AsyncQueue, Lease, Message, QueueMessage, message_model
 
-from .conftest import table_name
+from .conftest import Faulty, table_name
 
 pytestmark = pytest.mark.asyncio
 
@@ -110,7 +116,9 @@ async def test_enqueue_claim_ack_nack_and_the_operations_as_on_queue(
         assert await queue.counts() == {"queued": 1, "sending": 2, "sent": 1, "failed": 1}
         assert await queue.requeue_failed() == 1
         assert await queue.oldest_waiting_age() is not None
-        assert await queue.purge_sent(timedelta(seconds=-60)) == 1
+        await queue.engine.execute(update(queue.model).set({"created_at": sql.now(plus=-120)})
+                                   .where({"consumer": queue.consumer}))  # two minutes pass
+        assert await queue.purge_sent(timedelta(seconds=60)) == 1
         await make_due(queue)
         again = await queue.claim(10)
         assert one[1].id in {lease.id for lease in again}
@@ -320,7 +328,8 @@ async def test_without_the_trigger_the_worker_says_so_and_polls(
 async def test_run_outlives_terminated_backends_and_its_listener_reconnects(
     pg_url: str
 ) -> None:
-    async with fresh_queue(pg_url) as queue:
+    app = f"tq_alisten_{os.getpid()}"
+    async with fresh_queue(f"{pg_url}?application_name={app}") as queue:
         handled: set[int] = set()
 
         async def handler(lease: Lease) -> None:
@@ -331,11 +340,9 @@ async def test_run_outlives_terminated_backends_and_its_listener_reconnects(
             for n in range(3):
                 await on_a_new_engine(pg_url, lambda q, n=n: q.enqueue({"n": n}), queue)
                 await eventually(lambda n=n: n in handled)
-                # every other connection of the database: the worker's and its listener
-                await on_a_new_engine(pg_url, lambda q: q.engine.execute_sql(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-                    "AND backend_type = 'client backend'"), queue)
+                # every connection of the worker's engine: the pool's and its listener's
+                # (and no other test's, on a server others use too)
+                await terminate(pg_url, app)
         finally:
             queue.stop()
             summary = await task
@@ -502,3 +509,504 @@ async def test_a_loop_of_claims_and_acks_runs_on_one_session(
                     done += await queue.ack(lease, session=session)
             assert not session.in_transaction
         assert done == 6 and (await queue.counts())["sent"] == 6
+
+
+# -- a stop during an outage, as in test_faults.py ---------------------------------------------
+
+
+def messages_of(caplog: pytest.LogCaptureFixture, text: str) -> list[str]:
+    """The queue's log messages that contain `text`."""
+    return [r.getMessage() for r in caplog.records
+            if r.name == "tempest_typed.queue" and text in r.getMessage()]
+
+
+@asynccontextmanager
+async def queue_behind(faulty: Faulty, **options: object) -> AsyncIterator[AsyncQueue]:
+    """An AsyncQueue on a fresh table, its engine reaching the database through the fault."""
+    engine = create_async_engine(faulty.url, pool_size=4, **faulty.options)  # type: ignore[arg-type]  # each database's own options
+    queue = AsyncQueue(engine, "mail", model=message_model(table_name("aoutage")),
+                       **options)  # type: ignore[arg-type]  # each test passes Queue's own options
+    try:
+        await on_a_new_engine(faulty.direct, lambda q: q.drop_table(), queue)
+        await on_a_new_engine(faulty.direct, lambda q: q.create_table(), queue)
+        yield queue
+    finally:
+        faulty.fault.restore()
+        try:
+            await engine.dispose()
+        finally:
+            await on_a_new_engine(faulty.direct, lambda q: q.drop_table(), queue)
+
+
+def first_message_blocks(go: asyncio.Event, started: asyncio.Event,
+                         ) -> Callable[[Lease], Awaitable[None]]:
+    """A handler whose first call waits for `go`; the batch's other messages stay unstarted."""
+    async def handle(lease: Lease) -> None:
+        started.set()
+        await go.wait()
+    return handle
+
+
+async def test_stop_during_an_outage_hands_back_the_unstarted_messages_once_the_database_answers(
+    faulty: Faulty, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with queue_behind(faulty) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(6)])
+        started, go = asyncio.Event(), asyncio.Event()
+        with caplog.at_level(logging.INFO, logger="tempest_typed.queue"):
+            task = asyncio.create_task(queue.run(first_message_blocks(go, started), batch=6,
+                                                 grace_seconds=60))
+            await asyncio.wait_for(started.wait(), 15)
+            faulty.fault.cut()
+            queue.stop()
+            await eventually(lambda: bool(messages_of(caplog, "release failed")))
+            assert messages_of(caplog, "handed back") == []  # nothing was, yet
+            faulty.fault.restore()
+            go.set()
+            summary = await asyncio.wait_for(task, 60)
+        assert (summary.released, summary.processed, summary.abandoned) == (5, 1, 0)
+        stored = await rows(queue)
+        assert sorted((r.status, r.attempts) for r in stored) == [("queued", 0)] * 5 + [
+            ("sent", 1)]
+        assert all(r.lease_token is None for r in stored)
+        assert messages_of(caplog, "handed back") == [
+            "worker 'mail': handed back 5 message(s), no attempt charged"]
+
+
+async def test_an_outage_past_the_grace_period_is_reported_as_such_not_as_a_hand_back(
+    faulty: Faulty, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with queue_behind(faulty) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(6)])
+        started, go = asyncio.Event(), asyncio.Event()
+        with caplog.at_level(logging.INFO, logger="tempest_typed.queue"):
+            task = asyncio.create_task(queue.run(first_message_blocks(go, started), batch=6,
+                                                 grace_seconds=1.0))
+            await asyncio.wait_for(started.wait(), 15)
+            faulty.fault.cut()
+            queue.stop()
+            summary = await asyncio.wait_for(task, 60)
+        faulty.fault.restore()
+        assert (summary.released, summary.processed, summary.abandoned) == (0, 0, 6)
+        assert messages_of(caplog, "handed back") == []
+        assert len(messages_of(caplog, "could not hand back 6 message(s)")) == 1
+        stored = await on_a_new_engine_rows(faulty.direct, queue)
+        assert {(r.status, r.attempts) for r in stored} == {("sending", 1)}
+
+
+async def on_a_new_engine_rows(url: str, like: AsyncQueue) -> list[QueueMessage]:
+    """The rows of the queue's table, read on an engine of its own."""
+    engine = create_async_engine(url, pool_size=1)
+    try:
+        return (await engine.execute(select(like.model))).all()
+    finally:
+        await engine.dispose()
+
+
+# -- repeated terminations: the pool, the heartbeats, the handlers told ------------------------
+
+
+async def terminate(url: str, app: str, older_than: str = "0 s") -> int:
+    """Terminate the backends of the connections named `app` (established `older_than` ago
+    at least), from an engine of its own; how many."""
+    killer = create_async_engine(url, pool_size=1)
+    try:
+        count: int = (await killer.execute_sql(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = %s AND backend_start <= now() - %s::interval",
+            (app, older_than))).scalar()
+        return count
+    finally:
+        await killer.dispose()
+
+
+@pytest.mark.postgres
+async def test_a_pool_whose_idle_connections_were_terminated_hands_out_a_new_one_at_once(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the blocking engine's (test_faults.py): the pool's check backed off 1 s, 2 s ...
+    between dead connections; the worker missed its heartbeats meanwhile."""
+    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+
+    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)  # ping every connection
+    app = f"tq_apool_{os.getpid()}"
+    engine = create_async_engine(f"{pg_url}?application_name={app}", pool_size=4,
+                                 pool_timeout=2)
+    try:
+        sessions = [engine.session() for _ in range(4)]
+        for session in sessions:
+            await session.execute_sql("SELECT 1")  # four connections, all in use at once
+        for session in sessions:
+            await session.close()  # ... and all idle in the pool now
+        assert await terminate(pg_url, app) == 4
+        assert (await engine.execute_sql("SELECT 1")).scalar() == 1
+    finally:
+        await engine.dispose()
+
+
+class Ledger:
+    """What the handlers of two workers saw (as test_faults.Ledger): when each handler ran,
+    and whether its lease was held when it started, and when it ended if not cancelled."""
+
+    def __init__(self, watch: AsyncQueue) -> None:
+        self.watch = watch  # on connections nobody terminates
+        self.runs: dict[UUID, list[tuple[float, float]]] = {}
+        self.started_unheld: list[UUID] = []
+        self.ended_unheld_untold: list[UUID] = []
+        self.cancelled = 0
+
+    async def held(self, lease: Lease) -> bool:
+        stored = await row(self.watch, lease.id)
+        return (stored.lease_token == lease.token and stored.status == "sending"
+                and stored.next_attempt_at is not None
+                and stored.next_attempt_at > datetime.now(UTC))
+
+    def handler(self, seconds: float, work: AsyncQueue) -> Callable[[Lease], Awaitable[None]]:
+        async def handle(lease: Lease) -> None:
+            start = loop_time()
+            try:
+                if not await self.held(lease):
+                    self.started_unheld.append(lease.id)
+                with contextlib.suppress(QueryExecutionError):  # its connection may be killed
+                    await work.engine.execute_sql("SELECT 1")  # the handler's own database use
+                await asyncio.sleep(seconds)  # the work; cancelled if the lease is lost
+                if not await self.held(lease) and not lease.lost:
+                    self.ended_unheld_untold.append(lease.id)
+            except asyncio.CancelledError:
+                self.cancelled += 1
+                raise
+            finally:
+                self.runs.setdefault(lease.id, []).append((start, loop_time()))
+        return handle
+
+    def overlaps(self) -> list[UUID]:
+        """The messages two handlers ran at the same time."""
+        out = []
+        for message, runs in self.runs.items():
+            runs = sorted(runs)
+            if any(later[0] < earlier[1] for earlier, later in itertools.pairwise(runs)):
+                out.append(message)
+        return out
+
+
+def loop_time() -> float:
+    return asyncio.get_running_loop().time()
+
+
+@pytest.mark.postgres
+async def test_run_under_repeated_terminations_never_raises_nor_runs_a_message_twice_at_once(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After repeated terminations the async worker waited 6 s in the pool's check, missed
+    heartbeats (five messages ran twice at once, 18 handlers outside their lease), and then
+    run() raised "no connection free"."""
+    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+
+    # every connection taken from the pool is pinged, as one idle for a while would be
+    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)
+    app = f"tq_aterms_{os.getpid()}"
+    engine = create_async_engine(f"{pg_url}?application_name={app}", pool_size=4,
+                                 pool_timeout=3)
+    async with fresh_queue(pg_url, lease_seconds=1.5) as other:
+        queue = AsyncQueue(engine, "mail", model=other.model, lease_seconds=1.5)
+        try:
+            await other.enqueue_many([Message({"n": n}) for n in range(40)])
+            ledger = Ledger(other)
+            first = asyncio.create_task(queue.run(ledger.handler(0.2, queue), batch=5,
+                                                  concurrency=3, poll_interval=0.05))
+            second = asyncio.create_task(other.run(ledger.handler(0.2, other), batch=5,
+                                                   concurrency=3, poll_interval=0.05))
+            kills = 0
+            for _ in range(200):  # bounded: about 40 s at most
+                if (await other.counts())["sent"] == 40:
+                    break
+                kills += await terminate(pg_url, app, older_than="0.2 s")
+                await asyncio.sleep(0.2)
+            queue.stop()
+            other.stop()
+            one, _ = await asyncio.gather(first, second)  # raises if run() raised
+        finally:
+            await engine.dispose()
+        assert kills > 0
+        assert await other.counts() == {"queued": 0, "sending": 0, "sent": 40, "failed": 0}
+        assert ledger.overlaps() == []
+        assert ledger.started_unheld == []
+        assert ledger.ended_unheld_untold == []
+        assert one.database_errors > 0
+
+
+class FailingHeartbeats:
+    """Makes a queue's heartbeats fail while `outage` is set (the claim, acks and releases
+    still reach the database); `over` is set by the first heartbeat that reaches it after a
+    failed one."""
+
+    def __init__(self, queue: AsyncQueue, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.outage = False
+        self.over = False
+        self.failures = 0
+        real = queue._extend_all_op
+
+        def extend_all(leases: Any, seconds: float) -> Any:
+            if self.outage:
+                self.failures += 1
+                raise QueryExecutionError("connection lost mid-heartbeat", "UPDATE ...", ())
+            if self.failures:
+                self.over = True
+            return real(leases, seconds)
+
+        monkeypatch.setattr(queue, "_extend_all_op", extend_all)
+
+
+@BACKENDS
+async def test_while_heartbeats_fail_no_handler_starts_and_the_worker_says_so(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path), lease_seconds=1.5) as queue:
+        await queue.enqueue_many([Message({"n": n}, delay=n * 0.001 - 1) for n in range(3)])
+        beats = FailingHeartbeats(queue, monkeypatch)
+        first_started, go = asyncio.Event(), asyncio.Event()
+        started_during_outage: list[int] = []
+
+        async def handler(lease: Lease) -> None:
+            if lease.payload["n"] == 0:
+                first_started.set()
+                await go.wait()
+            elif beats.outage or (beats.failures and not beats.over):
+                started_during_outage.append(lease.payload["n"])
+
+        with caplog.at_level(logging.INFO, logger="tempest_typed.queue"):
+            task = asyncio.create_task(queue.run(handler, batch=3, poll_interval=0.05))
+            try:
+                await asyncio.wait_for(first_started.wait(), 15)
+                beats.outage = True
+                await eventually(lambda: bool(messages_of(caplog, "did not reach the database")))
+                go.set()  # the first handler returns while the heartbeats fail ...
+                await eventually(lambda: _settled(queue, 1))
+                failed = beats.failures
+                await eventually(lambda: beats.failures >= failed + 2)  # ... and go on failing
+                beats.outage = False
+                await eventually(lambda: _settled(queue, 3))
+            finally:
+                go.set()
+                beats.outage = False
+                queue.stop()
+                summary = await task
+        assert started_during_outage == []
+        assert summary.processed == 3
+        assert messages_of(caplog, "did not reach the database: no handler starts")
+        assert messages_of(caplog, "heartbeats reach the database again")
+
+
+@BACKENDS
+async def test_a_handler_whose_message_another_worker_took_is_cancelled(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path), lease_seconds=1.5) as queue:
+        await queue.enqueue({"n": 1})
+        told: list[bool] = []
+
+        async def handler(lease: Lease) -> None:
+            # the lease runs out (a long pause of this process) and another worker takes it
+            await queue.engine.execute(update(queue.model).set(
+                {"next_attempt_at": sql.now(plus=-1)}).where({"id": lease.id}))
+            await on_a_new_engine(url_of(backend, request, tmp_path), take, queue)
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:  # the next heartbeat finds the message taken
+                told.append(lease.lost)
+                raise
+
+        async def take(other: AsyncQueue) -> None:
+            assert len(await other.claim(1)) == 1
+
+        summary = await asyncio.wait_for(queue.process(handler, 1), 30)
+        assert told == [True]
+        assert (summary.processed, summary.leases_lost) == (0, 1)
+
+
+@BACKENDS
+async def test_a_handler_whose_lease_ran_out_while_heartbeats_failed_is_cancelled(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path), lease_seconds=1.5) as queue:
+        await queue.enqueue({"n": 1})
+        FailingHeartbeats(queue, monkeypatch).outage = True
+        told: list[bool] = []
+
+        async def handler(lease: Lease) -> None:
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:  # no heartbeat reached the database: it ran out
+                told.append(lease.lost)
+                raise
+
+        summary = await asyncio.wait_for(queue.process(handler, 1), 30)
+        assert told == [True]
+        # nobody took it meanwhile: it is handed back, its attempt not charged
+        assert (summary.processed, summary.released) == (0, 1)
+        (stored,) = await rows(queue)
+        assert (stored.status, stored.attempts, stored.lease_token) == ("queued", 0, None)
+
+
+@pytest.mark.parametrize("backend", ["mysql", "sqlite"])  # PostgreSQL's loop keeps a session
+async def test_a_pool_with_no_connection_free_is_waited_out_not_raised(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    url = url_of(backend, request, tmp_path)
+    async with fresh_queue(url) as watch:  # on connections of its own
+        engine = create_async_engine(url, pool_size=1, pool_timeout=0.3)
+        queue = AsyncQueue(engine, "mail", model=watch.model, lease_seconds=1.5)
+        try:
+            await watch.enqueue({"n": 1})
+
+            async def handler(lease: Lease) -> None:
+                async with engine.session() as session:
+                    await session.execute_sql("SELECT 1")  # the only connection, held ...
+                    await eventually(lambda: bool(messages_of(caplog, "no connection free")))
+
+            with caplog.at_level(logging.INFO, logger="tempest_typed.queue"):
+                task = asyncio.create_task(queue.run(handler, poll_interval=0.05))
+                try:
+                    await eventually(lambda: _settled(watch, 1))
+                finally:
+                    queue.stop()
+                    summary = await task  # raises if run() raised
+            assert summary.processed == 1 and summary.database_errors >= 1
+        finally:
+            await engine.dispose()
+
+
+# -- a plain handler past the grace period does not hold the process ---------------------------
+
+#: a process that runs AsyncQueue.run with a plain handler that never returns in time, stops
+#: it, and returns from asyncio.run(): its interpreter must then exit
+PAST_GRACE = """
+import asyncio, sys, threading, time
+from tempest_typed import create_async_engine
+from tempest_typed.queue import AsyncQueue, message_model
+
+async def main() -> None:
+    engine = create_async_engine(sys.argv[1])
+    queue = AsyncQueue(engine, "mail", model=message_model(sys.argv[2]))
+    started = threading.Event()
+
+    def handler(lease):  # a plain function: it runs on a thread
+        started.set()
+        time.sleep(120)
+
+    task = asyncio.create_task(queue.run(handler, grace_seconds=0.3, poll_interval=0.05))
+    while not started.is_set():
+        await asyncio.sleep(0.05)
+    queue.stop()
+    summary = await task
+    print("released", summary.released, flush=True)
+    await engine.dispose()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_a_plain_handler_past_the_grace_period_does_not_hold_the_process(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Its thread was the event loop's default executor's, which asyncio.run() and the
+    interpreter's exit wait for: the process lived until the handler returned."""
+    url = url_of(backend, request, tmp_path)
+    async with fresh_queue(url) as queue:
+        await queue.enqueue({"n": 1})
+        table = meta_of(queue.model).table
+        worker = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", PAST_GRACE, url, table,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            out, err = await asyncio.wait_for(worker.communicate(), 60)  # the handler: 120 s
+        finally:
+            if worker.returncode is None:
+                worker.kill()
+                await worker.wait()
+        assert worker.returncode == 0, err.decode()
+        assert out.decode().split() == ["released", "1"]
+        (stored,) = await rows(queue)
+        assert (stored.status, stored.attempts, stored.lease_token) == ("queued", 0, None)
+
+
+# -- claim order, bad input: as on Queue -------------------------------------------------------
+
+
+@BACKENDS
+async def test_claim_returns_its_batch_oldest_due_first(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+        delays = [-d for d in random.Random(7).sample(range(1, 61), 30)]  # due 1-60 s ago
+        await queue.enqueue_many([Message({"d": d}, delay=d) for d in delays])
+        due = sorted(delays)
+        got = [[lease.payload["d"] for lease in await queue.claim(n)] for n in (10, 1, 19)]
+        assert got == [due[:10], due[10:11], due[11:]]
+        later = [-d for d in random.Random(8).sample(range(1, 61), 10)]
+        await queue.enqueue_many([Message({"later": d}, delay=d) for d in later])
+        seen: list[int] = []
+
+        async def handler(lease: Lease) -> None:
+            seen.append(lease.payload["later"])
+
+        await queue.process(handler, 10)  # one handler at a time, in the claim's order
+        assert seen == sorted(later)
+
+
+#: a call with one bad argument, and the name its ValidationError must give (test_faults.py
+#: has the same for Queue)
+BAD_CALLS: dict[str, tuple[Callable[[AsyncQueue, Lease], Awaitable[object]], str]] = {
+    "purge_sent(5)": (lambda q, lease: q.purge_sent(5), "older_than"),  # type: ignore[arg-type]  # the bad input under test
+    "purge_sent(None)": (lambda q, lease: q.purge_sent(None), "older_than"),  # type: ignore[arg-type]  # the bad input under test
+    "purge_sent(-1 day)": (lambda q, lease: q.purge_sent(timedelta(days=-1)), "older_than"),
+    "purge_sent(batch_size=0)": (lambda q, lease: q.purge_sent(timedelta(0), batch_size=0),
+                                 "batch_size"),
+    "nack(retry='no')": (lambda q, lease: q.nack(lease, "x", retry="no"), "retry"),  # type: ignore[arg-type]  # the bad input under test
+    "requeue_failed('abc')": (lambda q, lease: q.requeue_failed("abc"), "ids"),  # type: ignore[arg-type]  # the bad input under test
+    "enqueue_many(42)": (lambda q, lease: q.enqueue_many(42), "enqueue_many"),  # type: ignore[arg-type]  # the bad input under test
+    "claim(lease_seconds=0)": (lambda q, lease: q.claim(1, lease_seconds=0), "lease_seconds"),
+    "extend(seconds=-1)": (lambda q, lease: q.extend(lease, -1), "seconds"),
+    "enqueue(session=a sync one)": (
+        lambda q, lease: q.enqueue({}, session=create_engine("sqlite://:memory:").session()),  # type: ignore[arg-type]  # the bad input under test
+        "session"),
+    "process(None)": (lambda q, lease: q.process(None), "handler"),  # type: ignore[arg-type]  # the bad input under test
+    "run(None)": (lambda q, lease: q.run(None), "handler"),  # type: ignore[arg-type]  # the bad input under test
+    "run(poll_interval=0)": (lambda q, lease: q.run(print, poll_interval=0), "poll_interval"),
+    "run(batch=0)": (lambda q, lease: q.run(print, batch=0), "batch"),
+    "run(listen='no')": (lambda q, lease: q.run(print, listen="no"), "listen"),  # type: ignore[arg-type]  # the bad input under test
+}
+
+
+@BACKENDS
+@pytest.mark.parametrize("call", list(BAD_CALLS))
+async def test_every_method_refuses_a_bad_argument_before_it_writes(
+    backend: str, call: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(3)])
+        leased, sent, failed = await queue.claim(3)
+        await queue.ack(sent)
+        await queue.nack(failed, "boom", retry=False)
+        before = sorted((str(r.id), r.status, r.attempts, str(r.lease_token))
+                        for r in await rows(queue))
+        make, name = BAD_CALLS[call]
+        with pytest.raises(ValidationError, match=name):
+            await make(queue, leased)
+        assert sorted((str(r.id), r.status, r.attempts, str(r.lease_token))
+                      for r in await rows(queue)) == before
+
+
+async def test_an_async_queue_on_a_blocking_engine_is_refused_naming_queue(
+    tmp_path: Path
+) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    try:
+        with pytest.raises(ValidationError, match="for an Engine use Queue"):
+            AsyncQueue(engine, "mail")  # type: ignore[arg-type]  # the bad input under test
+    finally:
+        engine.close()

@@ -8,20 +8,35 @@ module runs in well under a minute per database.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
+import logging
 import math
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
 
-from tempest_typed import Engine, QueryExecutionError, ValidationError, create_engine, select
+from tempest_typed import (
+    Engine,
+    QueryExecutionError,
+    ValidationError,
+    create_engine,
+    select,
+    sql,
+    update,
+)
+from tempest_typed.model import meta_of
 from tempest_typed.queue import Lease, Message, Queue, QueueMessage, Summary, message_model
 
-from .conftest import make_due, table_name
+from .conftest import Faulty, make_due, table_name
+from .processes import create_table_at_once
 
 
 def row(queue: Queue, message_id: UUID) -> QueueMessage:
@@ -285,6 +300,89 @@ def test_a_batch_that_fails_half_way_writes_nothing(queue: Queue, bad: Message) 
     assert rows(queue) == []
 
 
+def every_row(queue: Queue) -> list[tuple[object, ...]]:
+    return sorted((str(r.id), r.status, r.attempts, str(r.lease_token), r.last_error,
+                   str(r.next_attempt_at)) for r in rows(queue))
+
+
+#: a call with one bad argument, and the name its ValidationError must give
+BAD_CALLS: dict[str, tuple[Callable[[Queue, Lease], object], str]] = {
+    "purge_sent(5)": (lambda q, lease: q.purge_sent(5), "older_than"),  # type: ignore[arg-type]  # the bad input under test
+    "purge_sent(None)": (lambda q, lease: q.purge_sent(None), "older_than"),  # type: ignore[arg-type]  # the bad input under test
+    "purge_sent(-1 day)": (lambda q, lease: q.purge_sent(timedelta(days=-1)), "older_than"),
+    "purge_sent(11 years)": (lambda q, lease: q.purge_sent(timedelta(days=11 * 366)),
+                             "older_than"),
+    "purge_sent(batch_size=0)": (lambda q, lease: q.purge_sent(timedelta(0), batch_size=0),
+                                 "batch_size"),
+    "purge_sent(batch_size='9')": (
+        lambda q, lease: q.purge_sent(timedelta(0), batch_size="9"), "batch_size"),  # type: ignore[arg-type]  # the bad input under test
+    "nack(retry='no')": (lambda q, lease: q.nack(lease, "x", retry="no"), "retry"),  # type: ignore[arg-type]  # the bad input under test
+    "nack(retry=None)": (lambda q, lease: q.nack(lease, "x", retry=None), "retry"),  # type: ignore[arg-type]  # the bad input under test
+    "nack(error=5)": (lambda q, lease: q.nack(lease, 5), "error"),  # type: ignore[arg-type]  # the bad input under test
+    "requeue_failed('abc')": (lambda q, lease: q.requeue_failed("abc"), "ids"),  # type: ignore[arg-type]  # the bad input under test
+    "requeue_failed([1])": (lambda q, lease: q.requeue_failed([1]), "ids"),  # type: ignore[list-item]  # the bad input under test
+    "requeue_failed(5)": (lambda q, lease: q.requeue_failed(5), "ids"),  # type: ignore[arg-type]  # the bad input under test
+    "enqueue_many(42)": (lambda q, lease: q.enqueue_many(42), "enqueue_many"),  # type: ignore[arg-type]  # the bad input under test
+    "enqueue_many(Message)": (lambda q, lease: q.enqueue_many(Message({"n": 1})),  # type: ignore[arg-type]  # the bad input under test
+                              "enqueue_many"),
+    "enqueue(max_attempts=True)": (lambda q, lease: q.enqueue({}, max_attempts=True),
+                                   "max_attempts"),
+    "enqueue(key='')": (lambda q, lease: q.enqueue({}, key=""), "key"),
+    "claim(lease_seconds=0)": (lambda q, lease: q.claim(1, lease_seconds=0), "lease_seconds"),
+    "claim_statement(0)": (lambda q, lease: q.claim_statement(0), "limit"),
+    "extend(seconds=-1)": (lambda q, lease: q.extend(lease, -1), "seconds"),
+    "ack('lease')": (lambda q, lease: q.ack("lease"), "Lease"),  # type: ignore[arg-type]  # the bad input under test
+    "enqueue(session='tx')": (lambda q, lease: q.enqueue({}, session="tx"), "session"),  # type: ignore[arg-type]  # the bad input under test
+    "ack(session=engine)": (lambda q, lease: q.ack(lease, session=q.engine), "session"),  # type: ignore[arg-type]  # the bad input under test
+    "process(None)": (lambda q, lease: q.process(None), "handler"),  # type: ignore[arg-type]  # the bad input under test
+    "process(limit=0)": (lambda q, lease: q.process(print, 0), "limit"),
+    "run(None)": (lambda q, lease: q.run(None), "handler"),  # type: ignore[arg-type]  # the bad input under test
+    "run(batch=0)": (lambda q, lease: q.run(print, batch=0), "batch"),
+    "run(poll_interval=0)": (lambda q, lease: q.run(print, poll_interval=0), "poll_interval"),
+    "run(poll_interval=nan)": (lambda q, lease: q.run(print, poll_interval=math.nan),
+                               "poll_interval"),
+    "run(concurrency=0)": (lambda q, lease: q.run(print, concurrency=0), "concurrency"),
+    "run(grace_seconds=-1)": (lambda q, lease: q.run(print, grace_seconds=-1), "grace"),
+    "run(heartbeat_seconds=0)": (lambda q, lease: q.run(print, heartbeat_seconds=0),
+                                 "heartbeat_seconds"),
+    "run(install_signal_handlers='yes')": (
+        lambda q, lease: q.run(print, install_signal_handlers="yes"),  # type: ignore[arg-type]  # the bad input under test
+        "install_signal_handlers"),
+}
+
+
+@pytest.mark.parametrize("call", list(BAD_CALLS))
+def test_every_method_refuses_a_bad_argument_before_it_writes(queue: Queue, call: str) -> None:
+    """purge_sent(5) and purge_sent(None) raised AttributeError, purge_sent(timedelta(days=-1))
+    deleted every sent message, and nack(retry="no") retried."""
+    queue.enqueue_many([Message({"n": n}) for n in range(3)])
+    leased, sent, failed = queue.claim(3)
+    queue.ack(sent)
+    queue.nack(failed, "boom", retry=False)
+    before = every_row(queue)
+    make, name = BAD_CALLS[call]
+    with pytest.raises(ValidationError, match=name):
+        make(queue, leased)
+    assert every_row(queue) == before
+
+
+@pytest.mark.parametrize("options, name", [
+    ({"model": str}, "model"), ({"model": None}, "model"), ({"consumer": ""}, "consumer"),
+])
+def test_a_bad_queue_argument_is_refused(engine: Engine, options: dict[str, object],
+                                         name: str) -> None:
+    arguments: dict[str, object] = {"consumer": "mail", **options}
+    with pytest.raises(ValidationError, match=name):
+        Queue(engine, **arguments)  # type: ignore[arg-type]  # the bad input under test
+
+
+def test_a_queue_on_an_async_engine_is_refused_naming_asyncqueue(sqlite_url: str) -> None:
+    from tempest_typed import create_async_engine
+
+    with pytest.raises(ValidationError, match="AsyncQueue"):
+        Queue(create_async_engine(sqlite_url), "mail")  # type: ignore[arg-type]  # the bad input under test
+
+
 # -- run(): stop, signals, disconnects ------------------------------------------------------
 
 
@@ -408,3 +506,401 @@ def test_run_with_several_handler_threads_handles_every_message_once(queue: Queu
         thread.join(30)
     assert sorted(seen) == list(range(9)) and out[0].processed == 9
     assert most[0] == 3  # side by side, never more than asked
+
+
+# -- a stop during an outage ------------------------------------------------------------------
+
+
+def messages_of(caplog: pytest.LogCaptureFixture, text: str) -> list[str]:
+    """The queue's log messages that contain `text`."""
+    return [r.getMessage() for r in caplog.records
+            if r.name == "tempest_typed.queue" and text in r.getMessage()]
+
+
+def first_message_blocks(go: threading.Event,
+                         started: threading.Event) -> Callable[[Lease], None]:
+    """A handler whose first call waits for `go`; the batch's other messages stay unstarted."""
+    def handle(lease: Lease) -> None:
+        started.set()
+        go.wait(60)
+    return handle
+
+
+def test_stop_during_an_outage_hands_back_the_unstarted_messages_once_the_database_answers(
+    faulty: Faulty, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The hand-back failed once and was not tried again, and the log said "handed back"
+    anyway: the messages stayed leased with an attempt charged."""
+    engine = create_engine(faulty.url, **faulty.options)  # type: ignore[arg-type]  # each database's own options
+    queue = Queue(engine, "mail", model=message_model(table_name("outage")))
+    started, go = threading.Event(), threading.Event()
+    try:
+        queue.drop_table()
+        queue.create_table()
+        queue.enqueue_many([Message({"n": n}) for n in range(6)])
+        with caplog.at_level(logging.INFO, logger="tempest_typed.queue"):
+            thread, out = run_in_thread(queue, first_message_blocks(go, started), batch=6,
+                                        grace_seconds=60)
+            assert started.wait(15)
+            faulty.fault.cut()
+            queue.stop()
+            wait_until(lambda: bool(messages_of(caplog, "release failed")))
+            assert messages_of(caplog, "handed back") == []  # nothing was, yet
+            faulty.fault.restore()
+            go.set()
+            thread.join(60)
+        summary = out[0]
+        assert (summary.released, summary.processed, summary.abandoned) == (5, 1, 0)
+        stored = rows(queue)
+        assert sorted((r.status, r.attempts) for r in stored) == [("queued", 0)] * 5 + [
+            ("sent", 1)]
+        assert all(r.lease_token is None for r in stored)
+        assert messages_of(caplog, "handed back") == [
+            "worker 'mail': handed back 5 message(s), no attempt charged"]
+    finally:
+        go.set()
+        faulty.fault.restore()
+        queue.drop_table()
+        engine.close()
+
+
+def test_an_outage_past_the_grace_period_is_reported_as_such_not_as_a_hand_back(
+    faulty: Faulty, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = create_engine(faulty.url, **faulty.options)  # type: ignore[arg-type]  # each database's own options
+    queue = Queue(engine, "mail", model=message_model(table_name("outage")))
+    started, go = threading.Event(), threading.Event()
+    try:
+        queue.drop_table()
+        queue.create_table()
+        queue.enqueue_many([Message({"n": n}) for n in range(6)])
+        with caplog.at_level(logging.INFO, logger="tempest_typed.queue"):
+            thread, out = run_in_thread(queue, first_message_blocks(go, started), batch=6,
+                                        grace_seconds=1.0)
+            assert started.wait(15)
+            faulty.fault.cut()
+            queue.stop()
+            thread.join(60)
+            assert out, "run() raised instead of returning its summary"
+        faulty.fault.restore()
+        summary = out[0]
+        assert (summary.released, summary.processed, summary.abandoned) == (0, 0, 6)
+        assert messages_of(caplog, "handed back") == []
+        assert len(messages_of(caplog, "could not hand back 6 message(s)")) == 1
+        # what the log said: still leased, an attempt charged, until the lease ends
+        assert {(r.status, r.attempts) for r in rows(queue)} == {("sending", 1)}
+    finally:
+        go.set()
+        faulty.fault.restore()
+        queue.drop_table()
+        engine.close()
+
+
+# -- repeated terminations: the pool, the heartbeats, the handlers told ------------------------
+
+
+def terminate(killer: Engine, app: str, *, older_than: str = "0 s") -> int:
+    """Terminate the backends of the connections named `app` (established `older_than` ago
+    at least); how many."""
+    count: int = killer.execute_sql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE application_name = %s AND backend_start <= now() - %s::interval",
+        (app, older_than)).scalar()
+    return count
+
+
+@pytest.mark.postgres
+def test_a_pool_whose_idle_connections_were_terminated_hands_out_a_new_one_at_once(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """psycopg_pool's check backed off 1 s, 2 s ... between the dead connections it found:
+    with four of them, longer than pool_timeout, and the engine said "no connection free"."""
+    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+
+    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)  # ping every connection
+    app = f"tq_pool_{os.getpid()}"
+    engine = create_engine(f"{pg_url}?application_name={app}", pool_size=4, pool_timeout=2)
+    killer = create_engine(pg_url, pool_size=1)
+    try:
+        sessions = [engine.session() for _ in range(4)]
+        for session in sessions:
+            session.execute_sql("SELECT 1")  # four connections, all in use at once
+        for session in sessions:
+            session.close()  # ... and all idle in the pool now
+        assert terminate(killer, app) == 4
+        assert engine.execute_sql("SELECT 1").scalar() == 1
+    finally:
+        killer.close()
+        engine.close()
+
+
+class Ledger:
+    """What the handlers of two workers saw: for each message, when each handler ran (one
+    process, one clock), and whether its lease was held in the database when it started and
+    when it ended."""
+
+    def __init__(self, watch: Queue) -> None:
+        self.watch = watch  # on connections nobody terminates
+        self.lock = threading.Lock()
+        self.runs: dict[UUID, list[tuple[float, float]]] = {}
+        self.started_unheld: list[UUID] = []
+        self.ended_unheld_untold: list[UUID] = []
+
+    def held(self, lease: Lease) -> bool:
+        stored = self.watch.engine.execute(select(self.watch.model).where({"id": lease.id})).one()
+        return (stored.lease_token == lease.token and stored.status == "sending"
+                and stored.next_attempt_at is not None
+                and stored.next_attempt_at > datetime.now(UTC))
+
+    def handler(self, seconds: float, work: Engine) -> Callable[[Lease], None]:
+        def handle(lease: Lease) -> None:
+            start = time.monotonic()
+            if not self.held(lease):
+                self.started_unheld.append(lease.id)
+            with contextlib.suppress(QueryExecutionError):  # its connection may be killed
+                work.execute_sql("SELECT 1")  # the handler's own use of the database
+            lease.wait_lost(seconds)  # the work; it stops at once if the lease is lost
+            if not self.held(lease) and not lease.lost:
+                self.ended_unheld_untold.append(lease.id)
+            with self.lock:
+                self.runs.setdefault(lease.id, []).append((start, time.monotonic()))
+        return handle
+
+    def overlaps(self) -> list[UUID]:
+        """The messages two handlers ran at the same time."""
+        out = []
+        for message, runs in self.runs.items():
+            runs = sorted(runs)
+            if any(later[0] < earlier[1] for earlier, later in itertools.pairwise(runs)):
+                out.append(message)
+        return out
+
+
+@pytest.mark.postgres
+def test_run_under_repeated_terminations_never_raises_nor_runs_a_message_twice_at_once(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Terminated backends made the worker wait in the pool's check, miss heartbeats (five
+    messages ran twice at once, 18 handlers outside their lease), and then run() raised
+    "no connection free"."""
+    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+
+    # every connection taken from the pool is pinged, as one idle for a while would be
+    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)
+    app = f"tq_terms_{os.getpid()}"
+    model = message_model(table_name("terms"))
+    engine = create_engine(f"{pg_url}?application_name={app}", pool_size=4, pool_timeout=3)
+    clean = create_engine(pg_url, pool_size=4)
+    killer = create_engine(pg_url, pool_size=1)
+    try:
+        watch = Queue(clean, "mail", model=model)
+        watch.drop_table()
+        watch.create_table()
+        watch.enqueue_many([Message({"n": n}) for n in range(40)])
+        ledger = Ledger(watch)
+        queue = Queue(engine, "mail", model=model, lease_seconds=1.5)
+        other = Queue(clean, "mail", model=model, lease_seconds=1.5)
+        first, first_out = run_in_thread(queue, ledger.handler(0.2, engine), batch=5,
+                                         concurrency=3, poll_interval=0.05)
+        second, second_out = run_in_thread(other, ledger.handler(0.2, clean), batch=5,
+                                           concurrency=3, poll_interval=0.05)
+        kills = 0
+        for _ in range(200):  # bounded: about 40 s at most
+            if watch.counts()["sent"] == 40:
+                break
+            kills += terminate(killer, app, older_than="0.2 s")
+            time.sleep(0.2)
+        queue.stop()
+        other.stop()
+        first.join(60)
+        second.join(60)
+        assert kills > 0
+        assert first_out and second_out, "run() raised instead of waiting the faults out"
+        assert watch.counts() == {"queued": 0, "sending": 0, "sent": 40, "failed": 0}
+        assert ledger.overlaps() == []
+        assert ledger.started_unheld == []
+        assert ledger.ended_unheld_untold == []
+        assert first_out[0].database_errors > 0
+    finally:
+        killer.close()
+        Queue(clean, "mail", model=model).drop_table()
+        clean.close()
+        engine.close()
+
+
+class FailingHeartbeats:
+    """Makes a queue's heartbeats fail while `outage` is set, as if the database were gone
+    (the claim, acks and releases still reach it); `over` is set by the first heartbeat that
+    reaches the database after a failed one."""
+
+    def __init__(self, queue: Queue | Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.outage = threading.Event()
+        self.over = threading.Event()
+        self.failures = 0
+        real = queue._extend_all_op
+
+        def extend_all(leases: Any, seconds: float) -> Any:
+            if self.outage.is_set():
+                self.failures += 1
+                raise QueryExecutionError("connection lost mid-heartbeat", "UPDATE ...", ())
+            if self.failures:
+                self.over.set()
+            return real(leases, seconds)
+
+        monkeypatch.setattr(queue, "_extend_all_op", extend_all)
+
+
+def test_while_heartbeats_fail_no_handler_starts_and_the_worker_says_so(
+    queue: Queue, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Handlers went on starting (and the worker claimed more) while its heartbeats failed,
+    on leases that might be ending unseen."""
+    queue.lease_seconds = 1.5  # a heartbeat every 0.5 s
+    queue.enqueue_many([Message({"n": n}, delay=n * 0.001 - 1) for n in range(3)])
+    beats = FailingHeartbeats(queue, monkeypatch)
+    first_started, go = threading.Event(), threading.Event()
+    started_during_outage: list[int] = []
+
+    def handler(lease: Lease) -> None:
+        if lease.payload["n"] == 0:
+            first_started.set()
+            go.wait(30)
+        elif beats.outage.is_set() or (beats.failures and not beats.over.is_set()):
+            started_during_outage.append(lease.payload["n"])
+
+    with caplog.at_level(logging.INFO, logger="tempest_typed.queue"):
+        thread, out = run_in_thread(queue, handler, batch=3, poll_interval=0.05)
+        try:
+            assert first_started.wait(15)
+            beats.outage.set()
+            wait_until(lambda: bool(messages_of(caplog, "did not reach the database")))
+            go.set()  # the first handler returns while the heartbeats fail ...
+            wait_until(lambda: any(r.status == "sent" for r in rows(queue)))
+            failed = beats.failures
+            wait_until(lambda: beats.failures >= failed + 2)  # ... and they go on failing
+            beats.outage.clear()
+            wait_until(lambda: queue.counts()["sent"] == 3)
+        finally:
+            go.set()
+            beats.outage.clear()
+            queue.stop()
+            thread.join(30)
+    assert started_during_outage == []
+    assert out[0].processed == 3
+    assert messages_of(caplog, "did not reach the database: no handler starts")
+    assert messages_of(caplog, "heartbeats reach the database again")
+
+
+def test_a_handler_whose_message_another_worker_took_is_told(
+    queue: Queue, second_engine: Engine
+) -> None:
+    queue.lease_seconds = 1.5  # a heartbeat every 0.5 s
+    queue.enqueue({"n": 1})
+    other = Queue(second_engine, "mail", model=queue.model)
+    told: list[bool] = []
+
+    def handler(lease: Lease) -> None:
+        # the lease runs out (a long pause of this process, say) and another worker takes it
+        queue.engine.execute(update(queue.model).set({"next_attempt_at": sql.now(plus=-1)})
+                             .where({"id": lease.id}))
+        assert [taken.id for taken in other.claim(1)] == [lease.id]
+        told.append(lease.wait_lost(30))  # the next heartbeat finds it gone
+
+    summary = queue.process(handler, 1)  # returns once the lease is gone: nothing to settle
+    wait_until(lambda: bool(told))
+    assert told == [True]
+    assert (summary.processed, summary.leases_lost) == (0, 1)
+
+
+def test_a_handler_whose_lease_ran_out_while_heartbeats_failed_is_told(
+    queue: Queue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue.lease_seconds = 1.5
+    queue.enqueue({"n": 1})
+    beats = FailingHeartbeats(queue, monkeypatch)
+    beats.outage.set()
+    told: list[bool] = []
+
+    def handler(lease: Lease) -> None:
+        told.append(lease.wait_lost(30))  # no heartbeat reaches the database: it runs out
+
+    summary = queue.process(handler, 1)
+    assert told == [True]
+    # nobody took the message meanwhile: its late ack still counts (the fence decides)
+    assert summary.processed == 1 and queue.counts()["sent"] == 1
+
+
+@pytest.mark.parametrize("backend", ["mysql", "sqlite"])  # PostgreSQL's loop keeps a session
+def test_a_pool_with_no_connection_free_is_waited_out_not_raised(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture
+) -> None:
+    """run() raised the pool's "no connection free" (a ConfigurationError) at a heartbeat
+    while a handler held the engine's only connection."""
+    url = (str(request.getfixturevalue("mysql_url")) if backend == "mysql"
+           else f"sqlite:///{tmp_path / 'pool.db'}")
+    engine = create_engine(url, pool_size=1, pool_timeout=0.3)
+    queue = Queue(engine, "mail", model=message_model(table_name("pool")), lease_seconds=1.5)
+    watch_engine = create_engine(url)
+    watch = Queue(watch_engine, "mail", model=queue.model)  # on connections of its own
+    try:
+        watch.drop_table()
+        watch.create_table()
+        watch.enqueue({"n": 1})
+
+        def handler(lease: Lease) -> None:
+            with engine.session() as session:
+                session.execute_sql("SELECT 1")  # the engine's only connection, held ...
+                wait_until(lambda: bool(messages_of(caplog, "no connection free")))  # ... a while
+
+        with caplog.at_level(logging.INFO, logger="tempest_typed.queue"):
+            thread, out = run_in_thread(queue, handler, poll_interval=0.05)
+            try:
+                wait_until(lambda: watch.counts()["sent"] == 1)
+            finally:
+                queue.stop()
+                thread.join(30)
+        assert out, "run() raised instead of waiting for a free connection"
+        assert out[0].processed == 1 and out[0].database_errors >= 1
+    finally:
+        engine.close()
+        watch.drop_table()
+        watch_engine.close()
+
+
+# -- create_table() from several processes at once --------------------------------------------
+
+
+def test_create_table_from_several_processes_at_once(engine: Engine) -> None:
+    """On PostgreSQL two at once failed: "tuple concurrently updated" (the shared NOTIFY
+    functions replaced by both), or a duplicate key in pg_type / pg_class (the table)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # no threads of this process inherited
+    url = str(engine.url)
+    for round_ in range(2):  # two races, each on a table that does not exist yet
+        model = message_model(table_name(f"race{round_}"))
+        Queue(engine, "mail", model=model).drop_table()
+        start, out = context.Barrier(5), context.Queue()
+        workers = [context.Process(target=create_table_at_once,
+                                   args=(url, meta_table(model), n % 2 == 1, start, out))
+                   for n in range(5)]
+        try:
+            for worker in workers:
+                worker.start()
+            results = [out.get(timeout=120) for _ in workers]
+        finally:
+            for worker in workers:
+                worker.join(30)
+                if worker.is_alive():
+                    worker.kill()
+        try:
+            assert results == ["ok"] * 5
+            queue = Queue(engine, "mail", model=model)
+            assert queue.enqueue({"n": 1}) is not None  # the table, indexes, triggers work
+        finally:
+            Queue(engine, "mail", model=model).drop_table()
+
+
+def meta_table(model: type[QueueMessage]) -> str:
+    return meta_of(model).table

@@ -3,12 +3,13 @@ leases and fencing, and the operations."""
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 from uuid import UUID
 
 import pytest
 
-from tempest_typed import Engine, insert, select
+from tempest_typed import Engine, insert, select, sql, update
 from tempest_typed.queue import Lease, Message, Queue, QueueMessage
 
 from .conftest import make_due
@@ -117,6 +118,24 @@ def test_process_acks_on_return_and_nacks_on_exception(queue: Queue) -> None:
     assert row(queue, good).status == "sent"
     assert row(queue, bad).status == "queued"
     assert row(queue, bad).last_error == "ValueError: rejected by the provider"
+
+
+def test_claim_returns_its_batch_oldest_due_first(queue: Queue) -> None:
+    """UPDATE ... RETURNING (and MySQL's read-back of the leased rows) gave a batch in no
+    particular order."""
+    delays = [-d for d in random.Random(7).sample(range(1, 61), 30)]  # due 1-60 s ago
+    queue.enqueue_many([Message({"d": d}, delay=d) for d in delays])
+    due = sorted(delays)  # the most negative delay is the oldest due
+    got = [[lease.payload["d"] for lease in queue.claim(n)] for n in (10, 1, 19)]
+    assert got == [due[:10], due[10:11], due[11:]]
+
+
+def test_process_hands_its_batch_to_the_handler_oldest_due_first(queue: Queue) -> None:
+    delays = [-d for d in random.Random(8).sample(range(1, 61), 10)]
+    queue.enqueue_many([Message({"d": d}, delay=d) for d in delays])
+    seen: list[int] = []
+    queue.process(lambda lease: seen.append(lease.payload["d"]), 10)
+    assert seen == sorted(delays)
 
 
 # -- nack, backoff, dead letters -------------------------------------------------------------
@@ -239,7 +258,9 @@ def test_purge_deletes_old_sent_messages_in_batches(queue: Queue) -> None:
     for lease in queue.claim(5):
         queue.ack(lease)
     assert queue.purge_sent(timedelta(hours=1)) == 0  # not old enough
-    assert queue.purge_sent(timedelta(seconds=-60), batch_size=2) == 5
+    queue.engine.execute(update(queue.model).set({"created_at": sql.now(plus=-120)})
+                         .where({"consumer": queue.consumer}))  # two minutes pass
+    assert queue.purge_sent(timedelta(seconds=60), batch_size=2) == 5
     assert queue.counts() == {"queued": 2, "sending": 0, "sent": 0, "failed": 0}
 
 

@@ -152,3 +152,98 @@ def test_error_text_is_cleaned_and_bounded() -> None:
             raise RuntimeError("no")
 
     assert error_text(Unprintable()) == "Unprintable: <unprintable>"
+
+
+def test_while_heartbeats_fail_no_handler_starts_and_nothing_is_claimed() -> None:
+    b = book()
+    first, second = leases(2)
+    b.claimed([first, second], sent_at=0.0)
+    assert b.next_to_start(0.0) == first
+    assert b.heartbeat_failed(10.0) is True  # just began: the shell says so
+    assert b.heartbeat_failed(11.0) is False
+    b.finished(first.id, None)
+    assert b.next_to_start(11.0) is None and b.startable() == 0  # plenty of lease left, still
+    assert b.claim_size(10) == 0
+    assert b.to_release(11.0) == []  # the waiting lease is kept, not handed back
+    assert b.extended([second.id], [], sent_at=12.0) == []
+    assert b.startable() == 1 and b.next_to_start(12.0) == second
+
+
+def test_a_lease_lost_at_a_heartbeat_is_marked_and_a_running_one_returned_to_be_told() -> None:
+    b = book()
+    running, waiting = leases(2)
+    b.claimed([running, waiting], sent_at=0.0)
+    b.next_to_start(0.0)
+    assert b.extended([], [running.id, waiting.id], sent_at=10.0) == [running]
+    assert running._watch.gone.is_set() and waiting._watch.gone.is_set()
+    assert b.summary.leases_lost == 2 and b.idle()
+
+
+def test_heartbeats_push_the_deadline_the_lease_reports() -> None:
+    b = book()
+    (lease,) = leases(1)
+    b.claimed([lease], sent_at=100.0)
+    assert lease._watch.deadline == 100.0 + LEASE
+    b.extended([lease.id], [], sent_at=110.0)
+    assert lease._watch.deadline == 110.0 + LEASE
+
+
+def test_a_handler_cancelled_on_a_lease_still_held_hands_it_back() -> None:
+    b = book()
+    (lease,) = leases(1)
+    b.claimed([lease], sent_at=0.0)
+    b.next_to_start(0.0)
+    b.cancelled(lease.id)
+    assert b.to_release(1.0) == [lease]
+
+
+def test_a_failed_release_is_tried_again_until_the_grace_period_ends() -> None:
+    b = book(grace_seconds=5.0)
+    running, waiting1, waiting2 = leases(3)
+    b.claimed([running, waiting1, waiting2], sent_at=0.0)
+    b.next_to_start(0.0)
+    b.stop(1.0)
+    assert b.to_release(1.0) == [waiting1, waiting2]
+    b.release_failed([waiting1, waiting2])
+    assert b.give_up(2.0) == ([], [])  # within the grace period: keep trying
+    assert b.to_release(2.0) == [waiting1, waiting2]
+    b.release_failed([waiting1, waiting2])
+    assert not b.idle()
+    assert b.give_up(6.0) == ([waiting1, waiting2, running], [])
+    assert (b.summary.abandoned, b.summary.released, b.summary.leases_lost) == (3, 0, 0)
+    assert running._watch.gone.is_set() and b.idle()
+
+
+def test_past_the_grace_period_finished_messages_not_acked_are_given_up_as_unsettled() -> None:
+    b = book(grace_seconds=5.0)
+    (done,) = leases(1)
+    b.claimed([done], sent_at=0.0)
+    b.next_to_start(0.0)
+    b.finished(done.id, None)
+    b.stop(1.0)
+    assert b.give_up(6.0) == ([], [done])
+    assert b.summary.abandoned == 1 and b.idle()
+
+
+def test_one_batch_gives_up_what_it_could_not_hand_back_once_every_lease_ran_out() -> None:
+    b = book()
+    (lease,) = leases(1)
+    b.claimed([lease], sent_at=0.0)
+    b.heartbeat_failed(10.0)
+    b.stop(10.0)  # set aside, to be handed back
+    b.release_failed(b.to_release(10.0))
+    assert not b.abandon_expired(29.0)  # the lease may still hold: keep trying
+    assert b.abandon_expired(31.0)
+    assert b.summary.abandoned == 1 and b.idle()
+
+
+def test_a_lease_pickles_and_copies_and_its_copy_is_watched_by_no_loop() -> None:
+    import copy
+    import pickle
+
+    b = book()
+    (lease,) = leases(1)
+    b.claimed([lease], sent_at=0.0)
+    lease._watch.gone.set()
+    for other in (pickle.loads(pickle.dumps(lease)), copy.deepcopy(lease)):
+        assert other == lease and not other.lost

@@ -143,9 +143,9 @@ class PsycopgDriver(Driver):
         kwargs = self._kwargs
         self._pool = ConnectionPool(
             kwargs=kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout, open=True,
-            configure=self._configure, check=self._check, connection_class=self._watched(),
+            configure=self._configure, connection_class=self._watched(),
             name="tempest_typed",
-        )
+        )  # no check=: _checked_conn() pings, without the pool's backoff
 
     def _watched(self) -> type[psycopg.Connection[Any]]:
         """The pool's connection class, telling this driver how each attempt of the pool ends."""
@@ -198,9 +198,27 @@ class PsycopgDriver(Driver):
         last = self._last_used.get(id(conn))
         return last is None or time.monotonic() - last > self._PING_AFTER_IDLE
 
-    def _check(self, conn: psycopg.Connection[Any]) -> None:
-        if self._needs_ping(conn):
-            ConnectionPool.check_connection(conn)
+    # psycopg_pool's own check (its check= callback) sleeps 1 s, then 2, 4 ... between
+    # connections that fail it, as if the server were down: after a few backends of idle
+    # connections were terminated, a queue worker waited 5 s for a connection while 2 were
+    # free, and missed its heartbeats. A dead connection found here is discarded and the next
+    # one taken at once; the pool connects replacements (with its backoff when the server is
+    # really down), and getconn() waits for them within the same timeout.
+    def _checked_conn(self, timeout: float) -> Any:
+        """A pooled connection that answers, within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            conn = self._pool.getconn(timeout=max(0.0, deadline - time.monotonic()))
+            if not self._needs_ping(conn):
+                return conn
+            try:
+                ConnectionPool.check_connection(conn)
+            except BaseException as exc:
+                self.release(conn, broken=True)
+                if not isinstance(exc, psycopg.Error):
+                    raise
+                continue
+            return conn
 
     @staticmethod
     def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -262,8 +280,8 @@ class PsycopgDriver(Driver):
             if left <= 0:
                 break
             try:
-                return pool.getconn(
-                    timeout=min(left, self._LOOK_AGAIN) if self._uncertain() else left)
+                return self._checked_conn(
+                    min(left, self._LOOK_AGAIN) if self._uncertain() else left)
             except PoolClosed as exc:
                 raise self._closed_error(exc) from exc
             except PoolTimeout:
@@ -273,7 +291,7 @@ class PsycopgDriver(Driver):
         if self._uncertain() or self._refused is not None:
             self._probe()
         try:
-            return pool.getconn(timeout=max(0.0, self._pool_timeout - first))
+            return self._checked_conn(max(0.0, self._pool_timeout - first))
         except PoolClosed as exc:
             raise self._closed_error(exc) from exc
         except PoolTimeout as exc:
@@ -410,7 +428,7 @@ class AsyncPsycopgDriver(AsyncDriver):
         self._rules = rules
         self._pool = AsyncConnectionPool(
             kwargs=rules._kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout,
-            open=False, configure=self._configure, check=self._check, name="tempest_typed",
+            open=False, configure=self._configure, name="tempest_typed",
             connection_class=self._watched(),
         )
         self._opened = False
@@ -444,9 +462,22 @@ class AsyncPsycopgDriver(AsyncDriver):
         except psycopg.Error as exc:
             raise rules._unreachable(exc) from exc
 
-    async def _check(self, conn: psycopg.AsyncConnection[Any]) -> None:
-        if self._rules._needs_ping(conn):
-            await AsyncConnectionPool.check_connection(conn)
+    async def _checked_conn(self, timeout: float) -> Any:
+        """A pooled connection that answers, within `timeout` seconds (as the blocking
+        driver's: a dead one is discarded and the next taken at once)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            conn = await self._pool.getconn(timeout=max(0.0, deadline - time.monotonic()))
+            if not self._rules._needs_ping(conn):
+                return conn
+            try:
+                await AsyncConnectionPool.check_connection(conn)
+            except BaseException as exc:
+                await self.release(conn, broken=True)
+                if not isinstance(exc, psycopg.Error):
+                    raise
+                continue
+            return conn
 
     @staticmethod
     async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -470,8 +501,8 @@ class AsyncPsycopgDriver(AsyncDriver):
             if left <= 0:
                 break
             try:
-                return await pool.getconn(
-                    timeout=min(left, rules._LOOK_AGAIN) if rules._uncertain() else left)
+                return await self._checked_conn(
+                    min(left, rules._LOOK_AGAIN) if rules._uncertain() else left)
             except PoolClosed as exc:
                 raise rules._closed_error(exc) from exc
             except PoolTimeout:
@@ -481,7 +512,7 @@ class AsyncPsycopgDriver(AsyncDriver):
         if rules._uncertain() or rules._refused is not None:
             await self._probe()
         try:
-            return await pool.getconn(timeout=max(0.0, rules._pool_timeout - first))
+            return await self._checked_conn(max(0.0, rules._pool_timeout - first))
         except PoolClosed as exc:
             raise rules._closed_error(exc) from exc
         except PoolTimeout as exc:
