@@ -195,7 +195,25 @@ class Dialect:
     paramstyle: ClassVar[str] = "format"
     #: the most bound parameters one statement may carry
     max_params: ClassVar[int] = 65535
+    # What the database can do: the layers above ask these, never a dialect's name.
+    #: the statement kinds that take RETURNING
     supports_returning: ClassVar[frozenset[str]] = frozenset({"insert", "update", "delete"})
+    #: row locks: FOR UPDATE / FOR SHARE, with SKIP LOCKED and NOWAIT
+    supports_row_locks: ClassVar[bool] = True
+    #: LIMIT inside an IN subquery, and a subquery reading the table an UPDATE or DELETE
+    #: changes (the one-statement claim)
+    supports_limit_in_subquery: ClassVar[bool] = True
+    #: ON CONFLICT (columns): an upsert names the unique key it meets
+    supports_conflict_target: ClassVar[bool] = True
+    #: CREATE INDEX ... WHERE
+    supports_partial_indexes: ClassVar[bool] = True
+    #: LISTEN / NOTIFY between connections
+    supports_listen_notify: ClassVar[bool] = False
+    #: a write transaction holds the database's one write lock from its BEGIN: one writer at
+    #: a time, so a transaction is all a claim needs where there are no row locks
+    serializes_write_transactions: ClassVar[bool] = False
+    #: the longest identifier the database keeps whole, in bytes of UTF-8 (None: no limit)
+    max_identifier_bytes: ClassVar[int | None] = None
 
     def __init__(self) -> None:
         self._shapes: dict[StatementNode, CompiledShape] = {}

@@ -148,6 +148,10 @@ class MySQLDialect(Dialect):
     max_params = 65535
     offset_without_limit = " LIMIT 18446744073709551615"
     supports_returning: ClassVar[frozenset[str]] = frozenset()
+    supports_limit_in_subquery = False  # 1235 "LIMIT & IN/ALL/ANY/SOME subquery", and 1093
+    supports_conflict_target = False  # ON DUPLICATE KEY UPDATE meets any unique key
+    supports_partial_indexes = False
+    max_identifier_bytes = 64 * 4  # 64 characters, of up to 4 bytes in utf8mb4
     case_fold = "LOWER"  # no ILIKE; the backslash is LIKE's escape character already
 
     table_options = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"

@@ -24,6 +24,8 @@ class PostgreSQLDialect(Dialect):
     name = "postgresql"
     paramstyle = "format"
     max_params = 65535
+    supports_listen_notify = True
+    max_identifier_bytes = 63  # NAMEDATALEN - 1: a longer name is cut there
 
     _TYPES: ClassVar[dict[str, str]] = {
         "int": "bigint", "float": "double precision", "decimal": "numeric", "bool": "boolean",

@@ -44,6 +44,8 @@ class SQLiteDialect(Dialect):
     name = "sqlite"
     paramstyle = "qmark"
     max_params = 32766
+    supports_row_locks = False
+    serializes_write_transactions = True  # BEGIN IMMEDIATE takes the write lock
     offset_without_limit = " LIMIT -1"
     conflict_update_needs_target = False  # since 3.35: the last ON CONFLICT may omit it
     case_fold = "lower"  # no ILIKE

@@ -270,7 +270,6 @@ class PsycopgDriver(Driver):
         # to connect_timeout, then, if the pool is still trying, connect directly once: a
         # server that is down fails in connect_timeout, saying why, and a pool whose every
         # connection is in use waits the rest of pool_timeout for one to come back.
-        pool = self._pool
         if self._refused is not None:
             self._probe()
         first = min(self._connect_timeout, self._pool_timeout)
