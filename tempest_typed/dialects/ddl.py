@@ -9,10 +9,8 @@ dialect (`Dialect.literal`).
 
 from __future__ import annotations
 
-from ..errors import DialectError
 from ..expressions import Expression
-from ..model import ColumnMeta, Index, ModelMeta, meta_of, split_reference
-from ..statements.nodes import And, Condition, IsNull
+from ..model import Index, ModelMeta, meta_of, split_reference
 from ..statements.where import condition_node, expression_node
 from .base import Dialect, _Out
 
@@ -64,17 +62,6 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
             f"{dialect.table_options}")
 
 
-def _mysql_equivalent_predicate(meta: ModelMeta, index: Index, node: Condition) -> bool:
-    """True when `where` only says that indexed columns are not NULL: MySQL's unique
-    indexes never see NULL keys as duplicates, so a full index behaves the same."""
-    items = node.items if isinstance(node, And) else (node,)
-    return all(
-        isinstance(item, IsNull) and item.negated
-        and isinstance(item.left, ColumnMeta) and item.left.attr in index.columns
-        for item in items
-    )
-
-
 def create_index_sql(meta: ModelMeta, index: Index, dialect: Dialect, *,
                      on: tuple[str, str] | None = None) -> str:
     """CREATE [UNIQUE] INDEX IF NOT EXISTS for one of a model's indexes (`on`: another
@@ -99,14 +86,9 @@ def index_predicate_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str 
         return None
     values: list[object] = []
     node = condition_node(meta, index.where, values, f"Index {index.name!r} where=")
-    if dialect.name in ("mysql", "mariadb"):
-        if index.unique and not _mysql_equivalent_predicate(meta, index, node):
-            raise DialectError(
-                f"{meta.name} Index {index.name!r}: {dialect.name} has no partial index. Only "
-                "a predicate saying the indexed columns are not NULL can be dropped (MySQL "
-                "unique indexes ignore NULL keys); enforce this rule another way on MySQL"
-            )
-        return None  # a non-unique partial index is only an access path: a full one serves
+    if not dialect.supports_partial_indexes:
+        dialect.without_partial_index(meta, index, node)  # refuses one whose WHERE matters
+        return None
     out = _Out(literals=values)
     dialect.visit_condition(node, out)
     return "".join(out.parts)

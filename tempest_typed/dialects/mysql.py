@@ -24,19 +24,23 @@ What they do differently from the shared compiler:
 
 from __future__ import annotations
 
-from typing import ClassVar
+import re
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from typing_extensions import override
 
 from ..errors import DialectError
-from ..model import ColumnMeta, ModelMeta
+from ..model import ColumnMeta, Index, ModelMeta
 from ..statements.nodes import (
     Aggregate,
+    And,
     Condition,
     ConflictNothing,
     ConflictUpdate,
     DeleteStatement,
     InsertStatement,
+    IsNull,
     Lock,
     Param,
     RowParams,
@@ -48,8 +52,9 @@ from ..statements.nodes import (
     param,
 )
 from .base import Dialect, _Out, in_subqueries, subqueries
+from .catalog import Catalog, ExistingIndex, TableColumn, squeeze, text_of
 
-__all__ = ["STORED_DECIMAL", "MariaDBDialect", "MySQLDialect"]
+__all__ = ["STORED_DECIMAL", "MariaDBCatalog", "MariaDBDialect", "MySQLCatalog", "MySQLDialect"]
 
 
 def _keys(meta: ModelMeta) -> tuple[str | None, str]:
@@ -140,10 +145,87 @@ def _stored(value: Value) -> Value:
     return param(value.value_index, STORED_DECIMAL) if type(value) is Param else value
 
 
+# -- the catalog ------------------------------------------------------------------------------
+
+_COLUMNS = """
+SELECT c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE = 'YES', c.COLLATION_NAME,
+       COALESCE((SELECT s.SEQ_IN_INDEX FROM information_schema.STATISTICS s
+                 WHERE s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME
+                   AND s.INDEX_NAME = 'PRIMARY' AND s.COLUMN_NAME = c.COLUMN_NAME), 0)
+FROM information_schema.COLUMNS c
+WHERE c.TABLE_SCHEMA = DATABASE() AND c.TABLE_NAME = %s
+ORDER BY c.ORDINAL_POSITION
+"""
+
+# Index names are per table on MySQL and MariaDB: only the table's own indexes can clash.
+_INDEX = """
+SELECT NON_UNIQUE = 0, COLUMN_NAME
+FROM information_schema.STATISTICS
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s AND INDEX_NAME = %s
+ORDER BY SEQ_IN_INDEX
+"""
+
+_ALIASES = {"boolean": "tinyint(1)", "bool": "tinyint(1)", "integer": "int",
+            "dec": "decimal", "numeric": "decimal", "real": "double"}
+_WIDTHS = re.compile(r"^(bigint|int|mediumint|smallint)\(\d+\)")
+
+
+class MySQLCatalog(Catalog):
+    """information_schema of the connection's database."""
+
+    indexes_per_schema = False
+    shares_index_namespace = False
+
+    @override
+    def columns_query(self) -> str:
+        return _COLUMNS
+
+    @override
+    def columns_of(self, rows: Sequence[Any]) -> list[TableColumn] | None:
+        columns = [TableColumn(text_of(r[0]), text_of(r[1]), bool(r[2]),
+                               text_of(r[3]) if r[3] is not None else None, int(r[4]))
+                   for r in rows]
+        return columns or None
+
+    @override
+    def normal_type(self, declared: str) -> str:
+        text = squeeze(declared)
+        base, paren, rest = text.partition("(")
+        if base in _ALIASES:
+            text = _ALIASES[base] + (paren + rest if paren else "")
+        return _WIDTHS.sub(r"\1", text)  # MariaDB shows bigint(20), MySQL 8 bigint
+
+    @override
+    def index_lookup(self, name: str, table: str) -> tuple[str, tuple[object, ...]]:
+        return _INDEX, (table, name)
+
+    @override
+    def index_of(self, table: str, rows: Sequence[Any]) -> ExistingIndex | None:
+        if not rows:
+            return None
+        return ExistingIndex("index", table, tuple(text_of(r[1]) if r[1] is not None else None
+                                                   for r in rows), bool(rows[0][0]))
+
+    @override
+    def drop_index(self, index: str, table: str) -> str:
+        return f"DROP INDEX {index} ON {table}"
+
+
+class MariaDBCatalog(MySQLCatalog):
+    """MySQL's catalog, where a JSON column is LONGTEXT with a json_valid() check."""
+
+    @override
+    def normal_type(self, declared: str) -> str:
+        text = super().normal_type(declared)
+        return "longtext" if text == "json" else text
+
+
 class MySQLDialect(Dialect):
     """MySQL 8.0 and newer, through PyMySQL (%s placeholders)."""
 
     name = "mysql"
+    catalog_class = MySQLCatalog
+    display_name = "MySQL"
     paramstyle = "format"
     max_params = 65535
     offset_without_limit = " LIMIT 18446744073709551615"
@@ -315,6 +397,22 @@ class MySQLDialect(Dialect):
         return "INSERT INTO"
 
     @override
+    def without_partial_index(self, meta: ModelMeta, index: Index, where: Condition) -> None:
+        # A unique index never sees NULL keys as duplicates here, so one whose WHERE only says
+        # that indexed columns are not NULL behaves as the partial one; a non-unique partial
+        # index is only an access path, which a full one serves.
+        items = where.items if isinstance(where, And) else (where,)
+        if index.unique and not all(
+                isinstance(item, IsNull) and item.negated
+                and isinstance(item.left, ColumnMeta) and item.left.attr in index.columns
+                for item in items):
+            raise DialectError(
+                f"{meta.name} Index {index.name!r}: {self.name} has no partial index. Only "
+                "a predicate saying the indexed columns are not NULL can be dropped (MySQL "
+                "unique indexes ignore NULL keys); enforce this rule another way on MySQL"
+            )
+
+    @override
     def visit_insert(self, key: InsertStatement, out: _Out) -> None:
         if key.returning is not None:
             self.check_returning("insert", key.meta, key)
@@ -345,6 +443,8 @@ class MariaDBDialect(MySQLDialect):
     """MariaDB 10.6 and newer: INSERT/DELETE ... RETURNING, LOCK IN SHARE MODE, no OF."""
 
     name = "mariadb"
+    catalog_class = MariaDBCatalog
+    display_name = "MariaDB"
     supports_returning = frozenset({"insert", "delete"})
     text_collation = "utf8mb4_nopad_bin"
 

@@ -1,12 +1,15 @@
 """PostgreSQL: the reference dialect. It can express every statement of the builder.
 
 What it does differently from the shared compiler: `now()` plus seconds through an interval,
-and NULL ordering spelled out so that NULLs sort first ascending as on SQLite and MySQL.
+and NULL ordering spelled out so that NULLs sort first ascending as on SQLite and MySQL. Its
+catalog (pg_catalog) keeps names case-sensitive and prints a partial index's WHERE its own
+way.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from typing_extensions import override
 
@@ -14,17 +17,133 @@ from ..errors import DialectError
 from ..model import ColumnMeta
 from ..statements.nodes import Lock, OrderItem, SelectQuery, Value
 from .base import Dialect, _Out
+from .catalog import Catalog, ExistingIndex, IndexOn, PredicateProbe, TableColumn, squeeze
 
-__all__ = ["PostgreSQLDialect"]
+__all__ = ["PostgreSQLCatalog", "PostgreSQLDialect"]
+
+
+# -- the catalog ------------------------------------------------------------------------------
+
+_COLUMNS = """
+SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), NOT a.attnotnull,
+       CASE WHEN a.attcollation = t.typcollation THEN NULL ELSE co.collname END,
+       COALESCE((SELECT array_position(k.indkey::int2[], a.attnum)
+                        - array_lower(k.indkey::int2[], 1) + 1
+                 FROM pg_catalog.pg_index k WHERE k.indrelid = c.oid AND k.indisprimary), 0)
+FROM pg_catalog.pg_attribute a
+JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
+WHERE n.nspname = current_schema() AND c.relname = %s AND c.relkind IN ('r', 'p')
+  AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum
+"""
+
+_INDEX = """
+SELECT c.relkind, t.relname, i.indisunique,
+       ARRAY(SELECT a.attname
+             FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
+             LEFT JOIN pg_catalog.pg_attribute a
+               ON a.attrelid = i.indrelid AND a.attnum = k.attnum AND k.attnum > 0
+             ORDER BY k.n),
+       pg_catalog.pg_get_expr(i.indpred, i.indrelid)
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
+LEFT JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
+WHERE n.nspname = current_schema() AND c.relname = %s
+"""
+
+_KINDS = {"i": "index", "I": "index", "r": "table", "p": "table", "v": "view",
+          "m": "materialized view", "S": "sequence", "f": "foreign table",
+          "c": "composite type"}
+
+_ALIASES = {
+    "timestamptz": "timestamp with time zone", "timestamp": "timestamp without time zone",
+    "varchar": "character varying", "char": "character", "int8": "bigint", "int": "integer",
+    "int4": "integer", "int2": "smallint", "float8": "double precision", "float4": "real",
+    "bool": "boolean", "decimal": "numeric", "time": "time without time zone",
+    "timetz": "time with time zone",
+}
+
+
+class PostgreSQLCatalog(Catalog):
+    """pg_catalog, in the connection's current schema."""
+
+    folds_case = False  # quoted identifiers keep their case
+
+    @override
+    def columns_query(self) -> str:
+        return _COLUMNS
+
+    @override
+    def columns_of(self, rows: Sequence[Any]) -> list[TableColumn] | None:
+        columns = [TableColumn(str(r[0]), str(r[1]), bool(r[2]), r[3], int(r[4])) for r in rows]
+        return columns or None
+
+    @override
+    def normal_type(self, declared: str) -> str:
+        text = squeeze(declared)
+        base, paren, rest = text.partition("(")
+        if base in _ALIASES:
+            text = _ALIASES[base] + (paren + rest if paren else "")
+        return text
+
+    @override
+    def change_type(self, table: str, column: str, ddl: str, bare_type: str,
+                    nullable: bool) -> str:
+        return f"ALTER TABLE {table} ALTER COLUMN {column} TYPE {ddl} USING {column}::{bare_type}"
+
+    @override
+    def change_nullability(self, table: str, column: str, ddl: str, nullable: bool) -> str:
+        return f"ALTER TABLE {table} ALTER COLUMN {column} {'DROP' if nullable else 'SET'} NOT NULL"
+
+    @override
+    def drop_primary_key(self) -> str:
+        return "DROP CONSTRAINT <the primary key's name>"
+
+    @override
+    def index_lookup(self, name: str, table: str) -> tuple[str, tuple[object, ...]]:
+        return _INDEX, (name,)
+
+    @override
+    def index_of(self, table: str, rows: Sequence[Any]) -> ExistingIndex | None:
+        if not rows:
+            return None
+        kind, on, unique, columns, predicate = rows[0]
+        kind = _KINDS.get(str(kind), "relation")
+        if kind != "index":
+            return ExistingIndex(kind)
+        return ExistingIndex(kind, str(on), tuple(columns), bool(unique), predicate)
+
+    @override
+    def predicate_probe(self, table: str, index_on: IndexOn) -> PredicateProbe | None:
+        # PostgreSQL keeps a predicate as a parsed tree and prints it back its own way
+        # (`"n" IN (1, 2)` becomes `(n = ANY (ARRAY[(1)::bigint, (2)::bigint]))`): the
+        # model's is made on an empty temporary copy of the table and printed back the same.
+        temp = "tempest_index_check"
+        drop = f"DROP TABLE IF EXISTS pg_temp.{self.quote(temp)}"
+        return PredicateProbe(
+            setup=(drop, f"CREATE TEMPORARY TABLE {self.quote(temp)} (LIKE {self.quote(table)})",
+                   index_on(f"{temp}_index", temp)),
+            query=("SELECT pg_catalog.pg_get_expr(i.indpred, i.indrelid) "
+                   "FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
+                   "WHERE c.relname = %s AND c.relnamespace = pg_catalog.pg_my_temp_schema()"),
+            params=(f"{temp}_index",),
+            teardown=(drop,),
+        )
 
 
 class PostgreSQLDialect(Dialect):
     """PostgreSQL 12 and newer, through psycopg 3 (%s placeholders)."""
 
     name = "postgresql"
+    catalog_class = PostgreSQLCatalog
     paramstyle = "format"
     max_params = 65535
     supports_listen_notify = True
+    display_name = "PostgreSQL"
     max_identifier_bytes = 63  # NAMEDATALEN - 1: a longer name is cut there
 
     _TYPES: ClassVar[dict[str, str]] = {

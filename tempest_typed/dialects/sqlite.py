@@ -15,7 +15,8 @@ What it does differently:
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from typing_extensions import override
 
@@ -32,19 +33,103 @@ from ..statements.nodes import (
     operand_column,
 )
 from .base import Dialect, _Out
+from .catalog import Catalog, ExistingIndex, TableColumn
 
-__all__ = ["SQLiteDialect"]
+__all__ = ["SQLiteCatalog", "SQLiteDialect"]
 
 _NOW = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+
+
+# -- the catalog ------------------------------------------------------------------------------
+
+# The table-valued form of PRAGMA table_info takes the table name as a parameter.
+_COLUMNS = 'SELECT name, type, "notnull", pk FROM pragma_table_info(?)'
+
+# Names of tables and indexes share one namespace and compare without case (ASCII) here.
+_INDEX = """
+SELECT m.type, m.tbl_name, l."unique", m.sql, i.name
+FROM sqlite_master m
+LEFT JOIN pragma_index_list(m.tbl_name) l ON l.name = m.name
+LEFT JOIN pragma_index_info(m.name) i
+WHERE m.name = ? COLLATE NOCASE
+ORDER BY i.seqno
+"""
+
+
+def _affinity(declared: str) -> str:
+    """The affinity SQLite gives a declared type (section 3.1 of its datatype page)."""
+    t = declared.upper()
+    if "INT" in t:
+        return "INTEGER"
+    if "CHAR" in t or "CLOB" in t or "TEXT" in t:
+        return "TEXT"
+    if "BLOB" in t or not t:
+        return "BLOB"
+    if "REAL" in t or "FLOA" in t or "DOUB" in t:
+        return "REAL"
+    return "NUMERIC"
+
+
+class SQLiteCatalog(Catalog):
+    """sqlite_master and the table_info / index_list pragmas."""
+
+    cannot_alter = ("SQLite cannot alter a column: rebuild the table (create it anew from the "
+                    "model, copy the rows over, drop the old one)")
+
+    @override
+    def columns_query(self) -> str:
+        return _COLUMNS
+
+    @override
+    def columns_of(self, rows: Sequence[Any]) -> list[TableColumn] | None:
+        # The rowid alias (a lone INTEGER PRIMARY KEY) holds no NULL, though table_info
+        # reports it nullable when the DDL did not say NOT NULL.
+        keys = sum(1 for r in rows if r[3])
+        columns = [TableColumn(str(r[0]), str(r[1]),
+                               not r[2] and not (keys == 1 and r[3]
+                                                 and str(r[1]).upper() == "INTEGER"),
+                               None, int(r[3]))
+                   for r in rows]
+        return columns or None
+
+    @override
+    def normal_type(self, declared: str) -> str:
+        return _affinity(declared)
+
+    @override
+    def index_lookup(self, name: str, table: str) -> tuple[str, tuple[object, ...]]:
+        return _INDEX, (name,)
+
+    @override
+    def index_of(self, table: str, rows: Sequence[Any]) -> ExistingIndex | None:
+        if not rows:
+            return None
+        kind, on, unique, text, _ = rows[0]
+        if kind != "index":
+            return ExistingIndex(str(kind))
+        predicate = str(text) if text is not None and " WHERE " in str(text) else None
+        return ExistingIndex("index", str(on), tuple(r[4] for r in rows), bool(unique),
+                             predicate)
+
+    @override
+    def same_predicate(self, held: str, predicate: str) -> bool:
+        return held.endswith(" WHERE " + predicate)  # the CREATE INDEX text as written
+
+    @override
+    def shown_predicate(self, name: str, existing: ExistingIndex, columns: str) -> str:
+        assert existing.predicate is not None
+        return existing.predicate  # the CREATE INDEX text as written
 
 
 class SQLiteDialect(Dialect):
     """SQLite 3.35 and newer, through the standard library's sqlite3 (? placeholders)."""
 
     name = "sqlite"
+    catalog_class = SQLiteCatalog
     paramstyle = "qmark"
     max_params = 32766
     supports_row_locks = False
+    display_name = "SQLite"
     serializes_write_transactions = True  # BEGIN IMMEDIATE takes the write lock
     offset_without_limit = " LIMIT -1"
     conflict_update_needs_target = False  # since 3.35: the last ON CONFLICT may omit it

@@ -24,17 +24,14 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 from ..dialects import CompiledShape, Dialect
-from ..dialects.ddl import create_index_sql, create_statements, index_predicate_sql
 from ..errors import (
     ConfigurationError,
     QueryExecutionError,
-    SchemaError,
     TempestError,
     TransactionAborted,
     TransactionConflict,
     ValidationError,
 )
-from ..model import Index, ModelMeta, meta_of
 from ..statements.base import Statement
 from ..statements.delete import Delete
 from ..statements.nodes import ConflictUpdate, InsertStatement, RowParams, StatementNode
@@ -726,100 +723,17 @@ class SessionCore:
     # -- schema ---------------------------------------------------------------------------
 
     def _schema_steps(self, models: Sequence[type], missing_ok: bool) -> Steps:
-        """Compare the models with the catalog: each table, the tables their `references=`
-        name, and what bears each index's name. Raises SchemaError listing every difference;
-        returns the models whose table does not exist."""
-        dialect = self._engine.dialect
-        sql = schema.catalog_query(dialect)
-        found: dict[str, list[schema.TableColumn] | None] = {}
-        for table in [meta_of(m).table for m in models] + schema.referenced_tables(models):
-            if table not in found:
-                rows, _ = yield ("run", (sql, (table,)), sql, (table,))
-                found[table] = schema.columns_of(dialect, rows or [])
-        missing, differences = schema.compare_tables(found, dialect, models,
-                                                     missing_ok=missing_ok)
-        differences += schema.model_set_differences(models)
-        differences += schema.reference_differences(models, found.get, dialect)
-        for model in models:
-            meta = meta_of(model)
-            for index in meta.indexes:
-                existing = yield from self._index_steps(meta, index)
-                predicate = None
-                if (existing is not None and existing.predicate is not None
-                        and index.where is not None and existing.table == meta.table):
-                    predicate = yield from self._predicate_steps(meta, index)
-                differences += schema.index_differences(
-                    meta, index, existing, dialect, predicate=predicate,
-                    missing_ok=missing_ok or model in missing)
-        if differences:
-            raise SchemaError(differences, dialect.name)
-        return missing
-
-    def _index_steps(self, meta: ModelMeta, index: Index) -> Steps:
-        """What the database holds under an index's name (None: nothing)."""
-        dialect = self._engine.dialect
-        sql, params = schema.index_lookup(dialect, index.name, meta.table)
-        rows, _ = yield ("run", (sql, params), sql, params)
-        return schema.index_of(dialect, meta.table, rows or [])
-
-    def _predicate_steps(self, meta: ModelMeta, index: Index) -> Steps:
-        """An index's WHERE in the database's own spelling, to compare with the catalog's.
-
-        PostgreSQL keeps a predicate as a parsed tree and prints it back its own way
-        (`"n" IN (1, 2)` becomes `(n = ANY (ARRAY[(1)::bigint, (2)::bigint]))`), so the
-        model's is made on an empty temporary copy of the table and printed back the same
-        way. SQLite keeps the text as written; MySQL has no partial index.
-        """
-        dialect = self._engine.dialect
-        if dialect.name != "postgresql":
-            return index_predicate_sql(meta, index, dialect)
-        q = dialect.quote_identifier
-        temp = "tempest_index_check"
-        drop = f"DROP TABLE IF EXISTS pg_temp.{q(temp)}"
-        yield ("run", (drop, None), drop, ())
-        copy = f"CREATE TEMPORARY TABLE {q(temp)} (LIKE {q(meta.table)})"
-        yield ("run", (copy, None), copy, ())
-        try:
-            ddl = create_index_sql(meta, index, dialect, on=(f"{temp}_index", temp))
-            yield ("run", (ddl, None), ddl, ())
-            sql = ("SELECT pg_catalog.pg_get_expr(i.indpred, i.indrelid) "
-                   "FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
-                   "WHERE c.relname = %s AND c.relnamespace = pg_catalog.pg_my_temp_schema()")
-            params = (f"{temp}_index",)
-            rows, _ = yield ("run", (sql, params), sql, params)
-        finally:
-            yield ("run", (drop, None), drop, ())
-        return str(rows[0][0]) if rows and rows[0][0] is not None else None
+        """Compare the models with the catalog (engine/schema.py); SchemaError on a
+        difference. Returns the models whose table does not exist."""
+        return schema.compare_steps(self._engine.dialect, models, missing_ok=missing_ok)
 
     def _create_all_steps(self, models: Sequence[type]) -> Steps:
-        """CREATE TABLE and CREATE INDEX IF NOT EXISTS, parents first, once all compare; then
-        each index is read back, so that a name PostgreSQL gave an object of its own (a
-        table's `_pkey`) or MySQL an index of a unique column is never taken for it."""
-        ordered = schema.dependency_order(models)
-        yield from self._schema_steps(ordered, True)
-        dialect = self._engine.dialect
-        for model in ordered:
-            for sql in create_statements(model, dialect):
-                try:
-                    yield ("run", (sql, None), sql, ())
-                except QueryExecutionError as exc:
-                    if exc.__cause__ is None or not self._driver.ddl_already_done(exc.__cause__):
-                        raise
-            meta = meta_of(model)
-            for index in meta.indexes:
-                existing = yield from self._index_steps(meta, index)
-                differences = schema.index_differences(meta, index, existing, dialect,
-                                                       predicate=None, missing_ok=False,
-                                                       created=True)
-                if differences:
-                    raise SchemaError(differences, dialect.name)
+        """CREATE TABLE and CREATE INDEX IF NOT EXISTS, parents first, once all compare."""
+        return schema.create_steps(self._engine.dialect, models, self._driver.ddl_already_done)
 
     def _drop_all_steps(self, models: Sequence[type]) -> Steps:
         """DROP TABLE IF EXISTS, children before the tables they reference."""
-        dialect = self._engine.dialect
-        for model in reversed(schema.dependency_order(models)):
-            sql = f"DROP TABLE IF EXISTS {dialect.quote_identifier(meta_of(model).table)}"
-            yield ("run", (sql, None), sql, ())
+        return schema.drop_steps(self._engine.dialect, models)
 
     @property
     def in_transaction(self) -> bool:

@@ -4,9 +4,10 @@
 stays as it was. On SQLite that is a silent wrong answer: a double-quoted name that matches
 no column is read as a string, so a select of a column the table lacks returns its own name
 in every row. This module reads each table's columns from the database's catalog
-(PostgreSQL's pg_catalog, MySQL/MariaDB's information_schema, SQLite's table_info), compares
-them with the DDL the dialect writes for the model (`Dialect.column_type`), and lists every
-difference: a missing or extra column, a changed type, a changed nullability.
+through the dialect's catalog (dialects/catalog.py: each database's queries and spellings are
+in its dialect module), compares them with the DDL the dialect writes for the model
+(`Dialect.column_type`), and lists every difference with its fix: a missing or extra column,
+a changed type, nullability or primary key, an index that differs or whose name is taken.
 
 It also orders models by their foreign keys (`references="table.column"`), so that
 create_all() makes parents before children and drop_all() drops children first.
@@ -14,51 +15,22 @@ create_all() makes parents before children and drop_all() drops children first.
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 from ..dialects import Dialect
-from ..errors import SchemaDifference, SchemaError
+from ..dialects.catalog import ExistingIndex, TableColumn, split_collation
+from ..errors import QueryExecutionError, SchemaDifference, SchemaError
 from ..model import Index, ModelMeta, meta_of, reference_problem, split_reference
 
 __all__ = [
-    "ExistingIndex", "TableColumn", "catalog_query", "check_models", "columns_of", "compare_tables",
-    "dependency_order", "index_differences", "index_lookup", "index_of",
-    "model_set_differences", "read_columns", "reference_differences", "referenced_tables",
-    "table_differences",
+    "ExistingIndex", "TableColumn", "check_models", "compare_tables", "dependency_order",
+    "index_differences", "model_set_differences", "read_columns", "reference_differences",
+    "referenced_tables", "table_differences",
 ]
 
 #: runs one catalog query with its parameters and returns the rows
 Runner = Callable[[str, tuple[object, ...]], list[Any]]
-
-
-@dataclasses.dataclass(frozen=True)
-class TableColumn:
-    """One column of an existing table, as the database's catalog describes it."""
-
-    name: str
-    type: str
-    nullable: bool
-    collation: str | None = None
-    #: its place in the primary key, from 1; 0 when it is not part of it
-    key: int = 0
-
-
-@dataclasses.dataclass(frozen=True)
-class ExistingIndex:
-    """What the database holds under an index's name: an index, or another kind of object."""
-
-    #: "index", or what else bears the name ("table", "view", "sequence", ...)
-    kind: str
-    #: the table the index is on (None for an object that is not an index)
-    table: str | None = None
-    #: the SQL names of its columns in order; None for an expression
-    columns: tuple[str | None, ...] = ()
-    unique: bool = False
-    #: its WHERE as the database keeps it (SQLite: the whole CREATE INDEX text); None: full
-    predicate: str | None = None
 
 
 # -- foreign-key order ------------------------------------------------------------------------
@@ -97,150 +69,18 @@ def dependency_order(models: Sequence[type]) -> list[type]:
 
 # -- reading a table's columns ----------------------------------------------------------------
 
-_PG_COLUMNS = """
-SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), NOT a.attnotnull,
-       CASE WHEN a.attcollation = t.typcollation THEN NULL ELSE co.collname END,
-       COALESCE((SELECT array_position(k.indkey::int2[], a.attnum)
-                        - array_lower(k.indkey::int2[], 1) + 1
-                 FROM pg_catalog.pg_index k WHERE k.indrelid = c.oid AND k.indisprimary), 0)
-FROM pg_catalog.pg_attribute a
-JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
-LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
-WHERE n.nspname = current_schema() AND c.relname = %s AND c.relkind IN ('r', 'p')
-  AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY a.attnum
-"""
-
-_MYSQL_COLUMNS = """
-SELECT c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE = 'YES', c.COLLATION_NAME,
-       COALESCE((SELECT s.SEQ_IN_INDEX FROM information_schema.STATISTICS s
-                 WHERE s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME
-                   AND s.INDEX_NAME = 'PRIMARY' AND s.COLUMN_NAME = c.COLUMN_NAME), 0)
-FROM information_schema.COLUMNS c
-WHERE c.TABLE_SCHEMA = DATABASE() AND c.TABLE_NAME = %s
-ORDER BY c.ORDINAL_POSITION
-"""
-
-# The table-valued form of PRAGMA table_info takes the table name as a parameter.
-_SQLITE_COLUMNS = 'SELECT name, type, "notnull", pk FROM pragma_table_info(?)'
-
 
 def read_columns(run: Runner, dialect: Dialect, table: str) -> list[TableColumn] | None:
     """The columns of `table` as the database has them; None when there is no such table."""
-    return columns_of(dialect, run(catalog_query(dialect), (table,)))
-
-
-def catalog_query(dialect: Dialect) -> str:
-    """The catalog query listing one table's columns (its one parameter: the table name)."""
-    if dialect.name == "postgresql":
-        return _PG_COLUMNS
-    if dialect.name == "sqlite":
-        return _SQLITE_COLUMNS
-    return _MYSQL_COLUMNS
-
-
-def columns_of(dialect: Dialect, rows: Sequence[Any]) -> list[TableColumn] | None:
-    """The columns that catalog_query()'s rows describe; None when there are none (no table)."""
-    if dialect.name == "postgresql":
-        columns = [TableColumn(str(r[0]), str(r[1]), bool(r[2]), r[3], int(r[4])) for r in rows]
-    elif dialect.name == "sqlite":
-        # The rowid alias (a lone INTEGER PRIMARY KEY) holds no NULL, though table_info
-        # reports it nullable when the DDL did not say NOT NULL.
-        keys = sum(1 for r in rows if r[3])
-        columns = [TableColumn(str(r[0]), str(r[1]),
-                               not r[2] and not (keys == 1 and r[3]
-                                                 and str(r[1]).upper() == "INTEGER"),
-                               None, int(r[3]))
-                   for r in rows]
-    else:
-        columns = [TableColumn(_text(r[0]), _text(r[1]), bool(r[2]),
-                               _text(r[3]) if r[3] is not None else None, int(r[4]))
-                   for r in rows]
-    return columns or None
-
-
-def _text(value: object) -> str:
-    """information_schema text, which some server versions return as bytes."""
-    return value.decode() if isinstance(value, bytes | bytearray) else str(value)
-
-
-# -- comparing types --------------------------------------------------------------------------
-
-_PG_ALIASES = {
-    "timestamptz": "timestamp with time zone", "timestamp": "timestamp without time zone",
-    "varchar": "character varying", "char": "character", "int8": "bigint", "int": "integer",
-    "int4": "integer", "int2": "smallint", "float8": "double precision", "float4": "real",
-    "bool": "boolean", "decimal": "numeric", "time": "time without time zone",
-    "timetz": "time with time zone",
-}
-_MYSQL_ALIASES = {"boolean": "tinyint(1)", "bool": "tinyint(1)", "integer": "int",
-                  "dec": "decimal", "numeric": "decimal", "real": "double"}
-_MYSQL_WIDTHS = re.compile(r"^(bigint|int|mediumint|smallint)\(\d+\)")
-_COLLATE = re.compile(r"\s+COLLATE\s+(\"(?:[^\"]|\"\")+\"|\w+)\s*$", re.IGNORECASE)
-_CHARSET = re.compile(r"\s+CHARACTER\s+SET\s+\w+", re.IGNORECASE)
-
-
-def _squeeze(text: str) -> str:
-    """Lower case, single spaces, no spaces inside parentheses: `DECIMAL(65, 30)` ->
-    `decimal(65,30)`."""
-    text = " ".join(text.lower().split())
-    text = re.sub(r"\s*\(\s*", "(", text)
-    text = re.sub(r"\s*,\s*", ",", text)
-    return re.sub(r"\s*\)", ")", text)
-
-
-def split_collation(ddl: str) -> tuple[str, str | None]:
-    """A DDL column type without its COLLATE (and CHARACTER SET) clause, and the collation."""
-    collation = None
-    found = _COLLATE.search(ddl)
-    if found:
-        collation = found.group(1)
-        if collation.startswith('"'):
-            collation = collation[1:-1].replace('""', '"')
-        ddl = ddl[:found.start()]
-    return _CHARSET.sub("", ddl), collation
-
-
-def _sqlite_affinity(declared: str) -> str:
-    """The affinity SQLite gives a declared type (section 3.1 of its datatype page)."""
-    t = declared.upper()
-    if "INT" in t:
-        return "INTEGER"
-    if "CHAR" in t or "CLOB" in t or "TEXT" in t:
-        return "TEXT"
-    if "BLOB" in t or not t:
-        return "BLOB"
-    if "REAL" in t or "FLOA" in t or "DOUB" in t:
-        return "REAL"
-    return "NUMERIC"
-
-
-def normal_type(dialect: Dialect, declared: str) -> str:
-    """A column type in one spelling per meaning, so DDL text and catalog text compare."""
-    if dialect.name == "sqlite":
-        return _sqlite_affinity(declared)
-    text = _squeeze(declared)
-    base, paren, rest = text.partition("(")
-    aliases = _PG_ALIASES if dialect.name == "postgresql" else _MYSQL_ALIASES
-    if base in aliases:
-        text = aliases[base] + (paren + rest if paren else "")
-    if dialect.name == "postgresql":
-        return text
-    text = _MYSQL_WIDTHS.sub(r"\1", text)  # MariaDB shows bigint(20), MySQL 8 bigint
-    if text == "json" and dialect.name == "mariadb":
-        return "longtext"  # MariaDB's JSON is LONGTEXT with a json_valid() check
-    return text
+    catalog = dialect.catalog
+    return catalog.columns_of(run(catalog.columns_query(), (table,)))
 
 
 # -- differences ------------------------------------------------------------------------------
 
 
 def _key(dialect: Dialect, name: str) -> str:
-    # PostgreSQL's quoted identifiers are case-sensitive; MySQL's and SQLite's column names
-    # are not.
-    return name if dialect.name == "postgresql" else name.casefold()
+    return dialect.catalog.key(name)
 
 
 def _shown_type(column: TableColumn) -> str:
@@ -255,10 +95,9 @@ def table_differences(meta: ModelMeta, columns: list[TableColumn],
                       dialect: Dialect) -> list[SchemaDifference]:
     """Every way the table's columns differ from the model's, each with its fix."""
     q = dialect.quote_identifier
+    catalog = dialect.catalog
     table = q(meta.table)
     alter = f"ALTER TABLE {table}"
-    rebuild = ("SQLite cannot alter a column: rebuild the table (create it anew from the "
-               "model, copy the rows over, drop the old one)")
     actual = {_key(dialect, c.name): c for c in columns}
     found: list[SchemaDifference] = []
 
@@ -281,30 +120,22 @@ def table_differences(meta: ModelMeta, columns: list[TableColumn],
                 f"{fix}; or remove {where} from the model")
             continue
         want_type, want_collation = split_collation(ddl)
-        type_differs = normal_type(dialect, want_type) != normal_type(dialect, have.type)
+        type_differs = catalog.normal_type(want_type) != catalog.normal_type(have.type)
         if want_collation is not None and have.collation != want_collation:
             type_differs = True
         if type_differs:
-            if dialect.name == "postgresql":
-                fix = f"{alter} ALTER COLUMN {q(col.name)} TYPE {ddl} USING {q(col.name)}::{want_type}"
-            elif dialect.name == "sqlite":
-                fix = rebuild
-            else:
-                fix = f"{alter} MODIFY COLUMN {q(col.name)} {ddl} {_null_sql(nullable)}"
+            fix = catalog.cannot_alter or catalog.change_type(
+                table, q(col.name), ddl, want_type, nullable)
             add(col.name, "changed type", ddl, _shown_type(have),
                 f"{fix}; or change the annotation of {where} to the table's type")
         if have.nullable != nullable:
-            if dialect.name == "postgresql":
-                fix = f"{alter} ALTER COLUMN {q(col.name)} {'DROP' if nullable else 'SET'} NOT NULL"
-            elif dialect.name == "sqlite":
-                fix = rebuild
-            else:
-                fix = f"{alter} MODIFY COLUMN {q(col.name)} {ddl} {_null_sql(nullable)}"
+            fix = catalog.cannot_alter or catalog.change_nullability(
+                table, q(col.name), ddl, nullable)
             if nullable:
                 model_fix = f"or annotate {where} without `| None`"
             else:
                 model_fix = f"or annotate {where} as `{col.type_name()} | None`"
-            if not nullable and dialect.name != "sqlite":
+            if not nullable and catalog.cannot_alter is None:
                 fix += " (after giving its NULL rows a value)"
             add(col.name, "changed nullability", _null_sql(nullable), _null_sql(have.nullable),
                 f"{fix}; {model_fix}")
@@ -319,11 +150,8 @@ def table_differences(meta: ModelMeta, columns: list[TableColumn],
             return f"PRIMARY KEY ({', '.join(names)})" if names else "no primary key"
 
         add_key = f"ADD PRIMARY KEY ({', '.join(q(n) for n in key_wanted)})" if key_wanted else ""
-        drop = ""
-        if key_held:
-            drop = ("DROP CONSTRAINT <the primary key's name>" if dialect.name == "postgresql"
-                    else "DROP PRIMARY KEY")
-        fix = rebuild if dialect.name == "sqlite" else (
+        drop = catalog.drop_primary_key() if key_held else ""
+        fix = catalog.cannot_alter or (
             f"{alter} " + ", ".join(part for part in (drop, add_key) if part))
         found.append(SchemaDifference(
             meta.table, None, "changed primary key", shown(key_wanted), shown(key_held),
@@ -332,78 +160,6 @@ def table_differences(meta: ModelMeta, columns: list[TableColumn],
 
 
 # -- indexes ----------------------------------------------------------------------------------
-
-_PG_INDEX = """
-SELECT c.relkind, t.relname, i.indisunique,
-       ARRAY(SELECT a.attname
-             FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, n)
-             LEFT JOIN pg_catalog.pg_attribute a
-               ON a.attrelid = i.indrelid AND a.attnum = k.attnum AND k.attnum > 0
-             ORDER BY k.n),
-       pg_catalog.pg_get_expr(i.indpred, i.indrelid)
-FROM pg_catalog.pg_class c
-JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_catalog.pg_index i ON i.indexrelid = c.oid
-LEFT JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
-WHERE n.nspname = current_schema() AND c.relname = %s
-"""
-
-# Names of tables and indexes share one namespace and compare without case (ASCII) here.
-_SQLITE_INDEX = """
-SELECT m.type, m.tbl_name, l."unique", m.sql, i.name
-FROM sqlite_master m
-LEFT JOIN pragma_index_list(m.tbl_name) l ON l.name = m.name
-LEFT JOIN pragma_index_info(m.name) i
-WHERE m.name = ? COLLATE NOCASE
-ORDER BY i.seqno
-"""
-
-# Index names are per table on MySQL and MariaDB: only the table's own indexes can clash.
-_MYSQL_INDEX = """
-SELECT NON_UNIQUE = 0, COLUMN_NAME
-FROM information_schema.STATISTICS
-WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s AND INDEX_NAME = %s
-ORDER BY SEQ_IN_INDEX
-"""
-
-_PG_KINDS = {"i": "index", "I": "index", "r": "table", "p": "table", "v": "view",
-             "m": "materialized view", "S": "sequence", "f": "foreign table",
-             "c": "composite type"}
-
-
-def index_lookup(dialect: Dialect, name: str, table: str) -> tuple[str, tuple[object, ...]]:
-    """The catalog query (and its parameters) for what bears index `name` of `table`."""
-    if dialect.name == "postgresql":
-        return _PG_INDEX, (name,)
-    if dialect.name == "sqlite":
-        return _SQLITE_INDEX, (name,)
-    return _MYSQL_INDEX, (table, name)
-
-
-def index_of(dialect: Dialect, table: str, rows: Sequence[Any]) -> ExistingIndex | None:
-    """What index_lookup()'s rows describe; None when nothing bears the name."""
-    if not rows:
-        return None
-    if dialect.name == "postgresql":
-        kind, on, unique, columns, predicate = rows[0]
-        kind = _PG_KINDS.get(str(kind), "relation")
-        if kind != "index":
-            return ExistingIndex(kind)
-        return ExistingIndex(kind, str(on), tuple(columns), bool(unique), predicate)
-    if dialect.name == "sqlite":
-        kind, on, unique, text, _ = rows[0]
-        if kind != "index":
-            return ExistingIndex(str(kind))
-        predicate = str(text) if text is not None and " WHERE " in str(text) else None
-        return ExistingIndex("index", str(on), tuple(r[4] for r in rows), bool(unique),
-                             predicate)
-    return ExistingIndex("index", table, tuple(_text(r[1]) if r[1] is not None else None
-                                               for r in rows), bool(rows[0][0]))
-
-
-#: the databases' names, as their own documentation spells them
-_SHOWN = {"postgresql": "PostgreSQL", "sqlite": "SQLite", "mysql": "MySQL",
-          "mariadb": "MariaDB"}
 
 
 def index_differences(meta: ModelMeta, index: Index, existing: ExistingIndex | None,
@@ -422,7 +178,8 @@ def index_differences(meta: ModelMeta, index: Index, existing: ExistingIndex | N
     want = _index_shown(meta, index, dialect)
     where = f"{meta.name} Index {index.name!r}"
     rename = f"give {where} another name"
-    database = _SHOWN.get(dialect.name, dialect.name)
+    catalog = dialect.catalog
+    database = dialect.display_name
     if existing is None:
         if missing_ok:
             return []
@@ -447,8 +204,7 @@ def index_differences(meta: ModelMeta, index: Index, existing: ExistingIndex | N
             and (existing.predicate is not None) == partial)
     if same and partial and predicate is not None:
         assert existing.predicate is not None
-        same = (existing.predicate.endswith(" WHERE " + predicate)
-                if dialect.name == "sqlite" else existing.predicate == predicate)
+        same = catalog.same_predicate(existing.predicate, predicate)
     if same:
         return []
     if created:
@@ -456,8 +212,7 @@ def index_differences(meta: ModelMeta, index: Index, existing: ExistingIndex | N
             meta.table, None, "index name taken", want,
             f"{_existing_shown(index.name, existing, dialect)}, which {database} made for the "
             "table's key or a unique column", f"{rename}: the database chose that name first")]
-    drop = (f"DROP INDEX {q(index.name)} ON {q(meta.table)}" if dialect.name in ("mysql", "mariadb")
-            else f"DROP INDEX {q(index.name)}")
+    drop = catalog.drop_index(q(index.name), q(meta.table))
     return [SchemaDifference(
         meta.table, None, "changed index", want, _existing_shown(index.name, existing, dialect),
         f"{drop}, then engine.create_all({meta.name}); or change {where} to the table's "
@@ -478,9 +233,7 @@ def _existing_shown(name: str, existing: ExistingIndex, dialect: Dialect) -> str
     text = f"{'UNIQUE ' if existing.unique else ''}INDEX {name} ({names})"
     if existing.predicate is None:
         return text
-    if dialect.name == "sqlite":
-        return existing.predicate  # the CREATE INDEX text as written
-    return f"{text} WHERE {existing.predicate}"
+    return dialect.catalog.shown_predicate(name, existing, names)
 
 
 def model_set_differences(models: Sequence[type]) -> list[SchemaDifference]:
@@ -596,3 +349,100 @@ def compare_tables(tables: Mapping[str, list[TableColumn] | None], dialect: Dial
             continue
         differences.extend(table_differences(meta, columns, dialect))
     return missing, differences
+
+
+# -- the steps a session runs -----------------------------------------------------------------
+# Generators of the engine's steps (engine/core.py): ("run", (sql, params), sql, params), each
+# answered with (rows, count). Written once for both engines.
+
+Steps = Generator[Any, Any, Any]
+
+
+def _run(sql: str, params: tuple[object, ...] | None = None) -> Steps:
+    rows, _ = yield ("run", (sql, params), sql, params or ())
+    return rows or []
+
+
+def compare_steps(dialect: Dialect, models: Sequence[type], *, missing_ok: bool) -> Steps:
+    """Compare the models with the catalog: each table, the tables their `references=`
+    name, and what bears each index's name. Raises SchemaError listing every difference;
+    returns the models whose table does not exist."""
+    catalog = dialect.catalog
+    sql = catalog.columns_query()
+    found: dict[str, list[TableColumn] | None] = {}
+    for table in [meta_of(m).table for m in models] + referenced_tables(models):
+        if table not in found:
+            found[table] = catalog.columns_of((yield from _run(sql, (table,))))
+    missing, differences = compare_tables(found, dialect, models, missing_ok=missing_ok)
+    differences += model_set_differences(models)
+    differences += reference_differences(models, found.get, dialect)
+    for model in models:
+        meta = meta_of(model)
+        for index in meta.indexes:
+            existing = yield from _index_steps(dialect, meta, index)
+            predicate = None
+            if (existing is not None and existing.predicate is not None
+                    and index.where is not None and existing.table == meta.table):
+                predicate = yield from _predicate_steps(dialect, meta, index)
+            differences += index_differences(
+                meta, index, existing, dialect, predicate=predicate,
+                missing_ok=missing_ok or model in missing)
+    if differences:
+        raise SchemaError(differences, dialect.name)
+    return missing
+
+
+def _index_steps(dialect: Dialect, meta: ModelMeta, index: Index) -> Steps:
+    """What the database holds under an index's name (None: nothing)."""
+    sql, params = dialect.catalog.index_lookup(index.name, meta.table)
+    return dialect.catalog.index_of(meta.table, (yield from _run(sql, params)))
+
+
+def _predicate_steps(dialect: Dialect, meta: ModelMeta, index: Index) -> Steps:
+    """An index's WHERE in the database's own spelling, to compare with the catalog's."""
+    from ..dialects.ddl import create_index_sql, index_predicate_sql
+
+    probe = dialect.catalog.predicate_probe(
+        meta.table, lambda name, table: create_index_sql(meta, index, dialect, on=(name, table)))
+    if probe is None:
+        return index_predicate_sql(meta, index, dialect)
+    try:
+        for sql in probe.setup:
+            yield from _run(sql)
+        rows = yield from _run(probe.query, probe.params)
+    finally:
+        for sql in probe.teardown:
+            yield from _run(sql)
+    return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+
+def create_steps(dialect: Dialect, models: Sequence[type],
+                 already_done: Callable[[BaseException], bool]) -> Steps:
+    """CREATE TABLE and CREATE INDEX IF NOT EXISTS, parents first, once all compare; then
+    each index is read back, so that a name the database gave an object of its own (a
+    PostgreSQL table's `_pkey`, a MySQL unique column's index) is never taken for it.
+    `already_done`: the driver's test of a CREATE that failed only because it exists."""
+    from ..dialects.ddl import create_statements
+
+    ordered = dependency_order(models)
+    yield from compare_steps(dialect, ordered, missing_ok=True)
+    for model in ordered:
+        for sql in create_statements(model, dialect):
+            try:
+                yield from _run(sql)
+            except QueryExecutionError as exc:
+                if exc.__cause__ is None or not already_done(exc.__cause__):
+                    raise
+        meta = meta_of(model)
+        for index in meta.indexes:
+            existing = yield from _index_steps(dialect, meta, index)
+            differences = index_differences(meta, index, existing, dialect, predicate=None,
+                                            missing_ok=False, created=True)
+            if differences:
+                raise SchemaError(differences, dialect.name)
+
+
+def drop_steps(dialect: Dialect, models: Sequence[type]) -> Steps:
+    """DROP TABLE IF EXISTS, children before the tables they reference."""
+    for model in reversed(dependency_order(models)):
+        yield from _run(f"DROP TABLE IF EXISTS {dialect.quote_identifier(meta_of(model).table)}")
