@@ -183,8 +183,9 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
                 f"itself; {_DRIVER_SETS[backend][name]}"
             )
     kwargs["connect_args"] = connect_args
-    if backend == "sqlite":
-        kwargs.update(_sqlite_options(url, dict(options)))
+    own_check = _OWN_CHECKS.get(backend)
+    if own_check is not None:  # options the engine itself checks (no driver connect() to ask)
+        kwargs.update(own_check(url, dict(options)))
         return kwargs
     kwargs.update((name, options[name]) for name in OWN[backend] if name in options)
     accepted = url_option_names() if url_option_names is not None else None
@@ -253,3 +254,9 @@ def async_driver_for(url: DatabaseURL, *, pool_size: object, pool_timeout: objec
     kwargs = _checked(url, pool_size, pool_timeout, connect_args, options)
     drivers = DRIVERS[url.backend]
     return _load(drivers.module, drivers.asyncio)(url, **kwargs)
+
+
+#: the databases whose URL and keyword options are checked here, and by what
+_OWN_CHECKS: dict[str, Callable[[DatabaseURL, dict[str, Any]], dict[str, Any]]] = {
+    "sqlite": _sqlite_options,
+}

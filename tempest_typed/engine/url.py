@@ -9,10 +9,22 @@ from ..errors import ConfigurationError
 
 __all__ = ["DatabaseURL", "parse_url"]
 
+@dataclasses.dataclass(frozen=True)
+class _Scheme:
+    """What a URL scheme names: the database family, and how its URLs are written."""
+
+    backend: str
+    #: a file path (or :memory:) after the scheme, not a server
+    file: bool = False
+    #: the URL must name a database
+    needs_database: bool = False
+
+
+_POSTGRESQL, _MYSQL = _Scheme("postgresql"), _Scheme("mysql", needs_database=True)
 _SCHEMES = {
-    "postgresql": "postgresql", "postgres": "postgresql", "postgresql+psycopg": "postgresql",
-    "sqlite": "sqlite",
-    "mysql": "mysql", "mariadb": "mysql", "mysql+pymysql": "mysql",
+    "postgresql": _POSTGRESQL, "postgres": _POSTGRESQL, "postgresql+psycopg": _POSTGRESQL,
+    "sqlite": _Scheme("sqlite", file=True),
+    "mysql": _MYSQL, "mariadb": _MYSQL, "mysql+pymysql": _MYSQL,
 }
 
 
@@ -28,10 +40,13 @@ class DatabaseURL:
     password: str | None = dataclasses.field(default=None, repr=False)
     database: str | None = None
     options: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the database is a file (or :memory:), not a server
+    file: bool = False
 
     def __str__(self) -> str:
-        if self.backend == "sqlite":
-            return f"sqlite:///{self.database}" if self.database != ":memory:" else "sqlite://:memory:"
+        if self.file:
+            memory = self.database == ":memory:"
+            return f"{self.scheme}://:memory:" if memory else f"{self.scheme}:///{self.database}"
         auth = f"{self.user}@" if self.user else ""
         port = f":{self.port}" if self.port else ""
         return f"{self.scheme}://{auth}{self.host or ''}{port}/{self.database or ''}"
@@ -45,23 +60,25 @@ def parse_url(url: str) -> DatabaseURL:
             "mysql://user@host/db, sqlite:///path/to/file.db or sqlite://:memory:"
         )
     scheme, rest = url.split("://", 1)
-    backend = _SCHEMES.get(scheme.lower())
-    if backend is None:
+    found = _SCHEMES.get(scheme.lower())
+    if found is None:
         raise ConfigurationError(
             f"database URL {url!r}: unknown scheme {scheme!r}; use postgresql, mysql, "
             "mariadb or sqlite"
         )
-    if backend == "sqlite":
+    backend = found.backend
+    if found.file:
         path, _, query = rest.partition("?")
         options = dict(parse_qsl(query))
         if path in (":memory:", "/:memory:"):
-            return DatabaseURL("sqlite", scheme, database=":memory:", options=options)
+            return DatabaseURL(backend, scheme, database=":memory:", options=options, file=True)
         if not path.startswith("/") or path == "/":
             raise ConfigurationError(
                 f"database URL {url!r}: a SQLite URL is sqlite:///relative/path.db, "
                 "sqlite:////absolute/path.db or sqlite://:memory:"
             )
-        return DatabaseURL("sqlite", scheme, database=unquote(path[1:]), options=options)
+        return DatabaseURL(backend, scheme, database=unquote(path[1:]), options=options,
+                           file=True)
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -70,7 +87,7 @@ def parse_url(url: str) -> DatabaseURL:
     if not parts.hostname and not dict(parse_qsl(parts.query)).get("host"):
         raise ConfigurationError(f"database URL {url!r} names no host; write {scheme}://user@host/db")
     database = unquote(parts.path.lstrip("/")) or None
-    if backend == "mysql" and not database:
+    if found.needs_database and not database:
         raise ConfigurationError(f"database URL {url!r} names no database; write {scheme}://user@host/db")
     return DatabaseURL(
         backend, scheme.lower(), host=parts.hostname, port=port,
