@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar
+from typing import Any, ClassVar, Final, NamedTuple, Protocol, TypeAlias, TypeVar
 
 from ..errors import DialectError, ValidationError
 from ..model import DDL_LITERALS, ColumnMeta, Index, ModelMeta, ddl_literal_problem
@@ -60,8 +60,14 @@ from ..statements.nodes import (
 )
 from .catalog import Catalog
 
-if TYPE_CHECKING:
-    from ..statements.base import Statement
+
+class Statement(Protocol):
+    """What the compiler reads of a statement (statements/base.py's builders): its node
+    tree, and its values in the order the tree's parameters number them."""
+
+    _values: tuple[object, ...]
+
+    def _key(self) -> StatementNode: ...
 
 __all__ = ["Compiled", "CompiledShape", "Dialect", "JoinedModels", "ResultField"]
 
@@ -235,7 +241,7 @@ class Dialect:
 
     # -- entry points -----------------------------------------------------------------------
 
-    def shape(self, stmt: Statement[object]) -> CompiledShape:
+    def shape(self, stmt: Statement) -> CompiledShape:
         """The compiled shape of a statement, from the cache when it was seen before."""
         return self.shape_of_key(stmt._key())
 
@@ -249,7 +255,7 @@ class Dialect:
             self._shapes[key] = shape
         return shape
 
-    def compile(self, stmt: Statement[object]) -> Compiled:
+    def compile(self, stmt: Statement) -> Compiled:
         """SQL text and parameters in placeholder order."""
         key = stmt._key()
         shape = self._shapes.get(key) or self.shape_of_key(key)

@@ -8,19 +8,17 @@ joined table's primary key being NULL.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ..errors import ValidationError
 from ..model import Model, ModelMeta, meta_of
 from ..row import PLAIN_NAME, Row, plain_name_problem
+from .aggregate import AggregateFunction, Grouped, grouped
 from .base import R_co
 from .nodes import And, Compare, Condition, JoinClause, SelectQuery, Source
 from .query import Context, Query
 from .scope import join_scope
 from .where import _family_error, same_family
-
-if TYPE_CHECKING:
-    from .aggregate import AggregateFunction, Grouped
 
 __all__ = ["Join", "join"]
 
@@ -97,7 +95,7 @@ class Join(Query[R_co]):
     def aggregate(self, group_by: Sequence[str],
                   aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
         """Group the joined rows by qualified columns and compute aggregates per group."""
-        return self._grouped(group_by, aggregates)
+        return grouped(self, group_by, aggregates)
 
     @property
     def aliases(self) -> tuple[str, ...]:

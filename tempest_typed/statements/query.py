@@ -10,8 +10,8 @@ join, group columns and labels after `aggregate()`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
+from collections.abc import Sequence
+from typing import Any, Literal, Self, TypeVar
 
 from ..errors import ValidationError
 from ..model import INT_MAX, ColumnMeta, Model, ModelMeta, meta_of
@@ -35,9 +35,6 @@ from .nodes import (
 )
 from .scope import Scope
 from .where import CORRELATIONS, Subquery, WhereInput, with_conditions
-
-if TYPE_CHECKING:
-    from .aggregate import AggregateFunction, Grouped
 
 __all__ = ["Query"]
 
@@ -285,12 +282,6 @@ class Query(Statement[R_co]):
         sub.column = col
         sub.correlated = c.correlated
         return sub
-
-    def _grouped(self, group_by: Sequence[str],
-                 aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Any]:
-        from .aggregate import grouped
-
-        return grouped(self, group_by, aggregates)
 
 
 def qualified(meta: ModelMeta, alias: str | None, col: ColumnMeta) -> Operand:

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
+from .aggregate import AggregateFunction, Grouped, grouped
 from .base import R_co, column_list
 from .nodes import select_all
 from .query import Context, Query, replaced
 from .scope import table_scope
 
 if TYPE_CHECKING:
-    from .aggregate import AggregateFunction, Grouped
     from .where import Subquery
 
 __all__ = ["Select", "select"]
@@ -32,7 +32,7 @@ class Select(Query[R_co], Generic[M_co, R_co]):
                   aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
         """Group the rows by columns and compute aggregates per group: rows of the group
         columns, then the labels (`aggregate([], {...})` is one row over every row)."""
-        return self._grouped(group_by, aggregates)
+        return grouped(self, group_by, aggregates)
 
     if TYPE_CHECKING:
         # The same method as Query's, typed with this select's model.
