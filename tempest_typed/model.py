@@ -509,14 +509,8 @@ def _check_datetime(col: ColumnMeta, v: object) -> bool:
 
 
 def _acceptor(col: ColumnMeta) -> Callable[[object], bool]:
-    """The fast predicate of ColumnMeta.accepts: exact types whose values need no more thought.
-
-    Building the seed's claim checks five values; with check_value() alone (a dict lookup and
-    two calls each, plus isinstance() chains) the build and compile ran 127,000 instructions,
-    with this 110,000 (valgrind --tool=callgrind, 2,000 builds). With the other shortcuts of
-    statements/ it is 90,000, and 0.097x -> about 0.05x of SQLAlchemy's time
-    (`.venv/bin/python bench/bench_statements.py`, "claim: build + compile").
-    """
+    """The fast predicate of ColumnMeta.accepts: exact types whose values need no more thought
+    (measured against check_value() alone: BENCHMARKS.md, "Fast paths")."""
     kind, limit = col.kind, col.max_length
     if kind == "str":
         if limit is None:

@@ -168,12 +168,10 @@ class _Out:
         self.statement: StatementNode | None = None
 
 
-# Measured with `python bench/bench_build.py` (CPython 3.11, PostgreSQL dialect, medians):
-# building the seed's single-statement claim costs 10 us; compiling it costs 8.4 us with this
-# cache cleared and 2.0 us with it warm (the key lookup plus binding the parameters), so
-# build + compile drops from 19.5 us to 12.5 us, and a statement built again in a loop pays
-# mostly for building. Shapes are few in real code; the bound keeps a program that generates
-# unbounded shapes (multi-row inserts of every size) from growing without end.
+# A statement's SQL is compiled once per shape; a statement built again binds its values
+# only (measured: `bench/bench_build.py`, BENCHMARKS.md). Shapes are few in real code; the
+# bound keeps a program that generates unbounded shapes (multi-row inserts of every size)
+# from growing without end.
 _SHAPE_CACHE_SIZE: Final = 4096
 
 _Visit: TypeAlias = Callable[[Any, _Out], None]
@@ -260,8 +258,8 @@ class Dialect:
         key = stmt._key()
         shape = self._shapes.get(key) or self.shape_of_key(key)
         values = stmt._values
-        # Made without calling the class: under CPython 3.11 a class call that runs a Python
-        # __init__ costs 650 instructions more than object.__new__ and the three stores.
+        # Made without calling the class, whose Python __init__ costs more than the stores
+        # (measured: BENCHMARKS.md, "Fast paths").
         compiled = object.__new__(Compiled)
         compiled.sql = shape.sql
         compiled.params = (values if shape.in_order and len(values) == len(shape.order)

@@ -179,10 +179,8 @@ class PostgreSQLDialect(Dialect):
     @override
     def index_column(self, col: ColumnMeta, *, holds_null: bool) -> str:
         # An index serves ORDER BY only in its own NULL order (or the reverse of it). Built in
-        # PostgreSQL's default order, NULLS LAST, it could not serve order_item()'s NULLS FIRST:
-        # the queue's claim, ordered by its nullable next_attempt_at, sorted the whole table
-        # on every claim (a seq scan and a sort of 9,000 rows, 4.6 ms, in place of an index
-        # scan of 10 rows).
+        # PostgreSQL's default order, NULLS LAST, it could not serve order_item()'s NULLS FIRST,
+        # and the queue's claim sorted the whole table (measured: BENCHMARKS.md, "Fast paths").
         text = self.quote_identifier(col.name)
         return text + " NULLS FIRST" if holds_null else text
 

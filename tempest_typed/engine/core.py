@@ -748,9 +748,8 @@ class EngineCore:
         self.url = url
         self._driver = driver
         self._prepared: dict[CompiledShape, _Prepared] = {}
-        # The prepared form by statement key: one lookup where the shape's took two (with
-        # in-order params passed as they are, SQLite's 1,000 lookups of bench_sqlite.py went
-        # from 0.45x to 0.54x of sqlite3, process time, median of 6).
+        # The prepared form by statement key: one lookup where the shape's took two
+        # (measured: BENCHMARKS.md, "Fast paths").
         self._by_key: dict[StatementNode, _Prepared] = {}
         self._dialect: Dialect | None = None
         self._max_params = 0

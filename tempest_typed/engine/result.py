@@ -116,10 +116,7 @@ def row_builder(result: ResultShape,
         return None
     # The builder is written out as Python source once per statement shape: one unpacking of
     # the fetched tuple, one converter call per column that needs one, one store per
-    # attribute. Against the generic loop it replaced (zip over the attributes, a copy of
-    # each row to convert in place) a five-column model costs 0.39 us a row instead of
-    # 1.05 us, and the SQLite whole-table scan of bench/bench_sqlite.py goes from 0.38 to
-    # 0.62 of sqlite3's own fetchall (`.venv/bin/python bench/bench_sqlite.py --quick`).
+    # attribute (measured against a generic loop: BENCHMARKS.md, "Fast paths").
     names: dict[str, Any] = {"new": object.__new__, "make": tuple.__new__}
     if isinstance(result, JoinedModels):
         return _without_gc_pauses(_joined_builder(result, adapters, names))
@@ -219,11 +216,10 @@ def _without_gc_pauses(build: Callable[[Sequence[Any]], list[Any]]
                        ) -> Callable[[Sequence[Any]], list[Any]]:
     """The builder, pausing the cyclic GC while it makes a large result.
 
-    Every new model instance counts towards the collector's thresholds, so a 20,000-row
-    result set off several collections that walk every object alive, for nothing: the rows
-    hold no cycles. Paused, a 20,000-row scan of bench/bench_sqlite.py's table takes a
-    median 20 ms instead of 47 ms (9 runs each). The collector is switched back on only if
-    it was on, and runs again at its next threshold.
+    Every new model instance counts towards the collector's thresholds, so a large result
+    set off several collections that walk every object alive, for nothing: the rows hold no
+    cycles (measured: BENCHMARKS.md, "Fast paths"). The collector is switched back on only if it was on, and
+    runs again at its next threshold.
     """
     isenabled, disable, enable = gc.isenabled, gc.disable, gc.enable
 

@@ -57,9 +57,8 @@ class Statement(Generic[R_co]):
 
 def _dialects() -> ModuleType:
     """The dialects package, imported on first use (it imports the statement nodes)."""
-    # A function-level `from ..dialects import get_dialect` ran the import machinery on every
-    # compile(): 0.6 of the 1.7 us that compiling the seed's prebuilt claim took
-    # (`.venv/bin/python bench/bench_statements.py`, "compile a prebuilt one").
+    # Looked up in sys.modules: a function-level import runs the import machinery on every
+    # compile() (measured: BENCHMARKS.md, "Fast paths").
     module = sys.modules.get(_DIALECTS)
     if module is None:
         module = importlib.import_module(_DIALECTS)
@@ -69,8 +68,7 @@ def _dialects() -> ModuleType:
 _DIALECTS = __name__.rsplit(".", 2)[0] + ".dialects"
 
 #: (Dialect,) once the dialects are imported, and the dialects found by name: compile() then
-#: makes no call before the dialect's own. With the in-order params of Dialect.compile(),
-#: compiling the prebuilt claim went from 13,500 to 9,500 instructions (callgrind).
+#: makes no call before the dialect's own (measured: BENCHMARKS.md, "Fast paths").
 _DIALECT_TYPES: tuple[type[Dialect], ...] = ()
 _NAMED: dict[str, Dialect] = {}
 

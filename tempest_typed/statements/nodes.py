@@ -424,15 +424,12 @@ def operand_column(node: object) -> ColumnMeta | None:
 
 
 # -- making nodes -----------------------------------------------------------------------------
-# Making a NamedTuple runs its Python-level __new__: 3,100 instructions under callgrind, where
-# a plain tuple literal takes 300. The builders' hot paths make their nodes with `new_node`
-# instead, from the tuple of every field, the tag included (1,200); the nodes every statement
-# makes again and again are made once and shared, and the hot paths look them up with the
-# `find_*` lookups below before calling the function that makes them.
-#
-# The lookups are dict.get bound once: CPython 3.11 compiles `NAME.get(...)` on a name the
-# module imported as an attribute load (as if NAME were a module), which makes a new bound
-# method on every call, 250 instructions more.
+# Making a NamedTuple runs its Python-level __new__, which costs ten times a tuple literal:
+# the builders' hot paths make their nodes with `new_node` instead, from the tuple of every
+# field, the tag included; the nodes every statement makes again and again are made once and
+# shared, and the hot paths look them up with the `find_*` lookups below (dict.get bound
+# once: `NAME.get(...)` on an imported name makes a bound method per call) before calling
+# the function that makes them (measured: BENCHMARKS.md, "Fast paths").
 
 #: `new_node(InSubquery, (left, query, offset, negated, "insub"))`: the node from all its
 #: fields in order, the tag last, without the NamedTuple's Python-level __new__

@@ -94,10 +94,9 @@ class Query(Statement[R_co]):
 
     #: The statement's node is kept apart: the fields where() / order_by() / limit() /
     #: offset() / for_update() change in slots of their own, the others in one `Context`
-    #: that those calls hand on. Copying a slot costs less than making a new 12-field node on
-    #: every call (the seed's select made four; its build + compile took 123,000
-    #: instructions, and 104,000 this way, callgrind), and copying one context less than
-    #: copying its fields one by one (the claim: 92,500 -> 90,800).
+    #: that those calls hand on: copying a slot costs less than making a new 12-field node on
+    #: every call, and copying one context less than copying its fields one by one
+    #: (measured: BENCHMARKS.md, "Fast paths").
     _ctx: Context
     _where: Condition | None
     _order: tuple[OrderItem, ...]
