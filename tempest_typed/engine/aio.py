@@ -84,6 +84,10 @@ class AsyncSession(SessionCore):
                 result = await self._io.call("run_many", conn, sql, many, returning)
         except self._driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, many, started if log else None) from exc
+        except TempestError:
+            raise
+        except core.NOT_DRIVER_ERRORS as exc:
+            raise core.bind_failed(exc, sql, params) from exc
         if log:
             log_ok(sql, params, many, started)
         return result  # type: ignore[no-any-return]  # the driver returns (rows, count)
@@ -107,6 +111,10 @@ class AsyncSession(SessionCore):
             value = await self._io.call(name, conn, *args)
         except self._driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, None, None) from exc
+        except TempestError:
+            raise
+        except core.NOT_DRIVER_ERRORS as exc:
+            raise core.bind_failed(exc, sql, params) from exc
         if log:
             log_step(name, args, started)
         return value
@@ -133,8 +141,8 @@ class AsyncSession(SessionCore):
 
     async def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
-        core.check_params(params)
-        rows, count = await self._run(sql, tuple(params) if params else None)
+        core.check_sql(sql)
+        rows, count = await self._run(sql, core.sql_params(self._driver, params))
         return Result(rows, count, sql)
 
     def stream(self, stmt: Statement[R], *, chunk_size: int = core.STREAM_CHUNK) -> AsyncStream[R]:

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
-from ..errors import TransactionConflict
+from ..errors import TempestError, TransactionConflict
 from ..statements.base import Statement
 from .core import (
+    NOT_DRIVER_ERRORS,
     STREAM_CHUNK,
     Chunk,
     EngineCore,
@@ -23,14 +24,16 @@ from .core import (
     Step,
     Steps,
     StreamClosed,
-    check_params,
+    bind_failed,
     check_retries,
+    check_sql,
     log_ok,
     log_step,
     logger,
     paused,
     resume,
     retry_pause,
+    sql_params,
 )
 from .options import driver_for
 from .result import Result
@@ -88,6 +91,10 @@ class Session(SessionCore):
                 result = driver.run_many(conn, sql, many, returning)
         except driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, many, started if log else None) from exc
+        except TempestError:
+            raise
+        except NOT_DRIVER_ERRORS as exc:
+            raise bind_failed(exc, sql, params) from exc
         if log:
             log_ok(sql, params, many, started)
         return result
@@ -111,6 +118,10 @@ class Session(SessionCore):
             value = getattr(driver, name)(conn, *args)
         except driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, None, None) from exc
+        except TempestError:
+            raise
+        except NOT_DRIVER_ERRORS as exc:
+            raise bind_failed(exc, sql, params) from exc
         if log:
             log_step(name, args, started)
         return value
@@ -136,9 +147,8 @@ class Session(SessionCore):
 
     def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
-        check_params(params)
-        # No parameters: pass None, so that a literal % in the SQL is not read as a placeholder.
-        rows, count = self._run(sql, tuple(params) if params else None)
+        check_sql(sql)
+        rows, count = self._run(sql, sql_params(self._driver, params))
         return Result(rows, count, sql)
 
     def stream(self, stmt: Statement[R], *, chunk_size: int = STREAM_CHUNK) -> Stream[R]:

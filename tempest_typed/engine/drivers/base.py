@@ -17,9 +17,13 @@ from typing import Any, ClassVar
 
 from ...dialects import Dialect
 from ...errors import ConfigurationError, DialectError, QueryExecutionError
+from ...values import untyped_value
 from ..types import Adapter, Adapters
 
 __all__ = ["AsyncDriver", "AsyncPool", "Driver", "SimplePool", "ThreadedDriver"]
+
+#: how adapt_any() names the value in its messages when the caller says nothing closer
+UNTYPED = "a value bound without a column type"
 
 ISOLATION_LEVELS = {
     "read uncommitted": "READ UNCOMMITTED",
@@ -49,8 +53,14 @@ class Driver:
     #: adapters from the driver's value to the annotated Python type, by column kind
     result: ClassVar[Adapters] = {}
 
-    def adapt_any(self, value: Any) -> Any:
-        """A value bound where no column type is known (sql.expr arguments)."""
+    def adapt_any(self, value: Any, where: str = UNTYPED) -> Any:
+        """A value bound where no column type is known (sql.expr arguments, sql.now(plus=),
+        execute_sql parameters), as this driver stores it; ValidationError for a value that
+        not every driver would store as it is (never bound as its str())."""
+        return self.adapt_untyped(untyped_value(value, where, json=True))
+
+    def adapt_untyped(self, value: Any) -> Any:
+        """A value untyped_value() took, as this driver binds it."""
         return value
 
     def bind_adapter(self, kind: str | None) -> Adapter | None:

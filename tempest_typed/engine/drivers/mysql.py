@@ -114,6 +114,11 @@ class PyMySQLDriver(Driver):
             kwargs["port"] = url.port
         kwargs.update(url.options)
         kwargs.update(connect_args or {})
+        flags = kwargs.get("client_flag")
+        if isinstance(flags, int):
+            # One statement per execute, whatever the options ask: with MULTI_STATEMENTS,
+            # "...; DROP TABLE t" in a text would run as a second statement.
+            kwargs["client_flag"] = flags & ~pymysql.constants.CLIENT.MULTI_STATEMENTS
         self._kwargs = kwargs
         self._dialect: Dialect | None = None
         if url.scheme == "mariadb":
@@ -161,7 +166,7 @@ class PyMySQLDriver(Driver):
         return self._dialect
 
     @override
-    def adapt_any(self, value: Any) -> Any:
+    def adapt_untyped(self, value: Any) -> Any:
         return _auto(value)
 
     @override
