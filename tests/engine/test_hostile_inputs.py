@@ -307,3 +307,22 @@ async def test_the_async_engine_refuses_before_connecting() -> None:
     with pytest.raises(ValidationError, match="cannot be bound"):
         await engine.execute_sql("SELECT %s", (object(),))
     await engine.dispose()
+
+
+async def test_mysql_runs_one_statement_even_when_the_options_ask_for_more(
+        mysql_url: str) -> None:
+    import pymysql.constants.CLIENT as CLIENT
+
+    options = {"client_flag": CLIENT.MULTI_STATEMENTS | CLIENT.FOUND_ROWS}
+    blocking = create_engine(mysql_url, connect_args=options)
+    try:
+        with pytest.raises(QueryExecutionError):
+            blocking.execute_sql("SELECT 1; SELECT 2")
+    finally:
+        blocking.dispose()
+    awaiting = create_async_engine(mysql_url, connect_args=options)
+    try:
+        with pytest.raises(QueryExecutionError):
+            await awaiting.execute_sql("SELECT 1; SELECT 2")
+    finally:
+        await awaiting.dispose()
