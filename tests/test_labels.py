@@ -130,23 +130,17 @@ def test_a_dunder_label_is_refused_before_any_row_is_read() -> None:
     assert done.stdout.startswith("refused: Book: aggregate() label '__getitem__' starts with")
 
 
-def test_a_model_attribute_named_like_a_special_method_is_refused_when_its_row_is_made() -> None:
-    # A model may hold such an attribute; a Row of it (a partial select, returning) would break.
+def test_a_model_attribute_named_like_a_special_method_is_refused_when_the_model_is_defined() -> None:
+    # A Row of it (a partial select, returning) would break: the model refuses it first.
     done = _run("""
-        from tempest_typed import Model, ValidationError, column, create_engine, insert, select
+        from tempest_typed import Model, ValidationError, column
 
-        class Odd(Model, table="odd"):
-            id: int = column(primary_key=True)
-            __len__: int = 0
-
-        engine = create_engine("sqlite:///:memory:")
-        engine.create_all(Odd)
-        engine.execute(insert(Odd).values({"id": 1}))
-        assert engine.execute(select(Odd)).one().id == 1   # a model instance: no Row
         try:
-            print(len(engine.execute(select(Odd, ["id", "__len__"])).one()))
+            class Odd(Model, table="odd"):
+                id: int = column(primary_key=True)
+                __len__: int = 0
         except ValidationError as exc:
             print("refused:", exc)
     """)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("refused: a row cannot have a field named '__len__'")
+    assert done.stdout.startswith("refused: Odd.__len__: a column's attribute cannot be a dunder")

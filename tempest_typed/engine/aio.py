@@ -97,6 +97,10 @@ class AsyncSession(SessionCore):
                 result = await self._io.run_many(conn, sql, many, returning)
         except self._driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, many, started if log else None) from exc
+        except TempestError:
+            raise
+        except core.NOT_DRIVER_ERRORS as exc:
+            raise core.bind_failed(exc, sql, params) from exc
         if log:
             log_ok(sql, params, many, started)
         return result
@@ -120,6 +124,10 @@ class AsyncSession(SessionCore):
             value = await self._io.call(name, conn, *args)
         except self._driver.driver_errors() as exc:
             raise self._failed(exc, sql, params, None, None) from exc
+        except TempestError:
+            raise
+        except core.NOT_DRIVER_ERRORS as exc:
+            raise core.bind_failed(exc, sql, params) from exc
         if log:
             log_step(name, args, started)
         return value
@@ -152,13 +160,14 @@ class AsyncSession(SessionCore):
 
     async def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
-        core.check_params(params)
+        core.check_sql(sql)
+        bound = core.sql_params(self._driver, params)
         self._hold()
         try:
             if self._stream is not None:
                 await self._drive(self._settle_stream_steps())
             self._check_usable()
-            rows, count = await self._run(sql, tuple(params) if params else None)
+            rows, count = await self._run(sql, bound)
             return Result(rows, count, sql)
         finally:
             self._unhold()

@@ -32,6 +32,7 @@ from ..errors import (
     TransactionConflict,
     ValidationError,
 )
+from ..sqltext import check_statement_text
 from ..statements.base import Statement
 from ..statements.delete import Delete
 from ..statements.nodes import ConflictUpdate, InsertStatement, RowParams, StatementNode
@@ -169,6 +170,42 @@ def check_params(params: object) -> None:
             f"execute_sql(sql, params): params is a {type(params).__name__}; pass a tuple or "
             "list of values, one per placeholder, in order (named parameters are not taken)"
         )
+
+
+def check_sql(sql: object) -> str:
+    """The execute_sql() text, or ValidationError: a str, without a NUL (where libpq would cut
+    the statement), valid Unicode. That it runs as one statement is the driver's setting."""
+    return check_statement_text(sql)
+
+
+def sql_params(driver: Driver, params: Sequence[object]) -> tuple[object, ...] | None:
+    """execute_sql() parameters as the driver binds them; None for none.
+
+    Each is a value every driver stores as it is (as sql.expr takes; a dict as JSON), or a
+    list or tuple of such values where the database binds one (an array, an IN list),
+    adapted as the driver stores it; anything else is a ValidationError, never bound as its
+    str().
+    """
+    check_params(params)
+    if not params:
+        # None, so that a literal % in the SQL is not read as a placeholder.
+        return None
+    adapt = driver.adapt_param
+    return tuple(adapt(value, f"execute_sql() parameter {i + 1}")
+                 for i, value in enumerate(params))
+
+
+def bind_failed(exc: BaseException, sql: str,
+                params: Sequence[object] | None) -> QueryExecutionError:
+    """The error for an exception a driver call raised that is not the library's own error
+    class (a TypeError or OverflowError while it binds the parameters, say)."""
+    return QueryExecutionError(
+        f"the driver could not run the statement: {type(exc).__name__}: {exc}", sql,
+        params or ())
+
+
+#: what a driver raises, besides its own errors, for values or text it could not send
+NOT_DRIVER_ERRORS = (TypeError, ValueError, OverflowError, UnicodeError)
 
 
 def check_guarded(stmt: Statement[Any]) -> None:

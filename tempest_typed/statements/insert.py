@@ -14,6 +14,7 @@ from ..errors import ValidationError
 from ..expressions import Expression
 from ..model import INT_MAX, INT_MIN, UNSET, ColumnMeta, Model, ModelMeta, meta_of
 from ..row import Row
+from ..values import KEPT, freeze_from
 from .base import R_co, Statement, assignments, column_list, returning_columns
 from .nodes import (
     Condition,
@@ -364,6 +365,12 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                       for col in columns)
                 for mapping in mappings
             )
+        if not KEPT.issuperset(map(type, values[start:])):
+            # A JSON dict, a bytearray, an enum member: the statement keeps its own copy (or
+            # the plain value), so changing the caller's object later changes nothing stored.
+            # The test is one pass at C speed: values() of 1,000 seven-column rows on this
+            # path, 60.6M -> 61.6M instructions (callgrind).
+            freeze_from(values, start)
         new._values = tuple(values)
         return new
 

@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeAlias, TypeGuard, TypeVar
 from ..errors import ValidationError
 from ..expressions import ColumnReference, Excluded, Expr, Expression, Now, Raw, ScalarValue
 from ..model import ColumnMeta, ModelMeta, check_text
+from ..values import KEPT, frozen
 from .nodes import (
     COMPARISONS,
     FALSE,
@@ -312,7 +313,9 @@ def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
             )
         return expression_node(scope, value, values, where, allow_excluded, expected=col)
     col.check_value(value, where)
-    values.append(value)
+    # Kept as a copy of its own (a bytearray, a JSON dict) or its plain value (an enum
+    # member): a built statement never changes when the caller's object does.
+    values.append(value if type(value) in KEPT else frozen(value))
     return param(len(values) - 1, col.kind)
 
 

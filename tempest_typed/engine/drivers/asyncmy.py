@@ -23,6 +23,7 @@ from .mysql import SETUP, PyMySQLDriver, begin_statements, log_warnings, logger
 
 try:
     import asyncmy
+    import asyncmy.constants.CLIENT
     import asyncmy.cursors
     import asyncmy.errors
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -82,7 +83,12 @@ class AsyncmyDriver(AsyncDriver):
     async def _open(self) -> Any:
         rules = self._rules
         try:
-            conn = await asyncmy.connect(**rules._kwargs, cursor_cls=_Cursor)
+            conn: Any = asyncmy.Connection(**rules._kwargs, cursor_cls=_Cursor)  # type: ignore[no-untyped-call]  # untyped in asyncmy's stub
+            # asyncmy asks the server for multi-statements on every connection (its
+            # Connection sets CLIENT.MULTI_STATEMENTS), so "...; DROP TABLE t" would run as a
+            # second statement; the flag is read at the handshake: take it back before.
+            conn._client_flag &= ~asyncmy.constants.CLIENT.MULTI_STATEMENTS
+            await conn.connect()
         except (asyncmy.errors.Error, TypeError, ValueError) as exc:
             raise rules._connect_failed(exc) from exc
         try:

@@ -16,11 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from ...dialects import Dialect
-from ...errors import ConfigurationError, DialectError, QueryExecutionError
+from ...errors import ConfigurationError, DialectError, QueryExecutionError, ValidationError
+from ...values import untyped_value
 from ..types import Adapter, Adapters
 
 __all__ = ["MISSING_COLUMN_HINT", "MISSING_TABLE_HINT", "AsyncDriver", "AsyncPool", "Driver", "SimplePool",
            "ThreadedDriver", "hinted"]
+
+#: how adapt_any() names the value in its messages when the caller says nothing closer
+UNTYPED = "a value bound without a column type"
 
 ISOLATION_LEVELS = {
     "read uncommitted": "READ UNCOMMITTED",
@@ -50,9 +54,32 @@ class Driver:
     #: adapters from the driver's value to the annotated Python type, by column kind
     result: ClassVar[Adapters] = {}
 
-    def adapt_any(self, value: Any) -> Any:
-        """A value bound where no column type is known (sql.expr arguments)."""
+    def adapt_any(self, value: Any, where: str = UNTYPED) -> Any:
+        """A value bound where no column type is known (sql.expr arguments, sql.now(plus=),
+        execute_sql parameters), as this driver stores it; ValidationError for a value that
+        not every driver would store as it is (never bound as its str())."""
+        return self.adapt_untyped(untyped_value(value, where, json=True))
+
+    def adapt_untyped(self, value: Any) -> Any:
+        """A value untyped_value() took, as this driver binds it."""
         return value
+
+    def adapt_param(self, value: Any, where: str) -> Any:
+        """An execute_sql() parameter as this driver binds it: a value as adapt_any() takes
+        it, a dict as JSON, and a list or tuple of such values as the driver's own sequence
+        parameter (PostgreSQL's array, MySQL's parenthesized list for IN %s)."""
+        if isinstance(value, list | tuple):
+            items = [self.adapt_untyped(untyped_value(v, f"{where}, item {i + 1}"))
+                     for i, v in enumerate(value)]
+            return self.sequence_param(items, where)
+        return self.adapt_any(value, where)
+
+    def sequence_param(self, items: list[Any], where: str) -> Any:
+        """A list of bound values as one parameter, where the database takes one."""
+        raise ValidationError(
+            f"{where} is a list, and {self.dialect.display_name} binds no list as one "
+            "parameter: write one placeholder per item"
+        )
 
     def bind_adapter(self, kind: str | None) -> Adapter | None:
         """The adapter for a parameter of a column kind; None when the value passes as is."""

@@ -139,6 +139,11 @@ class PyMySQLDriver(Driver):
             kwargs["port"] = url.port
         kwargs.update(url.options)
         kwargs.update(connect_args or {})
+        flags = kwargs.get("client_flag")
+        if isinstance(flags, int):
+            # One statement per execute, whatever the options ask: with MULTI_STATEMENTS,
+            # "...; DROP TABLE t" in a text would run as a second statement.
+            kwargs["client_flag"] = flags & ~pymysql.constants.CLIENT.MULTI_STATEMENTS
         self._kwargs = kwargs
         self._dialect: Dialect | None = None
         if url.scheme == "mariadb":
@@ -186,7 +191,11 @@ class PyMySQLDriver(Driver):
         return self._dialect
 
     @override
-    def adapt_any(self, value: Any) -> Any:
+    def sequence_param(self, items: list[Any], where: str) -> Any:
+        return tuple(items)  # escaped as (a, b, ...): `IN %s`
+
+    @override
+    def adapt_untyped(self, value: Any) -> Any:
         return _auto(value)
 
     @override

@@ -248,7 +248,11 @@ class PsycopgDriver(Driver):
         )
 
     @override
-    def adapt_any(self, value: Any) -> Any:
+    def sequence_param(self, items: list[Any], where: str) -> Any:
+        return items  # an array: `= ANY(%s)`
+
+    @override
+    def adapt_untyped(self, value: Any) -> Any:
         if isinstance(value, dict | list):
             return Jsonb(value)
         return value
@@ -319,7 +323,10 @@ class PsycopgDriver(Driver):
             cur = conn._tempest_cursor
         except AttributeError:
             cur = conn._tempest_cursor = conn.cursor()
-        cur.execute(sql, params)
+        if params is None and ";" in sql:
+            cur.execute(sql, None, **one_statement(conn))
+        else:
+            cur.execute(sql, params)
         rows = cur.fetchall() if cur.description is not None else None
         return rows, cur.rowcount
 
@@ -397,6 +404,21 @@ class PsycopgDriver(Driver):
         if isinstance(exc, psycopg.errors.UndefinedColumn):
             return QueryExecutionError(hinted(message, MISSING_COLUMN_HINT), sql, params)
         return QueryExecutionError(message, sql, params)
+
+
+def one_statement(conn: Any) -> dict[str, bool]:
+    """The execute() options that run a text without parameters as one statement at most.
+
+    psycopg sends a query without parameters with the simple query protocol, which runs every
+    statement of the text ("UPDATE t SET n = 9; DELETE FROM t" would run both); a prepared
+    statement (the extended protocol) holds one, and the server refuses a second. A text
+    without a ; cannot hold two statements, so only those pay the extra round trip of
+    preparing. Where preparing is switched off (connect_args prepare_threshold=None), psycopg
+    ignores prepare=True: binary results take the extended protocol too.
+    """
+    if conn.prepare_threshold is None:
+        return {"binary": True}
+    return {"prepare": True}
 
 
 def begin_sql(isolation: str | None, read_only: bool) -> str:
@@ -552,7 +574,10 @@ class AsyncPsycopgDriver(AsyncDriver):
             cur = conn._tempest_cursor
         except AttributeError:
             cur = conn._tempest_cursor = conn.cursor()
-        await cur.execute(sql, params)
+        if params is None and ";" in sql:
+            await cur.execute(sql, None, **one_statement(conn))
+        else:
+            await cur.execute(sql, params)
         rows = await cur.fetchall() if cur.description is not None else None
         return rows, cur.rowcount
 

@@ -148,7 +148,7 @@ class SQLiteDriver(Driver):
         return pragmas
 
     @override
-    def adapt_any(self, value: Any) -> Any:
+    def adapt_untyped(self, value: Any) -> Any:
         return _auto(value)
 
     @override
