@@ -85,7 +85,7 @@ _HOMES = {name: home for home, names in {
                    "Subquery", "Update", "and_", "delete", "insert", "join", "not_", "or_",
                    "select", "update"),
 }.items() for name in names}
-#: The submodules an eager `import tempest_typed` used to leave bound as attributes.
+#: The submodules that are attributes of the package once imported (`tempest_typed.sql`).
 _SUBMODULES = frozenset({"dialects", "engine", "errors", "expressions", "model", "row", "sql",
                          "statements"})
 

@@ -5,13 +5,15 @@ statement for that driver: SQL text, the adapter of each parameter, and the row 
 are resolved once per shape, so executing a statement again costs a cache lookup, the value
 adaptation and the driver's own work.
 
-A session's logic that talks to the database more than once (transactions and savepoints,
-a multi-row insert run row by row or in chunks, streaming, create_all) is written here once,
-as a generator of *steps*: each step names a driver method and its arguments, and the
-session shell that drives the generator (engine.py blocking, aio.py awaiting) runs it on its
-connection and sends the outcome back in. The shells only wait; the bookkeeping is here. The
-one-statement execute() is not a generator: the shells call `_plan()` and `_Prepared.result()`
-around their own driver call, so its hot path does no more work than before.
+A session's logic that talks to the database more than once (transactions and savepoints
+and the rule that a failed statement aborts its transaction, a multi-row insert run row by
+row or in chunks, streams and what a statement inside a stream's loop does to them, one user
+at a time) is written here once, as generators of *steps*: each step names a driver method
+and its arguments, and the session shell that drives the generator (aio.py, and engine.py
+generated from it) runs it on its connection and sends the outcome back in. The shells only
+wait; the bookkeeping is here. The one-statement execute() is not a generator: the shells
+call `_plan()` and `_Prepared.result()` around their own driver call, the hot path. The
+schema steps (create_all, check_schema) are engine/schema.py's.
 """
 
 from __future__ import annotations
