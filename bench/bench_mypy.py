@@ -190,7 +190,7 @@ def instructions(work: Path, ini: str, warm: Path, target: str) -> int:
 def plugin_bytecode() -> str:
     """Whether the modules mypy imports for the plugin have bytecode, as the header says it."""
     runtime = [ROOT / "tempest_typed" / name for name in ("__init__.py", "mypy.py", "_wording.py")]
-    sources = [*sorted((ROOT / "mypy_plugin" / "tempest_typed_mypy").glob("*.py")),
+    sources = [*sorted((ROOT / "mypy_plugin" / "tempest_typed_mypy").rglob("*.py")),
                *(path for path in runtime if path.exists())]
     missing = 0
     for source in sources:

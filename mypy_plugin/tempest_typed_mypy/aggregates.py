@@ -4,7 +4,7 @@ Rows are typed per field: the group columns by attribute name with their types (
 alias's as `| None`), then the labels: `count` is `int`; `sum` is the column's number type,
 `avg` a `float` (a `Decimal` for Decimal columns) and `min`/`max` the column's type, each
 `| None` (no row, or only NULLs). The statement's type keeps the rows it grouped and the group
-columns as written, which having() and order_by() check (see scopes.py).
+columns as written, which having() and order_by() check (see lib/scopes.py).
 """
 
 from __future__ import annotations
@@ -22,30 +22,21 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .conditions import check_condition
-from .joins import arg
-from .messages import AGGREGATE, PLAIN_NAME, VALUE, column_name, describe, plain_name_problem
-from .metadata import Column, instance
-from .rows import fields_row, typed_dict
-from .scopes import JoinScope, group_scope, source_scope
-from .values import Scope, callee_name, literal_str
+from .lib.conditions import check_condition
+from .lib.messages import AGGREGATE, PLAIN_NAME, VALUE, column_name, describe, plain_name_problem
+from .lib.metadata import Column, instance, non_null
+from .lib.names import AGGREGATE_FUNCTION
+from .lib.row_types import fields_row, typed_dict
+from .lib.scopes import JoinScope, Scope, group_scope, source_scope
+from .lib.syntax import arg, callee_name, literal_str
 
 __all__ = ["aggregate", "having"]
 
 _SQL = "tempest_typed.sql."
 FUNCTIONS = {f"{_SQL}{name}": name for name in ("count", "sum", "avg", "min", "max")}
 FUNCTIONS[f"{_SQL}count_distinct"] = "count"
-AGGREGATE_FUNCTION = "tempest_typed.statements.aggregate.AggregateFunction"
 NUMBERS = frozenset({"int", "float", "decimal", "any"})
 ORDERED = frozenset({"int", "float", "decimal", "datetime", "date", "str", "literal", "any"})
-
-
-def _non_null(typ: Type) -> Type:
-    proper = get_proper_type(typ)
-    if isinstance(proper, UnionType):
-        return UnionType.make_union(
-            [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)])
-    return typ
 
 
 #: id(type) -> (the type, `type | None`): a column's (or float's) aggregate type is one
@@ -57,7 +48,7 @@ def _or_none(typ: Type) -> Type:
     hit = _OR_NONE.get(id(typ))
     if hit is not None and hit[0] is typ:
         return hit[1]
-    found = UnionType.make_union([_non_null(typ), NoneType()])
+    found = UnionType.make_union([non_null(typ), NoneType()])
     if len(_OR_NONE) >= 4096:
         _OR_NONE.clear()
     _OR_NONE[id(typ)] = (typ, found)

@@ -14,9 +14,9 @@ from mypy.nodes import Expression, MemberExpr, NameExpr, RefExpr, StrExpr, TypeI
 from mypy.plugin import FunctionSigContext
 from mypy.types import FunctionLike, Instance, UnionType, get_proper_type
 
-from .messages import COLUMN
-from .metadata import model_facts
-from .values import literal_str
+from .lib.messages import COLUMN, index_label
+from .lib.metadata import model_facts
+from .lib.syntax import literal_str
 
 __all__ = ["index_signature", "select_signature"]
 
@@ -69,8 +69,7 @@ def select_signature(ctx: FunctionSigContext) -> FunctionLike:
 
 def index_signature(ctx: FunctionSigContext) -> FunctionLike:
     """`Index("x", "col")`: reported with the fix."""
-    names = ctx.args[0] if ctx.args else []
-    label = f'Index "{names[0].value}"' if names and isinstance(names[0], StrExpr) else "Index"
+    label = index_label(ctx.args[0] if ctx.args else [])
     return _report(ctx, 1, lambda: f"{label}: columns must be")
 
 

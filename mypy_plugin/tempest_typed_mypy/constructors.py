@@ -12,7 +12,7 @@ from mypy.nodes import ARG_NAMED, ARG_NAMED_OPT
 from mypy.plugin import FunctionSigContext
 from mypy.types import FunctionLike, get_proper_type
 
-from .metadata import model_facts
+from .lib.metadata import model_facts
 
 __all__ = ["constructor_signature"]
 

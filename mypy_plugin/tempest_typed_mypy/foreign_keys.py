@@ -1,11 +1,12 @@
 """Foreign keys: `column(references="users.id")` names the table of a model and one of its
 columns, by SQL name (the DDL writes `REFERENCES "users" ("id")`).
 
-Checked against the models the module sees (tables.visible_models): the model whose table it
-names must have that column. A table that none of them has may be a model of a module this
-one does not import, or a table that is not a model at all (create_all then finds it or
+Checked against the models the module sees (visible_models, lib/tables.py): the model whose
+table it names must have that column. A table that none of them has may be a model of a module
+this one does not import, or a table that is not a model at all (create_all then finds it or
 raises SchemaError), so it is only reported when it is surely a typo: one edit away from the
-table of a model the module sees.
+table of a model the module sees. The mypy daemon and a warm run check the module again when
+such a model changes.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from mypy.nodes import AssignmentStmt, CallExpr, MypyFile, NameExpr, RefExpr, St
 from mypy.plugin import ClassDefContext, FunctionContext
 from mypy.types import Type
 
-from .messages import COLUMN, near
-from .metadata import COLUMN as COLUMN_CALL
-from .metadata import model_facts
-from .tables import sql_name, visible_models
+from .lib.messages import COLUMN, near
+from .lib.metadata import model_facts
+from .lib.names import COLUMN_FUNCTION
+from .lib.tables import sql_name, visible_models
+from .lib.typos import one_edit
 
 __all__ = ["check_references", "depend_on_referenced", "referenced_modules"]
 
@@ -42,9 +44,7 @@ def _attr_of(info: TypeInfo, call: CallExpr) -> str | None:
 
 
 def _one_edit_table(table: str, tables: list[str]) -> str | None:
-    from .correlation import _one_edit
-
-    return next((t for t in tables if len(t) >= 3 and _one_edit(table, t)), None)
+    return next((t for t in tables if len(t) >= 3 and one_edit(table, t)), None)
 
 
 def check_references(ctx: FunctionContext) -> Type:
@@ -121,7 +121,7 @@ def depend_on_referenced(ctx: ClassDefContext) -> None:
     for stmt in ctx.cls.defs.body:
         call = stmt.rvalue if isinstance(stmt, AssignmentStmt) else None
         if not (isinstance(call, CallExpr) and isinstance(call.callee, RefExpr)
-                and call.callee.fullname == COLUMN_CALL):
+                and call.callee.fullname == COLUMN_FUNCTION):
             continue
         expr = _references(call)
         if expr is None:

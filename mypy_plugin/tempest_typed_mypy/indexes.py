@@ -4,13 +4,13 @@ whose class body holds it."""
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import StrExpr
 from mypy.plugin import FunctionContext
 from mypy.types import Type
 
-from .conditions import check_condition
-from .metadata import model_facts
-from .values import Scope
+from .lib.conditions import check_condition
+from .lib.messages import index_label
+from .lib.metadata import model_facts
+from .lib.scopes import Scope
 
 __all__ = ["check_index"]
 
@@ -23,8 +23,7 @@ def check_index(ctx: FunctionContext) -> Type:
     if facts is None:
         return ctx.default_return_type
     by_name = dict(zip(ctx.callee_arg_names, ctx.args, strict=False))
-    names = by_name.get("name") or []
-    label = f'Index "{names[0].value}"' if names and isinstance(names[0], StrExpr) else "Index"
+    label = index_label(by_name.get("name") or [])
     scope = Scope(ctx.api, facts, label)
     for columns in by_name.get("columns") or []:
         scope.columns(columns)

@@ -3,7 +3,8 @@
 Each call adds its alias to the row type, `Join[Row[TypedDict({'user': User, 'order': Order |
 None})]]`, so `row.order` is `Order | None` and every later call (where, order_by, aggregate,
 as_subquery) reads the aliases back from the statement's type. The hooks of the calls that
-join and grouped statements share (where, order_by, as_subquery) live here too.
+join and grouped statements share (where, order_by, as_subquery) live here too, and the locks
+of a join (`for_update(of=[...])`).
 """
 
 from __future__ import annotations
@@ -19,33 +20,18 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .conditions import check_condition
-from .messages import COLUMN, PLAIN_NAME, VALUE, near, plain_name_problem
-from .metadata import ModelFacts, model_facts
-from .references import compared
-from .rows import fields_row
-from .scopes import (
-    JoinScope,
-    aliases_of,
-    fields_of,
-    group_scope,
-    source_scope,
-    subquery_model,
-)
-from .values import Scope, literal_str
+from .lib.conditions import check_condition
+from .lib.families import compared
+from .lib.messages import COLUMN, PLAIN_NAME, VALUE, listed, near, plain_name_problem
+from .lib.metadata import ModelFacts, model_facts
+from .lib.row_types import aliases_of, fields_of, fields_row
+from .lib.scopes import JoinScope, Scope, group_scope, source_scope, subquery_model
+from .lib.syntax import arg, literal_str
 
 __all__ = [
-    "add_inner", "add_left", "arg", "as_subquery", "lock_share", "lock_update", "order_by", "start",
+    "add_inner", "add_left", "as_subquery", "lock_share", "lock_update", "order_by", "start",
     "where",
 ]
-
-
-def arg(ctx: MethodContext | FunctionContext, name: str) -> list[Expression]:
-    """The expressions given for the parameter `name`."""
-    for names, args in zip(ctx.callee_arg_names, ctx.args, strict=False):
-        if names == name:
-            return args
-    return []
 
 
 def _model(ctx: MethodContext | FunctionContext, index: int) -> ModelFacts | None:
@@ -72,10 +58,9 @@ def _alias(api: TypeChecker, expr: Expression, taken: list[str], call: str) -> s
                  expr, code=VALUE)
         return None
     if alias in taken:
-        listed = ", ".join(f'"{a}"' for a in taken)
-        api.fail(f'{call}: the alias "{alias}" is already used (aliases: {listed}); aliases are '
-                 "unique within a statement (a self-join gives each side its own)", expr,
-                 code=VALUE)
+        api.fail(f'{call}: the alias "{alias}" is already used (aliases: {listed(taken)}); '
+                 "aliases are unique within a statement (a self-join gives each side its own)",
+                 expr, code=VALUE)
         return None
     return alias
 
@@ -217,7 +202,7 @@ def _locked(ctx: MethodContext, mode: str) -> Type:
     if aliases is None:
         return ctx.default_return_type
     assert isinstance(ctx.api, TypeChecker)
-    listed = ", ".join(f'"{a}"' for a in aliases)
+    known = listed(aliases)
     for of in arg(ctx, "of"):
         items = of.items if isinstance(of, ListExpr | TupleExpr) else [of]
         for item in items:
@@ -226,7 +211,7 @@ def _locked(ctx: MethodContext, mode: str) -> Type:
                 guess = near(name, aliases)
                 hint = f'; did you mean "{guess}"?' if guess else ""
                 ctx.api.fail(f'join({", ".join(aliases)}): for_{mode}(of=["{name}"]) names no '
-                             f"alias of this join{hint} (aliases: {listed})", item, code=COLUMN)
+                             f"alias of this join{hint} (aliases: {known})", item, code=COLUMN)
     return ctx.default_return_type
 
 

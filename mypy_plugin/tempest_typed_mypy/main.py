@@ -23,16 +23,17 @@ from . import (
     aggregates,
     column_lists,
     constructors,
+    exists,
     foreign_keys,
     indexes,
     joins,
     raw,
-    references,
     rows,
     statements,
-    tables,
 )
-from .metadata import MODEL, collect_model
+from .lib.metadata import collect_model
+from .lib.names import MODEL, RESULT, ROW
+from .lib.tables import collect_table
 
 __all__ = ["TempestTypedPlugin", "plugin"]
 
@@ -46,8 +47,8 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     "tempest_typed.sql.raw": raw.check_raw,
     "tempest_typed.model.Index": indexes.check_index,
     f"{_S}.join.join": joins.start,
-    "tempest_typed.sql.exists": references.check_exists,
-    "tempest_typed.sql.not_exists": references.check_not_exists,
+    "tempest_typed.sql.exists": exists.check_exists,
+    "tempest_typed.sql.not_exists": exists.check_not_exists,
     "tempest_typed.model.column": foreign_keys.check_references,
 }
 
@@ -69,9 +70,9 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.insert.Insert.returning": statements.returning,
     f"{_S}.update.Update.returning": statements.returning,
     f"{_S}.delete.Delete.returning": statements.returning,
-    f"{rows.ROW}.__getitem__": rows.row_item,
-    f"{rows.RESULT}.scalar": rows.result_scalar,
-    f"{rows.RESULT}.scalars": rows.result_scalars,
+    f"{ROW}.__getitem__": rows.row_item,
+    f"{RESULT}.scalar": rows.result_scalar,
+    f"{RESULT}.scalars": rows.result_scalars,
     f"{_S}.join.Join.inner_join": joins.add_inner,
     f"{_S}.join.Join.left_join": joins.add_left,
     f"{_S}.join.Join.where": joins.where,
@@ -92,7 +93,7 @@ def _collect(ctx: ClassDefContext) -> None:
     """A model's class body: its columns, its table's name, and the models its foreign keys
     name."""
     collect_model(ctx)
-    tables.collect_table(ctx)
+    collect_table(ctx)
     foreign_keys.depend_on_referenced(ctx)
 
 
@@ -130,7 +131,7 @@ class TempestTypedPlugin(Plugin):
 
     def get_attribute_hook(self, fullname: str) -> Callable[[AttributeContext], Type] | None:
         """`row.column` on a partial row."""
-        if fullname.startswith(rows.ROW + "."):
+        if fullname.startswith(ROW + "."):
             return rows.row_attribute
         return None
 

@@ -6,7 +6,7 @@ from mypy.nodes import StrExpr
 from mypy.plugin import FunctionContext
 from mypy.types import Instance, LiteralType, Type, get_proper_type
 
-from .messages import RAW, describe
+from .lib.messages import RAW, describe
 
 __all__ = ["check_raw"]
 

@@ -1,5 +1,6 @@
-"""Hooks of the statement builders: the model is read from the statement's type, each argument
-is checked where it was written, and partial rows get their precise type."""
+"""The single-model statements' hooks (select, insert, update, delete): the model is read from
+the statement's type, each argument is checked where it was written, and partial rows get
+their precise type."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from mypy.nodes import DictExpr, Expression, ListExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import Instance, Type, get_proper_type
 
-from .conditions import check_condition
-from .messages import INSERT
-from .metadata import ModelFacts, model_facts
-from .rows import row_type
-from .values import Scope
+from .lib.conditions import check_condition
+from .lib.messages import INSERT, listed
+from .lib.metadata import ModelFacts, model_facts
+from .lib.row_types import row_type
+from .lib.scopes import Scope
+from .lib.syntax import arg
+from .lib.values import check_value
 
 __all__ = [
     "as_subquery", "conflict_nothing", "conflict_update", "insert_values", "order_by",
@@ -25,13 +28,6 @@ def _model(typ: Type) -> ModelFacts | None:
     if isinstance(proper, Instance) and proper.args:
         return model_facts(proper.args[0])
     return None
-
-
-def _arg(ctx: MethodContext | FunctionContext, name: str) -> list[Expression]:
-    for names, args in zip(ctx.callee_arg_names, ctx.args, strict=False):
-        if names == name:
-            return args
-    return []
 
 
 def _scope(ctx: MethodContext, where: str, allow_excluded: bool = False) -> Scope | None:
@@ -66,7 +62,7 @@ def where(ctx: MethodContext) -> Type:
     """`.where(...)` on a select, update or delete."""
     scope = _scope(ctx, "where()")
     if scope is not None:
-        for condition in _arg(ctx, "conditions"):
+        for condition in arg(ctx, "conditions"):
             check_condition(scope, condition)
     return ctx.default_return_type
 
@@ -75,7 +71,7 @@ def order_by(ctx: MethodContext) -> Type:
     """`.order_by("column")`."""
     scope = _scope(ctx, "order_by()")
     if scope is not None:
-        for column in _arg(ctx, "column"):
+        for column in arg(ctx, "column"):
             scope.column(column)
     return ctx.default_return_type
 
@@ -83,7 +79,7 @@ def order_by(ctx: MethodContext) -> Type:
 def as_subquery(ctx: MethodContext) -> Type:
     """`.as_subquery("column")`: a `Subquery` typed by that column."""
     scope = _scope(ctx, "as_subquery()")
-    column = _arg(ctx, "column")
+    column = arg(ctx, "column")
     if scope is None or not column:
         return ctx.default_return_type
     col = scope.column(column[0])
@@ -123,7 +119,7 @@ def _assignments(scope: Scope, mapping: Expression) -> list[str] | None:
             continue
         if names is not None:
             names.append(col.attr)
-        scope.value(col, value)
+        check_value(scope, col, value)
     return names
 
 
@@ -131,7 +127,7 @@ def update_set(ctx: MethodContext) -> Type:
     """`update(M).set({...})`."""
     scope = _scope(ctx, "set()")
     if scope is not None:
-        for mapping in _arg(ctx, "values"):
+        for mapping in arg(ctx, "values"):
             _assignments(scope, mapping)
     return ctx.default_return_type
 
@@ -141,7 +137,7 @@ def insert_values(ctx: MethodContext) -> Type:
     scope = _scope(ctx, "values()")
     if scope is None:
         return ctx.default_return_type
-    for rows in _arg(ctx, "rows"):
+    for rows in arg(ctx, "rows"):
         items = rows.items if isinstance(rows, ListExpr | TupleExpr) else [rows]
         for row in items:
             names = _assignments(scope, row)
@@ -150,9 +146,9 @@ def insert_values(ctx: MethodContext) -> Type:
             missing = [c.attr for c in scope.facts.columns.values()
                        if c.required and c.attr not in names]
             if missing:
-                listed = ", ".join(f'"{m}"' for m in missing)
                 scope.fail(f"insert({scope.facts.name}).values() is missing required column(s) "
-                           f"{listed}: they are not nullable and have no default", row, INSERT)
+                           f"{listed(missing)}: they are not nullable and have no default", row,
+                           INSERT)
     return ctx.default_return_type
 
 
@@ -162,10 +158,10 @@ def conflict_nothing(ctx: MethodContext) -> Type:
     scope = _scope(ctx, label)
     if scope is None:
         return ctx.default_return_type
-    for target in _arg(ctx, "target"):
+    for target in arg(ctx, "target"):
         scope.columns(target)
     inner = Scope(scope.api, scope.facts, f"{label} where=")
-    for condition in _arg(ctx, "where"):
+    for condition in arg(ctx, "where"):
         check_condition(inner, condition)
     return ctx.default_return_type
 
@@ -176,13 +172,13 @@ def conflict_update(ctx: MethodContext) -> Type:
     scope = _scope(ctx, label)
     if scope is None:
         return ctx.default_return_type
-    for target in _arg(ctx, "target"):
+    for target in arg(ctx, "target"):
         scope.columns(target)
     assign = Scope(scope.api, scope.facts, f"{label} set", allow_excluded=True)
-    for mapping in _arg(ctx, "set"):
+    for mapping in arg(ctx, "set"):
         _assignments(assign, mapping)
     for name in ("index_where", "update_where"):
         inner = Scope(scope.api, scope.facts, f"{label} {name}=")
-        for condition in _arg(ctx, name):
+        for condition in arg(ctx, name):
             check_condition(inner, condition)
     return ctx.default_return_type

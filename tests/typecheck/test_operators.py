@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tempest_typed_mypy import conditions
+from tempest_typed_mypy.lib import names
 from test_cache_and_workers import run_mypy
 
 from tempest_typed import ValidationError
@@ -76,7 +76,7 @@ def operand(op: str, value: str) -> str:
 
 
 def test_the_plugin_knows_the_runtime_operators() -> None:
-    assert conditions.OPERATORS == nodes.OPERATORS
+    assert names.OPERATORS == nodes.OPERATORS
 
 
 def test_each_operator_applies_to_the_same_column_kinds(tmp_path: Path,

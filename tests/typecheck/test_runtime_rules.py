@@ -5,7 +5,7 @@ order and that are text, and the families of compared columns."""
 from __future__ import annotations
 
 import pytest
-from tempest_typed_mypy import metadata, references, tables
+from tempest_typed_mypy.lib import families, metadata, tables
 
 from tempest_typed import model
 from tempest_typed.statements import nodes, where
@@ -34,4 +34,4 @@ def test_families_are_the_runtime_ones() -> None:
         return {frozenset(k for k, f in families.items() if f == family)
                 for family in set(families.values())}
 
-    assert grouped(references.FAMILIES) == grouped(where.FAMILIES)
+    assert grouped(families.FAMILIES) == grouped(where.FAMILIES)

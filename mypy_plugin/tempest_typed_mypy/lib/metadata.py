@@ -5,7 +5,8 @@ attributes are columns, `column(primary_key=..., server_default=..., name=...)`,
 is collected while mypy analyses the model's module and stored in `TypeInfo.metadata`, which
 mypy serialises with the class: a warm run never sees the class body again. What the types
 say (a column's type, its kind, nullability) is derived from the class's attributes when a
-check runs, because those types are complete only then.
+check runs, because those types are complete only then. Part of the foundation: imports no
+check.
 """
 
 from __future__ import annotations
@@ -36,16 +37,16 @@ from mypy.types import (
     get_proper_type,
 )
 
+from .names import COLUMN_FUNCTION, FIELD
+from .syntax import is_none, is_true
+
 __all__ = [
-    "KEY", "MODEL", "Column", "ModelFacts", "collect_model", "column_kind", "instance",
-    "model_facts",
+    "KEY", "ORDERED_KINDS", "TEXT_KINDS", "Column", "ModelFacts", "collect_model", "column_kind",
+    "instance", "model_facts", "non_null",
 ]
 
 #: The key of our entry in `TypeInfo.metadata`.
 KEY = "tempest_typed"
-MODEL = "tempest_typed.model.Model"
-COLUMN = "tempest_typed.model.column"
-FIELD = "dataclasses.field"
 
 _KINDS = {
     "builtins.str": "str", "builtins.int": "int", "builtins.float": "float",
@@ -55,14 +56,6 @@ _KINDS = {
 }
 ORDERED_KINDS = frozenset({"int", "float", "decimal", "datetime", "date"})
 TEXT_KINDS = frozenset({"str", "literal"})
-
-
-def _is_true(expr: object) -> bool:
-    return isinstance(expr, NameExpr) and expr.fullname == "builtins.True"
-
-
-def _is_none(expr: object) -> bool:
-    return isinstance(expr, NameExpr) and expr.fullname == "builtins.None"
 
 
 def collect_model(ctx: ClassDefContext) -> None:
@@ -83,14 +76,14 @@ def collect_model(ctx: ClassDefContext) -> None:
         primary_key = server_default = is_column_call = False
         sql_name: str | None = None
         if (isinstance(rvalue, CallExpr) and isinstance(rvalue.callee, RefExpr)
-                and rvalue.callee.fullname in (COLUMN, FIELD)):
+                and rvalue.callee.fullname in (COLUMN_FUNCTION, FIELD)):
             kwargs = {n: a for n, a in zip(rvalue.arg_names, rvalue.args, strict=True) if n}
             has_default = "default" in kwargs or "default_factory" in kwargs
-            primary_key = _is_true(kwargs.get("primary_key"))
-            server_default = "server_default" in kwargs and not _is_none(kwargs["server_default"])
+            primary_key = is_true(kwargs.get("primary_key"))
+            server_default = "server_default" in kwargs and not is_none(kwargs["server_default"])
             name_arg = kwargs.get("name")
             sql_name = name_arg.value if isinstance(name_arg, StrExpr) else None
-            is_column_call = rvalue.callee.fullname == COLUMN
+            is_column_call = rvalue.callee.fullname == COLUMN_FUNCTION
         columns.append({"attr": name, "has_default": has_default, "primary_key": primary_key,
                         "server_default": server_default, "sql_name": sql_name,
                         "column_call": is_column_call})
@@ -141,7 +134,7 @@ class ModelFacts:
         self.name: Final = name
         self.columns: Final = columns
         #: the model's type, and a left-joined alias's `Model | None`: one object each, which
-        #: the row types of every join of the model share (see rows.fields_row)
+        #: the row types of every join of the model share (see row_types.fields_row)
         self.model: Final = Instance(info, [])
         self.left_joined: Final = UnionType.make_union([self.model, NoneType()])
 
@@ -161,6 +154,15 @@ def column_kind(typ: Type) -> tuple[str, bool, tuple[str, ...]]:
     if len(items) == 1 and isinstance(items[0], Instance):
         return _KINDS.get(items[0].type.fullname, "any"), nullable, ()
     return "any", nullable, ()
+
+
+def non_null(typ: Type) -> Type:
+    """The type without None: a union's other members."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, UnionType):
+        return UnionType.make_union(
+            [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)])
+    return typ
 
 
 #: Bumped by collect_model(), the only writer of the class-body entries. The mypy daemon keeps
@@ -238,5 +240,5 @@ def instance(modules: dict[str, MypyFile], fullname: str, args: list[Type] | Non
 
 
 #: full name -> (its TypeInfo, its instance): one object per class while the TypeInfo is the
-#: same, so that the row types holding it can be shared (see rows.fields_row)
+#: same, so that the row types holding it can be shared (see row_types.fields_row)
 _INSTANCES: dict[str, tuple[TypeInfo, Instance]] = {}

@@ -3,35 +3,24 @@
 Checked wherever a condition is written: `where()`, `index_where=`, `update_where=`,
 `on_conflict_do_nothing(where=)` and `Index(where=)`. Conditions nested in and_/or_/not_
 written in place are checked too; one held in a variable was built without its model and is
-left to the run-time check.
+left to the run-time check. Part of the foundation: imports no check.
 """
 
 from __future__ import annotations
 
-from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, NameExpr, SetExpr, TupleExpr
-from mypy.types import Instance, NoneType, Type, get_proper_type
+from mypy.maptype import map_instance_to_supertype
+from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, SetExpr, TupleExpr
+from mypy.types import Instance, get_proper_type
 
 from .correlation import correlate
 from .messages import OPERATOR, VALUE, column_name, describe, near
-from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind
-from .values import NARROWER_REFUSED, Scope, callee_name, literal_str, narrower_refused
+from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind, instance, non_null
+from .names import COMBINATORS, EXISTS, OPERATORS, QUERY, SUBQUERY, TEXT_OPERATORS
+from .scopes import Scope
+from .syntax import callee_name, is_none, literal_str
+from .values import NARROWER_REFUSED, accepted, check_value, fits, narrower_refused
 
 __all__ = ["check_condition"]
-
-COMBINATORS = frozenset({
-    "tempest_typed.statements.where.and_",
-    "tempest_typed.statements.where.or_",
-    "tempest_typed.statements.where.not_",
-})
-#: the runtime's list, in its order (tests/typecheck/test_operators.py compares them)
-OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "between", "in", "not_in", "is_null",
-             "like", "ilike", "contains", "icontains", "startswith", "endswith")
-#: the operators that apply to strings only: a pattern (like, ilike), or the literal text to
-#: look for (the rest), whose `%` and `_` match themselves
-TEXT_OPERATORS = frozenset({"like", "ilike", "contains", "icontains", "startswith", "endswith"})
-EXISTS = frozenset({"tempest_typed.sql.exists", "tempest_typed.sql.not_exists"})
-SELECT = "tempest_typed.statements.query.Query"  # a select, a join or a grouped select
-SUBQUERY = "tempest_typed.statements.where.Subquery"
 
 
 def check_condition(scope: Scope, expr: Expression) -> None:
@@ -52,10 +41,6 @@ def check_condition(scope: Scope, expr: Expression) -> None:
             correlate(scope, expr.args[0])
 
 
-def _is_none(expr: Expression) -> bool:
-    return isinstance(expr, NameExpr) and expr.fullname == "builtins.None"
-
-
 def _check_spec(scope: Scope, col: Column, spec: Expression) -> None:
     if isinstance(spec, DictExpr):
         for op_expr, operand in spec.items:
@@ -74,7 +59,7 @@ def _check_spec(scope: Scope, col: Column, spec: Expression) -> None:
                    f"{describe(col.type, scope.api.options)} in {scope.where}; "
                    'write {"in": [...]} to match any of them', spec, VALUE)
         return
-    scope.value(col, spec)
+    check_value(scope, col, spec)
 
 
 def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
@@ -100,42 +85,32 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
                    "strings only", op_expr, OPERATOR)
         return
     if op in ("eq", "ne"):
-        scope.value(col, operand)
+        check_value(scope, col, operand)
     elif op in ("lt", "lte", "gt", "gte"):
-        if _is_none(operand):
+        if is_none(operand):
             scope.fail(f'{column_name(col)} "{op}" None: None has no order', operand, VALUE)
         else:
-            scope.value(col, operand)
+            check_value(scope, col, operand)
     elif op == "between":
         _check_between(scope, col, operand)
     elif op in ("in", "not_in"):
         _check_in(scope, col, op, operand)
     elif op == "is_null":
-        ok, typ = scope.fits(operand, scope.named("builtins.bool"))
+        ok, typ = fits(scope, operand, instance(scope.api.modules, "builtins.bool"))
         if not ok:
             scope.fail(f'{column_name(col)} "is_null" takes True or False, got '
                        f"{describe(typ, options)}", operand, VALUE)
     elif op in ("like", "ilike"):
-        accepted = scope.accepted(col, scope.named("builtins.str"))
-        ok, typ = scope.fits(operand, accepted)
+        pattern = accepted(scope, col, instance(scope.api.modules, "builtins.str"))
+        ok, typ = fits(scope, operand, pattern)
         if not ok:
             scope.fail(f'{column_name(col)} "{op}" takes a pattern string, got '
                        f"{describe(typ, options)}", operand, VALUE)
     else:  # contains, icontains, startswith, endswith: the text itself, not an expression
-        ok, typ = scope.fits(operand, scope.named("builtins.str"))
+        ok, typ = fits(scope, operand, instance(scope.api.modules, "builtins.str"))
         if not ok:
             scope.fail(f'{column_name(col)} "{op}" takes the text to look for (a str), got '
                        f"{describe(typ, options)}", operand, VALUE)
-
-
-def _non_null(col: Column) -> Type:
-    from mypy.types import UnionType
-
-    proper = get_proper_type(col.type)
-    if isinstance(proper, UnionType):
-        return UnionType.make_union(
-            [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)])
-    return col.type
 
 
 def _check_between(scope: Scope, col: Column, operand: Expression) -> None:
@@ -145,23 +120,23 @@ def _check_between(scope: Scope, col: Column, operand: Expression) -> None:
                        f"{len(operand.items)} item(s)", operand, VALUE)
             return
         for item in operand.items:
-            if _is_none(item):
+            if is_none(item):
                 scope.fail(f'{column_name(col)} "between": bounds cannot be None', item, VALUE)
             else:
-                scope.value(col, item, f'{scope.where} "between"')
+                check_value(scope, col, item, f'{scope.where} "between"')
         return
-    element = scope.accepted(col, _non_null(col))
+    element = accepted(scope, col, non_null(col.type))
     target = scope.api.named_generic_type("typing.Sequence", [element])
-    ok, typ = scope.fits(operand, target)
+    ok, typ = fits(scope, operand, target)
     if not ok:
         scope.fail(f'{column_name(col)} "between" takes a pair [low, high] of '
-                   f"{describe(_non_null(col), scope.api.options)}, got "
+                   f"{describe(non_null(col.type), scope.api.options)}, got "
                    f"{describe(typ, scope.api.options)}", operand, VALUE)
 
 
 def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
     options = scope.api.options
-    element_type = _non_null(col)
+    element_type = non_null(col.type)
     first = get_proper_type(scope.api.lookup_type_or_none(operand))
     if isinstance(first, Instance) and first.type.fullname == SUBQUERY and len(first.args) == 2:
         yields = first.args[1]
@@ -175,24 +150,24 @@ def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
                        operand, VALUE)
         correlate(scope, operand)
         return
-    if isinstance(first, Instance) and first.type.has_base(SELECT):
+    if isinstance(first, Instance) and first.type.has_base(QUERY):
         scope.fail(f'{column_name(col)} "{op}" takes a one-column subquery, not a whole select: '
                    f'add .as_subquery("{col.attr}") (or the column to compare)', operand, VALUE)
         return
     if isinstance(operand, ListExpr | TupleExpr | SetExpr):
         for item in operand.items:
-            if _is_none(item):
+            if is_none(item):
                 scope.fail(f'{column_name(col)} "{op}": None never matches in a list; use '
                            '{"is_null": True} (combined with or_)', item, VALUE)
             else:
-                scope.value(col, item, f'{scope.where} "{op}"')
+                check_value(scope, col, item, f'{scope.where} "{op}"')
         return
-    element = scope.accepted(col, element_type)
+    element = accepted(scope, col, element_type)
     sequence = scope.api.named_generic_type("typing.Sequence", [element])
     target = sequence
-    ok, typ = scope.fits(operand, target)
+    ok, typ = fits(scope, operand, target)
     if not ok:
-        ok, typ = scope.fits(operand, scope.api.named_generic_type("typing.AbstractSet",
+        ok, typ = fits(scope, operand, scope.api.named_generic_type("typing.AbstractSet",
                                                                    [element]))
     proper = get_proper_type(typ)
     if isinstance(proper, Instance) and proper.type.fullname in ("builtins.str",
@@ -204,8 +179,6 @@ def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
                    f"{describe(typ, options)}", operand, VALUE)
     elif (col.kind in NARROWER_REFUSED and isinstance(proper, Instance)
           and proper.type.has_base("typing.Iterable")):
-        from mypy.maptype import map_instance_to_supertype
-
         iterable = scope.api.named_generic_type("typing.Iterable", [element_type]).type
         items = map_instance_to_supertype(proper, iterable).args
         refused = narrower_refused(col, items[0]) if items else None

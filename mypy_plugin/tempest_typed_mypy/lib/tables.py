@@ -4,7 +4,7 @@
 become SQL names in its class keywords, which the class-definition hook records in the class's
 `TypeInfo.metadata` (its own entry, beside the column facts of metadata.py), so a warm run
 reads them from the cache. A qualified `sql.col("users.id")` and a foreign key
-`references="users.id"` name a table this way.
+`references="users.id"` name a table this way. Part of the foundation: imports no check.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import re
 from mypy.nodes import MypyFile, StrExpr, TypeInfo
 from mypy.plugin import ClassDefContext
 
+from . import metadata
 from .metadata import KEY
 
 __all__ = ["TABLE_KEY", "collect_table", "snake_case", "sql_name", "table_of", "visible_models"]
@@ -112,8 +113,6 @@ def visible_models(modules: dict[str, MypyFile], module: str) -> dict[str, list[
     name, and the module of each model it imports), which a module read from the cache has
     too, so `import shop.users` in an imported module is not followed unless it names one.
     """
-    from . import metadata
-
     generation = metadata._generation
     hit = _VISIBLE.get(module)
     if hit is not None and hit[0] == generation:

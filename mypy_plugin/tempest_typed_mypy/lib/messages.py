@@ -1,7 +1,8 @@
 """Error codes and the wording of every message the plugin reports.
 
 Each message names the model and the column, the way the run-time ValidationError does, so
-a mistake reads the same whether mypy or the builder finds it.
+a mistake reads the same whether mypy or the builder finds it. Part of the foundation: imports
+no check.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import keyword
 from collections.abc import Iterable
 
 from mypy.errorcodes import ErrorCode
+from mypy.nodes import Expression, StrExpr
 from mypy.options import Options
 from mypy.types import Instance, Type, get_proper_type
 
@@ -18,7 +20,8 @@ from .metadata import Column, ModelFacts
 
 __all__ = [
     "AGGREGATE", "COLUMN", "COMPARE", "INSERT", "OPERATOR", "PLAIN_NAME", "RAW", "VALUE",
-    "describe", "near", "plain_name_problem", "unknown_column",
+    "column_name", "describe", "index_label", "listed", "near", "plain_name_problem",
+    "unknown_column",
 ]
 
 COLUMN = ErrorCode("tempest-column", "A column name the model does not have", "tempest")
@@ -81,3 +84,14 @@ def describe(typ: Type, options: Options) -> str:
 def column_name(col: Column) -> str:
     """`Outbound.status`."""
     return f"{col.model}.{col.attr}"
+
+
+def listed(names: Iterable[str]) -> str:
+    """`"a", "b"`: names quoted, as a message lists them."""
+    return ", ".join(f'"{n}"' for n in names)
+
+
+def index_label(name: list[Expression]) -> str:
+    """How messages name an Index given the expressions of its `name` argument:
+    `Index "ix_status"`, or `Index` when the name is not a literal."""
+    return f'Index "{name[0].value}"' if name and isinstance(name[0], StrExpr) else "Index"

@@ -1,6 +1,8 @@
-"""The names a join or a grouped statement understands, recovered from the statement's type.
+"""The column a name means at one place of a statement: a model's (`Scope`), a join's
+(`JoinScope`, every column `alias.column`) or a grouped statement's (`GroupScope`, the group
+columns and the labels). Part of the foundation: imports no check.
 
-A join's type carries its aliases, a left-joined one as `Model | None`:
+The names are recovered from the statement's type. A join's type carries its aliases:
 `Join[Row[TypedDict({'user': User, 'order': Order | None})]]`. A grouped statement's type
 carries its rows, the rows of the statement it grouped (a model, or a join's `Row`) and its
 group columns as written: `Grouped[Row[TypedDict({'id': int, 'n': int})],
@@ -11,23 +13,60 @@ function and refined in another is checked the same way, and the cache needs not
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import Context, Expression
-from mypy.types import Instance, NoneType, Type, TypedDictType, UnionType, get_proper_type
+from mypy.errorcodes import ErrorCode
+from mypy.nodes import Context, Expression, ListExpr, TupleExpr
+from mypy.types import Instance, NoneType, Type, UnionType, get_proper_type
 
-from .messages import COLUMN, near, unknown_column
+from .messages import COLUMN, listed, near, unknown_column
 from .metadata import Column, ModelFacts, column_kind, model_facts
-from .rows import ROW
-from .values import Scope, literal_str
+from .names import GROUPED, JOIN
+from .row_types import Aliases, aliases_of, fields_of, model_of
+from .syntax import literal_str
+from .typos import typo
 
 __all__ = [
-    "GROUPED", "JOIN", "GroupScope", "JoinScope", "aliases_of", "fields_of", "group_scope",
-    "model_of", "optional", "source_scope", "subquery_model",
+    "GroupScope", "JoinScope", "Scope", "group_scope", "optional", "source_scope",
+    "subquery_model",
 ]
 
-JOIN = "tempest_typed.statements.join.Join"
-GROUPED = "tempest_typed.statements.aggregate.Grouped"
 
-Aliases = dict[str, tuple[ModelFacts, bool]]
+class Scope:
+    """One model seen from one place in a statement (`where()`, `set()`, ...)."""
+
+    def __init__(self, api: TypeChecker, facts: ModelFacts, where: str,
+                 allow_excluded: bool = False) -> None:
+        self.api = api
+        self.facts = facts
+        self.where = where
+        #: sql.excluded() may be written here: an upsert's set
+        self.allow_excluded = allow_excluded
+
+    def fail(self, message: str, context: Context, code: ErrorCode) -> None:
+        """Report an error at `context`."""
+        self.api.fail(message, context, code=code)
+
+    def column(self, key: Expression) -> Column | None:
+        """The column a key expression names, reporting an unknown one; None if not literal."""
+        name = literal_str(self.api, key)
+        if name is None:
+            return None
+        col = self.facts.columns.get(name)
+        if col is None:
+            self.fail(unknown_column(self.facts, name, self.where), key, COLUMN)
+        return col
+
+    def columns(self, expr: Expression) -> list[str] | None:
+        """The names in a literal list of columns, each checked; None when not a literal list."""
+        if not isinstance(expr, ListExpr | TupleExpr):
+            return None
+        names: list[str] | None = []
+        for item in expr.items:
+            col = self.column(item)
+            if col is None:
+                names = None
+            elif names is not None:
+                names.append(col.attr)
+        return names
 
 
 #: by id: the columns come from the model facts' cache, so each is made once per column
@@ -49,43 +88,8 @@ def optional(col: Column) -> Column:
     return found
 
 
-def model_of(typ: Type) -> tuple[ModelFacts, bool] | None:
-    """(facts, optional) of a model type or `Model | None`; None for anything else."""
-    proper = get_proper_type(typ)
-    if isinstance(proper, UnionType):
-        rest = [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)]
-        if len(rest) != 1:
-            return None
-        facts = model_facts(rest[0])
-        return None if facts is None else (facts, True)
-    facts = model_facts(proper)
-    return None if facts is None else (facts, False)
-
-
-def fields_of(typ: Type) -> TypedDictType | None:
-    """The TypedDict of `Row[TypedDict(...)]`, or of a bare TypedDict."""
-    proper = get_proper_type(typ)
-    if type(proper) is Instance and proper.args and proper.type.fullname == ROW:
-        proper = get_proper_type(proper.args[0])
-    return proper if type(proper) is TypedDictType else None
-
-
-def aliases_of(typ: Type) -> Aliases | None:
-    """alias -> (facts, left-joined) of a join's row type; None when it is not one."""
-    fields = fields_of(typ)
-    if fields is None or not fields.items:
-        return None
-    out: Aliases = {}
-    for alias, item in fields.items.items():
-        found = model_of(item)
-        if found is None:
-            return None
-        out[alias] = found
-    return out
-
-
 def _listed(names: list[str]) -> str:
-    return ", ".join(f'"{n}"' for n in names) or "none"
+    return listed(names) or "none"
 
 
 class JoinScope(Scope):
@@ -121,16 +125,15 @@ class JoinScope(Scope):
         alias, dot, attr = name.partition(".")
         aliases = list(self.aliases)
         if not dot:
-            self.fail(f'{self.label}: "{name}" in {where} is not qualified; in a join every column is '
-                      f'written "alias.column" (aliases: {_listed(aliases)})', context, COLUMN)
+            self.fail(f'{self.label}: "{name}" in {where} is not qualified; in a join every '
+                      f'column is written "alias.column" (aliases: {_listed(aliases)})', context,
+                      COLUMN)
             return None
         entry = self.aliases.get(alias)
         if entry is None:
             guess: str | None
             if correlated:  # an enclosing statement's alias, unless surely a typo
-                from .correlation import typo
-
-                guess = typo(self, alias, aliases)
+                guess = typo(self.api, alias, aliases)
                 if guess is None:
                     return None
             else:

@@ -8,7 +8,7 @@ operand, `sql.scalar(...)`), so it walks that expression and checks each referen
 statement inside resolves and that names one of its own tables or aliases, as the builder does
 when it places the subquery: the column exists, and it is of the family of the column it is
 compared with. A subquery held in a variable was checked where it was built; its references
-are left to the run time.
+are left to the run time. Part of the foundation: imports no check.
 """
 
 from __future__ import annotations
@@ -26,15 +26,16 @@ from mypy.nodes import (
 )
 from mypy.types import Instance, get_proper_type
 
+from .families import compared
 from .messages import COLUMN, unknown_column
 from .metadata import Column, ModelFacts
-from .scopes import GroupScope, JoinScope, optional, source_scope
-from .tables import table_of, visible_models
-from .values import Scope, callee_name, literal_str
+from .names import COL, OPERATORS
+from .scopes import GroupScope, JoinScope, Scope, optional, source_scope
+from .syntax import callee_name, literal_str
+from .tables import table_of
 
-__all__ = ["correlate", "qualifiers", "typo"]
+__all__ = ["correlate", "qualifiers"]
 
-COL = "tempest_typed.sql.col"
 #: the methods whose arguments see the alias they add
 JOINING = frozenset({"inner_join", "left_join"})
 
@@ -122,8 +123,6 @@ def _statement(outer: Scope, own: Qualifiers, expr: Expression, path: list[_Name
 def _value(outer: Scope, own: Qualifiers, expr: Expression, path: list[_Names],
            expected: Column | None) -> None:
     """An argument of a statement inside: conditions, values, nested subqueries."""
-    from .conditions import OPERATORS
-
     if isinstance(expr, DictExpr):
         for key, value in expr.items:
             col = expected
@@ -148,8 +147,6 @@ def _value(outer: Scope, own: Qualifiers, expr: Expression, path: list[_Names],
 
 def _reference(outer: Scope, own: Qualifiers, name: str, path: list[_Names],
                expected: Column | None, context: Context) -> None:
-    from .references import compared  # it imports this module
-
     alias, dot, attr = name.partition(".")
     if not dot or any(alias in names.qualifiers for names in path):
         return  # the statement's own column, or one of a statement inside: checked there
@@ -170,36 +167,3 @@ def _reference(outer: Scope, own: Qualifiers, name: str, path: list[_Names],
 
 def _table(facts: ModelFacts) -> str | None:
     return table_of(facts.info)
-
-
-def typo(scope: Scope, written: str, candidates: list[str]) -> str | None:
-    """The qualifier of this statement that `written` (which none of its qualifiers is) was
-    surely meant to be: one edit away, not at the end, and not a table of a model the module
-    sees (which names an enclosing statement). Names that differ at the end only are told
-    apart on purpose: an alias and its table (`order`, `orders`), numbered aliases (`user1`,
-    `user2`, `orders2`) name different statements."""
-    close = [c for c in candidates if len(c) >= 3 and _one_edit(written, c)
-             and not (c.startswith(written) or written.startswith(c)
-                      or (len(c) == len(written) and c[:-1] == written[:-1]))]
-    if not close:
-        return None
-    module = scope.api.tree.fullname
-    if written in visible_models(scope.api.modules, module):
-        return None
-    return close[0]
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """Whether one insertion, deletion, substitution or swap of neighbours turns a into b."""
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) > len(b):
-        a, b = b, a
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    if len(a) < len(b):
-        return a[i:] == b[i + 1:]
-    if a[i + 1:] == b[i + 1:]:
-        return True
-    return i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:]

@@ -1,0 +1,44 @@
+"""Which columns can be compared: the families of column kinds (numbers, text, bool, datetime,
+date, UUID, bytes), as the runtime groups them, and the message for a pair across families.
+Part of the foundation: imports no check.
+"""
+
+from __future__ import annotations
+
+from mypy.nodes import Context
+
+from .messages import COMPARE, column_name, describe
+from .metadata import Column
+from .scopes import Scope
+
+__all__ = ["FAMILIES", "RULE", "compared", "same_family"]
+
+#: the runtime's families (tempest_typed.statements.where.FAMILIES; test_runtime_rules.py
+#: compares them)
+FAMILIES = {
+    "int": "number", "float": "number", "decimal": "number", "str": "text", "literal": "text",
+    "bool": "bool", "datetime": "datetime", "date": "date", "uuid": "uuid", "bytes": "bytes",
+}
+RULE = ("compared columns must be of one family (numbers, text, bool, datetime, date, UUID, "
+        "bytes)")
+
+
+def same_family(a: str, b: str) -> bool:
+    """Whether values of two column kinds can be compared (an unknown kind is not judged)."""
+    if "any" in (a, b):
+        return True
+    family = FAMILIES.get(a)
+    return family is not None and family == FAMILIES.get(b)
+
+
+def compared(scope: Scope, col: Column, other: Column, what: str, where: str,
+             context: Context) -> None:
+    """Report `col` compared with `other` (named `what` where it was written) across
+    families."""
+    if same_family(col.kind, other.kind):
+        return
+    options = scope.api.options
+    json = "; JSON columns are not compared" if "json" in (col.kind, other.kind) else ""
+    scope.fail(f"{column_name(col)} is {describe(col.type, options)}, but {what} is "
+               f"{column_name(other)} of type {describe(other.type, options)} (in {where}): "
+               f"{RULE}{json}", context, COMPARE)

@@ -1,0 +1,105 @@
+"""Row types: `Row[TypedDict({...})]`, made for what a statement fetches and read back from a
+statement's type. Part of the foundation: imports no check.
+
+`Row` is generic over an anonymous TypedDict of the fetched fields (`Row[TypedDict({'id':
+UUID})]`), a type mypy already knows how to cache, so no class is invented per query. A join's
+rows hold its aliases, a left-joined one as `Model | None`: `Row[TypedDict({'user': User,
+'order': Order | None})]`.
+"""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.types import Instance, NoneType, Type, TypedDictType, UnionType, get_proper_type
+
+from .metadata import ModelFacts, instance, model_facts
+from .names import ROW
+
+__all__ = [
+    "Aliases", "aliases_of", "fields_of", "fields_row", "model_of", "row_fields", "row_type",
+    "typed_dict",
+]
+
+#: a join's aliases: alias -> (the model's facts, whether it is left-joined)
+Aliases = dict[str, tuple[ModelFacts, bool]]
+
+
+def row_type(api: TypeChecker, facts: ModelFacts, names: list[str]) -> Instance:
+    """`Row[TypedDict({...})]` holding the named columns with their declared types."""
+    return fields_row(api, {name: facts.columns[name].type for name in names})
+
+
+#: (field name, id of its type) pairs -> (the field types, the TypedDict, its Row): the
+#: statements that fetch the same fields share one row type, so that mypy's caches, which hold
+#: pairs of types, compare two statements' rows by identity instead of field by field. The
+#: field types are those of the model facts (and of the interned rows), so equal fields are
+#: one object; holding them keeps their ids unique.
+_ROWS: dict[tuple[tuple[str, int], ...], tuple[list[Type], TypedDictType, Instance]] = {}
+
+
+def _interned(api: TypeChecker, items: dict[str, Type]) -> tuple[TypedDictType, Instance]:
+    key = tuple((name, id(typ)) for name, typ in items.items())
+    hit = _ROWS.get(key)
+    if hit is not None:
+        return hit[1], hit[2]
+    fields = TypedDictType(items, set(items), set(), api.named_type("typing._TypedDict"))
+    row = instance(api.modules, ROW, [fields])
+    if len(_ROWS) >= 4096:
+        _ROWS.clear()
+    _ROWS[key] = (list(items.values()), fields, row)
+    return fields, row
+
+
+def typed_dict(api: TypeChecker, items: dict[str, Type]) -> TypedDictType:
+    """An anonymous `TypedDict({...})` with every key required."""
+    return _interned(api, items)[0]
+
+
+def fields_row(api: TypeChecker, items: dict[str, Type]) -> Instance:
+    """`Row[TypedDict({...})]` of fields of the given types (columns, aliases or labels)."""
+    return _interned(api, items)[1]
+
+
+def row_fields(typ: Type) -> TypedDictType | None:
+    """The TypedDict of `Row[TypedDict(...)]`; None for any other type."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.type.fullname == ROW and proper.args:
+        fields = get_proper_type(proper.args[0])
+        if isinstance(fields, TypedDictType):
+            return fields
+    return None
+
+
+def fields_of(typ: Type) -> TypedDictType | None:
+    """The TypedDict of `Row[TypedDict(...)]`, or of a bare TypedDict."""
+    proper = get_proper_type(typ)
+    if type(proper) is Instance and proper.args and proper.type.fullname == ROW:
+        proper = get_proper_type(proper.args[0])
+    return proper if type(proper) is TypedDictType else None
+
+
+def model_of(typ: Type) -> tuple[ModelFacts, bool] | None:
+    """(facts, optional) of a model type or `Model | None`; None for anything else."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, UnionType):
+        rest = [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)]
+        if len(rest) != 1:
+            return None
+        facts = model_facts(rest[0])
+        return None if facts is None else (facts, True)
+    facts = model_facts(proper)
+    return None if facts is None else (facts, False)
+
+
+def aliases_of(typ: Type) -> Aliases | None:
+    """alias -> (facts, left-joined) of a join's row type; None when it is not one."""
+    fields = fields_of(typ)
+    if fields is None or not fields.items:
+        return None
+    out: Aliases = {}
+    for alias, item in fields.items.items():
+        found = model_of(item)
+        if found is None:
+            return None
+        out[alias] = found
+    return out

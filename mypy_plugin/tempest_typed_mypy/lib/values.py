@@ -1,0 +1,189 @@
+"""Value checks: is this expression a value the column can hold, an sql.* expression, a column
+reference (references.py), or sql.excluded() in an upsert's set? Part of the foundation:
+imports no check.
+
+mypy infers a value inside `where({...})` or `set({...})` against the loose runtime
+signature (`Mapping[str, Any]`), so a literal such as `"queued"` or `["queued", "sent"]` first
+comes out as `str` / `list[str]`. When that first type does not fit the column, the value is
+inferred once more with the column's type as context (errors silenced: mypy reported them the
+first time), which gives a literal its precise type before we judge it; not a name or a
+literal, whose first type already says all a context could.
+"""
+
+from __future__ import annotations
+
+from mypy.nodes import (
+    BytesExpr,
+    CallExpr,
+    Expression,
+    FloatExpr,
+    IntExpr,
+    MemberExpr,
+    NameExpr,
+    StrExpr,
+)
+from mypy.subtypes import is_subtype
+from mypy.types import (
+    AnyType,
+    Instance,
+    LiteralType,
+    NoneType,
+    Type,
+    UnionType,
+    get_proper_type,
+)
+
+from tempest_typed._wording import NOT_A_DATE, NOT_A_NUMBER
+
+from .messages import VALUE, column_name, describe, near
+from .metadata import Column, instance
+from .names import COL, EXCLUDED, EXPRESSION, SCALAR
+from .references import check_reference
+from .scopes import Scope
+from .syntax import callee_name, literal_str
+
+__all__ = [
+    "NARROWER_REFUSED", "accepted", "assignable", "check_value", "fits", "narrower_refused",
+]
+
+#: Expressions whose type a context cannot change but for the literal a name or a literal
+#: holds, which assignable() reads from the first type's last_known_value: inferring them again
+#: with the column's type as context would give the same answer.
+CONTEXT_FREE = (NameExpr, MemberExpr, StrExpr, IntExpr, FloatExpr, BytesExpr)
+
+
+def check_value(scope: Scope, col: Column, expr: Expression, label: str | None = None) -> None:
+    """Check a value (or sql.* expression) given for `col` at the place of `scope`."""
+    where = label or scope.where
+    callee = callee_name(expr)
+    if callee == EXCLUDED:
+        _excluded(scope, expr)
+        return
+    if callee in (COL, SCALAR):
+        check_reference(scope, col, expr, where)
+        return
+    api = scope.api
+    first = api.lookup_type_or_none(expr)
+    if first is not None and assignable(first, col.type) and settled(expr, first):
+        # most values: no union to build
+        ok, typ = True, first
+    else:
+        ok, typ = fits(scope, expr, accepted(scope, col))
+    if ok:
+        refused = narrower_refused(col, typ)
+        if refused is not None:
+            scope.fail(f"{column_name(col)} expects {describe(col.type, api.options)}, "
+                       f"got {describe(typ, api.options)} in {where}: {refused}", expr, VALUE)
+        return
+    if isinstance(get_proper_type(typ), NoneType):
+        scope.fail(f'{column_name(col)} is not nullable: None is not a value of '
+                   f'{describe(col.type, api.options)} in {where}', expr, VALUE)
+        return
+    hint = ""
+    value = literal_str(api, expr)
+    if col.kind == "literal" and value is not None:
+        guess = near(value, col.literal_values)
+        if guess is not None:
+            hint = f'; did you mean "{guess}"?'
+    scope.fail(f"{column_name(col)} expects {describe(col.type, api.options)}, got "
+               f"{describe(typ, api.options)} in {where}{hint}", expr, VALUE)
+
+
+def _excluded(scope: Scope, call: Expression) -> None:
+    """sql.excluded("col"): only in an upsert's set, and of a column of the model."""
+    assert isinstance(call, CallExpr)
+    if not scope.allow_excluded:
+        scope.fail(f"sql.excluded() in {scope.where}: it names the row an upsert tried to "
+                   "insert, so it belongs in on_conflict_do_update(..., set)", call, VALUE)
+        return
+    if call.args:
+        inner = Scope(scope.api, scope.facts, f"sql.excluded() in {scope.where}")
+        inner.column(call.args[0])
+
+
+def accepted(scope: Scope, col: Column, element: Type | None = None) -> Type:
+    """What a value of `col` may be: its type (or `element`) or an sql.* expression."""
+    base = element if element is not None else col.type
+    modules = scope.api.modules
+    items: list[Type] = [base, instance(modules, EXPRESSION)]
+    if col.kind == "decimal":
+        items.append(instance(modules, "builtins.int"))
+    return UnionType.make_union(items)
+
+
+def fits(scope: Scope, expr: Expression, target: Type) -> tuple[bool, Type]:
+    """Whether `expr` is a `target`, and the type it was judged by."""
+    first = scope.api.lookup_type_or_none(expr)
+    if first is not None and settled(expr, first):
+        ok = assignable(first, target)
+        if ok or isinstance(expr, CONTEXT_FREE):
+            return ok, first
+    again, errors = _infer(scope, expr, target)
+    if errors:
+        # The context made mypy pick the target's type for a call or a comprehension
+        # (`set(names)`, `[n for n in names]`) whose arguments then did not fit it: the
+        # value is what it is without that context.
+        if first is None or not settled(expr, first):
+            first, _ = _infer(scope, expr, None)
+        return False, first
+    return assignable(again, target), again
+
+
+def _infer(scope: Scope, expr: Expression, context: Type | None) -> tuple[Type, bool]:
+    """The expression's type inferred again with `context`, and whether that inference
+    found errors (silenced, and its types kept out of the module's type map)."""
+    api = scope.api
+    with api.msg.filter_errors() as watcher, api.local_type_map:
+        typ = api.expr_checker.accept(expr, type_context=context)
+    return typ, watcher.has_new_errors()
+
+
+#: the subtypes the runtime refuses, though the checker reads them as the column's type:
+#: column kind -> (the subtype's full name, why), worded as ColumnMeta.check_value words it
+NARROWER_REFUSED = {
+    "int": ("builtins.bool", NOT_A_NUMBER),
+    "float": ("builtins.bool", NOT_A_NUMBER),
+    "decimal": ("builtins.bool", NOT_A_NUMBER),
+    "date": ("datetime.datetime", NOT_A_DATE),
+}
+
+
+def narrower_refused(col: Column, typ: Type) -> str | None:
+    """Why a value of `typ`, which mypy lets pass as the column's type, is refused at run
+    time (a bool for a number, a datetime for a date), or None."""
+    refused = NARROWER_REFUSED.get(col.kind)
+    if refused is None:
+        return None
+    fullname, why = refused
+    proper = get_proper_type(typ)
+    items = proper.items if isinstance(proper, UnionType) else [proper]
+    for item in map(get_proper_type, items):
+        if isinstance(item, LiteralType):
+            item = item.fallback
+        if isinstance(item, Instance) and item.type.has_base(fullname):
+            return why
+    return None
+
+
+def settled(expr: Expression, first: Type) -> bool:
+    """Whether the type mypy first inferred for `expr` says what the value is.
+
+    Not so for a call or a comprehension typed `list[Any]` (or `set[Any]`...): the runtime
+    signature's `Any` was its context, so mypy took the item type from it, not from the items.
+    """
+    if isinstance(expr, CONTEXT_FREE):
+        return True
+    proper = get_proper_type(first)
+    return not (isinstance(proper, Instance)
+                and any(isinstance(get_proper_type(a), AnyType) for a in proper.args))
+
+
+def assignable(typ: Type, target: Type) -> bool:
+    """Whether a value of `typ` may be given where `target` is expected."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, AnyType):
+        return True
+    if (isinstance(proper, Instance) and proper.last_known_value is not None
+            and is_subtype(proper.last_known_value, target)):
+        return True
+    return is_subtype(typ, target)
