@@ -376,6 +376,18 @@ def _check_str(col: ColumnMeta, v: object) -> bool:
     return True
 
 
+def _check_bytes(col: ColumnMeta, v: object) -> bool:
+    if not isinstance(v, bytes | bytearray | memoryview):
+        return False
+    size = v.nbytes if isinstance(v, memoryview) else len(v)
+    if col.max_length is not None and size > col.max_length:
+        raise ValidationError(
+            f"{col.model_name}.{col.attr} holds at most {col.max_length} bytes, "
+            f"got {size}; raise column(max_length=...) or shorten the value"
+        )
+    return True
+
+
 def _check_int(col: ColumnMeta, v: object) -> bool:
     if not isinstance(v, int) or isinstance(v, bool):
         return False
@@ -539,7 +551,7 @@ _CHECKS: dict[str, Callable[[ColumnMeta, object], bool]] = {
     "float": _check_float,
     "decimal": _check_decimal,
     "bool": lambda c, v: isinstance(v, bool),
-    "bytes": lambda c, v: isinstance(v, bytes | bytearray | memoryview),
+    "bytes": _check_bytes,
     "datetime": _check_datetime,
     "date": lambda c, v: isinstance(v, _dt.date) and not isinstance(v, _dt.datetime),
     "uuid": lambda c, v: isinstance(v, uuid.UUID),
