@@ -12,7 +12,6 @@ import uuid as _uuid
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, urlsplit, urlunsplit
 from uuid import UUID, uuid4
@@ -117,22 +116,6 @@ def mysql_url(mysql_url: str) -> Iterator[str]:
         admin.execute_sql(f"DROP DATABASE IF EXISTS `{_RUN}`")
 
 
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    """An engine on each of the three real databases in turn (this run's schema/database)."""
-    if request.param == "postgresql":
-        url = request.getfixturevalue("pg_url")
-    elif request.param == "mysql":
-        url = request.getfixturevalue("mysql_url")
-    else:
-        url = f"sqlite:///{tmp_path / 'test.db'}"
-    eng = create_engine(url)
-    try:
-        yield eng
-    finally:
-        eng.close()
-
-
 @pytest.fixture
 def fresh(engine: Engine) -> Iterator[Fresh]:
     """`fresh(*models)`: the parametrized engine, with those tables dropped and created empty."""
@@ -149,4 +132,4 @@ def fresh(engine: Engine) -> Iterator[Fresh]:
         engine.drop_all(*created)
 
 
-from .both_engines import db, url  # noqa: E402, F401  # the fixtures of both engines (after the models they use)
+from .both_engines import db  # noqa: E402, F401  # the fixture of both engines (after the models it uses)

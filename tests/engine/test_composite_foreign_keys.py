@@ -4,12 +4,9 @@ models it names when a model is defined, against the database at create_all().""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from tempest_typed import (
     ForeignKey,
@@ -19,8 +16,6 @@ from tempest_typed import (
     SchemaError,
     ValidationError,
     column,
-    create_async_engine,
-    create_engine,
     insert,
     join,
     select,
@@ -29,8 +24,6 @@ from tempest_typed import (
 from tempest_typed.dialects.ddl import create_table_sql
 from tempest_typed.dialects.postgresql import PostgreSQLDialect
 from tempest_typed.model import meta_of
-
-from .both_engines import SyncEngine
 
 
 class Line(Model, table="eng_cfk_lines"):
@@ -61,30 +54,6 @@ def test_the_key_is_a_table_constraint() -> None:
     ddl = create_table_sql(meta_of(Shipment), PostgreSQLDialect())
     assert ('FOREIGN KEY ("order_id", "line_no") REFERENCES "eng_cfk_lines" '
             '("order_id", "line_no")') in ddl
-
-
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each database in turn."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'cfk.db'}"
-    return str(request.getfixturevalue("pg_url" if request.param == "postgresql" else "mysql_url"))
-
-
-@pytest_asyncio.fixture(params=["sync", "async"])
-async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
-    """Both engines on each database, with the two tables created (in any order given)."""
-    engine: Any = (SyncEngine(create_engine(url)) if request.param == "sync"
-                   else create_async_engine(url))
-    try:
-        await engine.drop_all(*MODELS)
-        await engine.create_all(*MODELS)  # the referenced table first, whatever the order
-        yield engine
-    finally:
-        try:
-            await engine.drop_all(*MODELS)
-        finally:
-            await engine.dispose()
 
 
 @pytest.mark.asyncio
