@@ -14,13 +14,14 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
 from urllib.parse import quote, urlsplit, urlunsplit
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import pytest
 
-from tempest_typed import Engine, Index, Model, column, create_engine
+from tempest_typed import Engine, Model, column, create_engine
 
-Status = Literal["queued", "sending", "sent", "failed"]
+from ..models import Outbound as Outbound  # the seed's queue table, one model for every test
+from ..models import Status as Status
 
 
 class Item(Model, table="eng_items"):
@@ -63,24 +64,6 @@ class Child(Model, table="eng_children"):
     id: int = column(primary_key=True)
     parent_id: int = column(references="eng_parents.id")
     state: Literal["new", "old"] = "new"
-
-
-class Outbound(Model, table="eng_outbound_messages"):
-    """The seed's queue table."""
-
-    id: UUID = column(primary_key=True, default_factory=uuid4)
-    consumer: str
-    idempotency_key: str | None = None
-    status: Status = "queued"
-    attempts: int = 0
-    next_attempt_at: datetime
-    updated_at: datetime | None = None
-
-    __indexes__ = (
-        Index("eng_outbound_idempotency_unique", ["consumer", "idempotency_key"],
-              unique=True, where={"idempotency_key": {"is_null": False}}),
-        Index("eng_outbound_claim", ["status", "next_attempt_at"]),
-    )
 
 
 class Claim(Model, table="eng_claims"):
