@@ -8,6 +8,9 @@ pooling, running SQL, streaming, closing) are driver_async.py's AsyncDriver, wri
 asyncio, and driver.py's Driver, the blocking copy generated from it by
 tools/async_to_sync.py. The engine reads the rules (`engine._driver`) and waits on the
 connections (`engine._io`), so both engines read values, name errors and spell statements alike.
+
+Listener, the interface of a LISTEN connection, is here too: only the asyncio engine has one,
+so it has no blocking copy to be generated.
 """
 
 from __future__ import annotations

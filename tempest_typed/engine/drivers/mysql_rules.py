@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any, ClassVar
 
 from typing_extensions import override
@@ -65,12 +66,11 @@ _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
 SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
 
 #: The engine's logger. A statement's warnings (INSERT IGNORE skipping a duplicate: "Duplicate
-#: entry ...") are logged here at DEBUG, read with SHOW WARNINGS only when DEBUG is on; the
-#: drivers print nothing of their own. PyMySQL only counts them; asyncmy would read each back
-#: with an extra SHOW WARNINGS and log it to its own logger, which Python's last-resort
-#: handler prints to stderr.
+#: entry ...") are logged here at DEBUG, read with SHOW WARNINGS (the connection's
+#: show_warnings(), on both libraries) only when DEBUG is on; the drivers print nothing of
+#: their own. PyMySQL only counts them; asyncmy would read each back with an extra SHOW
+#: WARNINGS and log it to its own logger, which Python's last-resort handler prints to stderr.
 logger = logging.getLogger("tempest_typed.sql")
-SHOW_WARNINGS = "SHOW WARNINGS"
 
 
 def log_warnings(sql: str, warnings: Sequence[Sequence[Any]] | None) -> None:
@@ -129,7 +129,7 @@ class MySQLRules(DriverRules):
 
     def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
                  connect_args: dict[str, Any] | None = None,
-                 errors: Any = None) -> None:
+                 errors: ModuleType | None = None) -> None:
         self._pool_size, self._pool_timeout, self._what = pool_size, pool_timeout, str(url)
         if errors is not None:  # the driver library's module of exceptions
             self._error = errors.Error
