@@ -17,7 +17,7 @@ from typing import Any
 from ...errors import ConfigurationError
 from .base import DriverRules, pool_exhausted
 
-__all__ = ["Driver", "Pool"]
+__all__ = ["Driver", "Pool", "acquire_within"]
 
 
 class Driver:
@@ -101,7 +101,7 @@ class Driver:
         cursor.close()
 
 
-def _acquire_within(slots: threading.BoundedSemaphore, timeout: float) -> bool:
+def acquire_within(slots: threading.BoundedSemaphore, timeout: float) -> bool:
     """Take a slot, waiting up to `timeout` seconds; False when none came free in time."""
     return slots.acquire(timeout=timeout)
 
@@ -126,7 +126,7 @@ class Pool:
         """A connection from the pool."""
         if self._closed:
             raise ConfigurationError(f"{self._what}: the engine is closed")
-        if not _acquire_within(self._slots, self._timeout):
+        if not acquire_within(self._slots, self._timeout):
             raise pool_exhausted(self._what, self._timeout, self.size)
         try:
             return self._idle.pop()

@@ -24,7 +24,7 @@ from .base import (  # sync: from .base import DriverRules, pool_exhausted
     pool_exhausted,
 )
 
-__all__ = ["AsyncDriver", "AsyncPool"]
+__all__ = ["AsyncDriver", "AsyncPool", "acquire_within"]
 
 
 class AsyncDriver:
@@ -114,7 +114,7 @@ class AsyncDriver:
         await cursor.close()
 
 
-async def _acquire_within(slots: asyncio.Semaphore, timeout: float) -> bool:
+async def acquire_within(slots: asyncio.Semaphore, timeout: float) -> bool:
     """Take a slot, waiting up to `timeout` seconds; False when none came free in time."""
     # async only: begin
     try:
@@ -146,7 +146,7 @@ class AsyncPool:
         """A connection from the pool."""
         if self._closed:
             raise ConfigurationError(f"{self._what}: the engine is closed")
-        if not await _acquire_within(self._slots, self._timeout):
+        if not await acquire_within(self._slots, self._timeout):
             raise pool_exhausted(self._what, self._timeout, self.size)
         try:
             return self._idle.pop()

@@ -2,11 +2,12 @@
 
 asyncmy is a Cython port of PyMySQL, with the same connection, cursor and error API, so this
 asyncio module (AsyncmyDriver) is the source of mysql.py (PyMySQLDriver), which
-tools/async_to_sync.py writes from it; the few lines marked with the blocking spelling are the
-calls that differ (the library imported, how a connection is made, the unbuffered cursor class). What does not wait (options, value
-adapters, error translation, which server answered) is mysql_rules.py's MySQLRules, which both
-share. Against aiomysql (PyMySQL's own code on asyncio) asyncmy fetched a 20,000-row result 7x
-faster with the same round-trip time (bench/bench_mysql_async.py; BENCHMARKS.md).
+tools/async_to_sync.py writes from it: a few marked lines give the blocking spelling of the
+calls that differ (the library imported, how a connection is made, the unbuffered cursor
+class). What does not wait (options, value adapters, error translation, which server answered)
+is mysql_rules.py's MySQLRules, which both share. Against aiomysql (PyMySQL's own code on
+asyncio) asyncmy fetched a 20,000-row result 7x faster with the same round-trip time
+(bench/bench_mysql_async.py; BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ __all__ = ["AsyncmyDriver"]
 class _Cursor(asyncmy.cursors.Cursor):
     """asyncmy's cursor without its own warning report: after a statement with warnings it
     ran SHOW WARNINGS and logged each to the `asyncmy` logger, printed on stderr when nothing
-    is configured. run() logs them as the blocking driver does (DEBUG, tempest_typed.sql)."""
+    is configured. run() logs them itself, as on PyMySQL (DEBUG, tempest_typed.sql)."""
 
     async def _show_warnings(self, conn: Any) -> None:
         return None

@@ -36,7 +36,7 @@ from .base import (
     pool_exhausted,
 )
 from .driver import Driver, Pool
-from .driver_async import AsyncDriver
+from .driver_async import AsyncDriver, acquire_within
 
 __all__ = ["SQLiteDriver", "SQLiteRules", "ThreadedDriver", "threaded_sqlite_driver"]
 
@@ -283,10 +283,8 @@ class ThreadedDriver(AsyncDriver):
     @override
     async def acquire(self) -> Any:
         """A connection from the blocking driver's pool, opened on a worker thread."""
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self._timeout)
-        except TimeoutError:
-            raise pool_exhausted(self._what, self._timeout, self._size) from None
+        if not await acquire_within(self._slots, self._timeout):
+            raise pool_exhausted(self._what, self._timeout, self._size)
         try:
             return await self._thread(self._driver.acquire)
         except BaseException:
