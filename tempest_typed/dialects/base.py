@@ -223,6 +223,8 @@ class Dialect:
     serializes_write_transactions: ClassVar[bool] = False
     #: the longest identifier the database keeps whole, in bytes of UTF-8 (None: no limit)
     max_identifier_bytes: ClassVar[int | None] = None
+    #: a bulk copy of rows into a table (PostgreSQL's COPY ... FROM STDIN): copy_from_sql()
+    supports_copy_from: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.catalog = self.catalog_class(self)
@@ -236,6 +238,12 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
+
+    def copy_from_sql(self, table: str, columns: list[str]) -> str:
+        """The statement that takes rows of `columns` into `table` in bulk (where
+        supports_copy_from)."""
+        raise DialectError(f"{self.display_name} has no bulk copy: insert the rows with "
+                           "insert().values()")
 
     # -- entry points -----------------------------------------------------------------------
 

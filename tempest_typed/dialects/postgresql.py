@@ -143,6 +143,7 @@ class PostgreSQLDialect(Dialect):
     paramstyle = "format"
     max_params = 65535
     supports_listen_notify = True
+    supports_copy_from = True
     display_name = "PostgreSQL"
     max_identifier_bytes = 63  # NAMEDATALEN - 1: a longer name is cut there
 
@@ -162,6 +163,11 @@ class PostgreSQLDialect(Dialect):
         if col.kind == "decimal" and col.precision is not None:
             return f"numeric({col.precision}, {col.scale})"
         return self._TYPES[col.kind]
+
+    @override
+    def copy_from_sql(self, table: str, columns: list[str]) -> str:
+        q = self.quote_identifier
+        return f"COPY {q(table)} ({', '.join(q(c) for c in columns)}) FROM STDIN"
 
     @override
     def identity(self, col: ColumnMeta) -> str:

@@ -6,7 +6,7 @@ import gc
 import math
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Generic, Never, TypeVar, overload
 from uuid import UUID
 
@@ -143,6 +143,8 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
     (valgrind --tool=callgrind).
     """
     first = items[0]
+    if type(first) is meta.model:
+        return _plain_instances(meta, items, columns)
     if type(first) is not dict:
         return None
     plan = _plan(meta, tuple(first))
@@ -169,6 +171,44 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
                 return None
     except KeyError:
         return None
+    finally:
+        if paused:
+            gc.enable()
+    return cols, rows
+
+
+def _plain_instances(meta: ModelMeta, items: list[Any],
+                     columns: tuple[ColumnMeta, ...]) -> tuple[tuple[ColumnMeta, ...],
+                                                               list[tuple[Any, ...]]] | None:
+    """_plain_rows() of instances of the model itself: every column read a whole column at
+    a time; one left UNSET in every row (an identity, a server default) is left out."""
+    if set(map(type, items)) != {meta.model}:
+        return None
+    every = meta.columns
+    getter = attrgetter(*(c.attr for c in every))
+    unset_type = type(UNSET)
+    paused = len(items) >= 1000 and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        rows = list(map(getter, items)) if len(every) > 1 else [(getter(i),) for i in items]
+        kept: list[int] = []
+        for i, (col, cells) in enumerate(zip(every, zip(*rows, strict=True), strict=True)):
+            if unset_type in set(map(type, cells)):  # by type: no __eq__ of each cell
+                if col.required or any(c is not UNSET for c in cells):
+                    return None  # the general path names what is missing, or mixes rows
+                continue
+            if not _plain_cells(col, cells):
+                return None
+            kept.append(i)
+        if not kept:
+            return None
+        cols = tuple(every[i] for i in kept)
+        if columns and cols != columns:
+            return None
+        if len(kept) < len(every):
+            pick = itemgetter(*kept)
+            rows = list(map(pick, rows)) if len(kept) > 1 else [(pick(r),) for r in rows]
     finally:
         if paused:
             gc.enable()
