@@ -31,6 +31,7 @@ from ..statements.nodes import (
     ExcludedValue,
     Exists,
     FalseCondition,
+    Function,
     InList,
     InParams,
     InsertStatement,
@@ -86,11 +87,13 @@ class ResultField(NamedTuple):
 
 
 class JoinedModels(NamedTuple):
-    """Rows of a join: one model per alias, in column order; `optional` sides may be None."""
+    """Rows of a join: one model per alias, in column order; `optional` sides may be None;
+    then the computed columns of add_columns(), if any."""
 
     aliases: tuple[str, ...]
     metas: tuple[ModelMeta, ...]
     optional: tuple[bool, ...]
+    extra: tuple[ResultField, ...] = ()
 
 
 #: what a fetched row becomes: a model, a Row of fields, models by alias, or no rows at all
@@ -182,7 +185,7 @@ _VALUE_VISITORS: dict[type, str] = {
     CurrentTime: "visit_current_time", ExcludedValue: "visit_excluded_value",
     ColumnMeta: "visit_column", QualifiedColumn: "visit_qualified",
     OuterColumn: "visit_outer", Aggregate: "visit_aggregate",
-    ScalarSubquery: "visit_scalar_subquery",
+    ScalarSubquery: "visit_scalar_subquery", Function: "visit_function",
 }
 _CONDITION_VISITORS: dict[type, str] = {
     Compare: "visit_compare", IsNull: "visit_is_null", Between: "visit_between",
@@ -292,26 +295,18 @@ class Dialect:
     def result_of(query: SelectQuery) -> ResultShape:
         """What a row of this select is."""
         items = query.items
-        if items is None:
-            if query.source.alias is None:
+        joined = query.source.alias is not None
+        sources = [(query.source, False)] + [(j.source, j.kind == "left") for j in query.joins]
+        width = sum(len(s.meta.columns) for s, _ in sources)
+        # a join's rows are models by alias, and after add_columns() its labels too
+        if items is None or (joined and query.group_by is None and len(items) > width):
+            if not joined:
                 return query.source.meta
-            sources = [(query.source, False)] + [(j.source, j.kind == "left") for j in query.joins]
             return JoinedModels(tuple(s.alias or s.meta.table for s, _ in sources),
                                 tuple(s.meta for s, _ in sources),
-                                tuple(optional for _, optional in sources))
-        fields: list[ResultField] = []
-        for item in items:
-            if isinstance(item, Labeled):
-                agg = item.value
-                if isinstance(agg, Aggregate):
-                    fields.append(ResultField(item.label, agg.kind, True, agg.scale))
-                else:
-                    col = _column_of(agg)
-                    fields.append(ResultField(item.label, col.kind, False, col.scale))
-            else:
-                col = _column_of(item)
-                fields.append(ResultField(col.attr, col.kind, False, col.scale))
-        return tuple(fields)
+                                tuple(optional for _, optional in sources),
+                                tuple(_field(item) for item in (items or ())[width:]))
+        return tuple(_field(item) for item in items)
 
     @staticmethod
     def returned(meta: ModelMeta, returning: Returning) -> ResultShape:
@@ -395,6 +390,100 @@ class Dialect:
             f"statement or of one that encloses it; qualify with a join alias or the table "
             "name of the statement it belongs to"
         )
+
+    # -- computed values ----------------------------------------------------------------------
+
+    #: the SQL type true division casts its dividend to
+    float_type: ClassVar[str] = "DOUBLE PRECISION"
+    #: the function counting a string's characters
+    length_function: ClassVar[str] = "CHAR_LENGTH"
+
+    def visit_function(self, node: Function, out: _Out) -> None:
+        """Write a function, arithmetic, CASE or window function."""
+        name, args, parts = node.name, node.args, out.parts
+        if name in ("+", "-", "*"):
+            self.check_arithmetic(node)
+            parts.append("(")
+            self.visit_value(args[0], out)
+            parts.append(f" {name} ")
+            self.visit_value(args[1], out)
+            parts.append(")")
+        elif name == "/":
+            # true division, NULL where the divisor is 0 (PostgreSQL would fail the statement)
+            parts.append("(CAST(")
+            self.visit_value(args[0], out)
+            parts.append(f" AS {self.float_type}) / NULLIF(")
+            self.visit_value(args[1], out)
+            parts.append(", 0))")
+        elif name == "case":
+            parts.append("CASE")
+            for condition, value in zip(node.conditions, args, strict=False):
+                parts.append(" WHEN ")
+                self.visit_condition(condition, out)
+                parts.append(" THEN ")
+                self.visit_value(value, out)
+            if node.option == "else":
+                parts.append(" ELSE ")
+                self.visit_value(args[-1], out)
+            parts.append(" END")
+        elif name == "over":
+            self.visit_window(node, out)
+        elif name == "round":
+            self.write_round(node, out)
+        elif name == "date_trunc":
+            self.write_date_trunc(node, out)
+        elif name == "extract":
+            self.write_extract(node, out)
+        else:
+            spelled = self.length_function if name == "length" else name.upper()
+            parts.append(spelled + "(")
+            self._comma_separated(args, self.visit_value, out)
+            parts.append(")")
+
+    def check_arithmetic(self, node: Function) -> None:
+        """Raise DialectError for arithmetic this database cannot compute exactly."""
+
+    def visit_window(self, node: Function, out: _Out) -> None:
+        """Write `function OVER (PARTITION BY ... ORDER BY ...)`."""
+        inner = node.args[0]
+        if isinstance(inner, Function) and inner.name in ("lag", "lead"):
+            out.parts.append(inner.name.upper() + "(")
+            self.visit_value(inner.args[0], out)
+            if len(inner.args) > 1:
+                out.parts.append(", ")
+                self.window_offset(inner.args[1], out)
+            out.parts.append(")")
+        elif isinstance(inner, Function):
+            out.parts.append(inner.name.upper() + "()")
+        else:
+            self.visit_value(inner, out)
+        out.parts.append(" OVER (")
+        partition = node.args[1:]
+        if partition:
+            out.parts.append("PARTITION BY ")
+            self._comma_separated(partition, self.visit_value, out)
+        if node.order:
+            out.parts.append(" ORDER BY " if partition else "ORDER BY ")
+            self._comma_separated(node.order, self.order_item, out)
+        out.parts.append(")")
+
+    def window_offset(self, offset: Value, out: _Out) -> None:
+        """Write lag()/lead()'s row offset."""
+        self.visit_value(offset, out)
+
+    def write_round(self, node: Function, out: _Out) -> None:
+        """Write round(value, digits), halves away from zero."""
+        out.parts.append("ROUND(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f", {int(node.option or 0)})")
+
+    def write_date_trunc(self, node: Function, out: _Out) -> None:
+        """Write a datetime (UTC) or date truncated to node.option."""
+        raise NotImplementedError
+
+    def write_extract(self, node: Function, out: _Out) -> None:
+        """Write a part of a datetime (UTC) or date as an integer (dow 0 = Sunday)."""
+        raise NotImplementedError
 
     def visit_aggregate(self, node: Aggregate, out: _Out) -> None:
         """Write COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM(col) ..."""
@@ -662,7 +751,16 @@ class Dialect:
             self.visit_condition(query.where, out)
         if query.group_by:
             parts.append(" GROUP BY ")
-            self._comma_separated(query.group_by, self.visit_value, out)
+            items = query.items or ()
+            for i, group in enumerate(query.group_by):
+                if i:
+                    parts.append(", ")
+                if isinstance(group, Labeled):
+                    # By position: the expression written again would bind its values again,
+                    # and PostgreSQL groups `f($1)` apart from `f($2)`.
+                    parts.append(str(items.index(group) + 1))
+                else:
+                    self.visit_value(group, out)
         if query.having is not None:
             parts.append(" HAVING ")
             self.visit_condition(query.having, out)
@@ -710,7 +808,11 @@ class Dialect:
 
     def order_item(self, item: OrderItem, out: _Out) -> None:
         """One ORDER BY item (NULLs sort first ascending and last descending everywhere)."""
-        self.visit_value(item.operand, out)
+        operand = item.operand
+        if isinstance(operand, Labeled):
+            out.parts.append(self.quote(operand.label))
+        else:
+            self.visit_value(operand, out)
         out.parts.append(" DESC" if item.descending else " ASC")
 
     def visit_limit_offset(self, limit: Value | None, offset: Value | None, out: _Out) -> None:
@@ -854,13 +956,32 @@ class Dialect:
             self.visit_condition(where, out)
 
 
-def _column_of(operand: ColumnMeta | QualifiedColumn | OuterColumn | Aggregate) -> ColumnMeta:
+def _field(item: Value | Labeled) -> ResultField:
+    """The row field a select item becomes: its name, and how its value is read back."""
+    if isinstance(item, Labeled):
+        value = item.value
+        if isinstance(value, Aggregate | Function):
+            # computed by the database: read as the kind whatever type the driver returns
+            return ResultField(item.label, value.kind, True, value.scale)
+        if isinstance(value, ScalarSubquery):
+            inner = Dialect.result_of(value.query)
+            assert isinstance(inner, tuple) and len(inner) == 1  # as_subquery() selects one
+            return inner[0]._replace(name=item.label)
+        if isinstance(value, Param):
+            return ResultField(item.label, value.kind or "str", False)
+        col = _column_of(value)
+        return ResultField(item.label, col.kind, False, col.scale)
+    col = _column_of(item)
+    return ResultField(col.attr, col.kind, False, col.scale)
+
+
+def _column_of(operand: object) -> ColumnMeta:
     """The column an operand of a select list reads."""
     if isinstance(operand, QualifiedColumn):
         return operand.column
     if isinstance(operand, ColumnMeta):
         return operand
-    raise ValidationError(f"a select list holds columns and labeled aggregates, not {operand!r}")
+    raise ValidationError(f"a select list holds columns and labeled values, not {operand!r}")
 
 
 def subqueries(node: tuple[object, ...]) -> list[SelectQuery]:

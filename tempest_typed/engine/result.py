@@ -191,9 +191,19 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
             lines.extend("            " + line for line in body)
         else:
             lines.extend("        " + line for line in body)
-    names["row_cls"] = row_class(result.aliases)
+    cells: list[str] = []
+    for field in result.extra:  # add_columns(): the labels after the models
+        i = position
+        position += 1
+        convert = _converter(field.kind, adapters, field.aggregate, field.scale)
+        if convert is None:
+            cells.append(f"v{i}")
+        else:
+            names[f"c{i}"] = convert
+            cells.append(f"(c{i}(v{i}) if v{i} is not None else None)")
+    names["row_cls"] = row_class((*result.aliases, *(f.name for f in result.extra)))
     unpack = "".join(f"v{i}, " for i in range(position))
-    made = ", ".join(f"o{n}" for n in range(len(result.metas)))
+    made = ", ".join([f"o{n}" for n in range(len(result.metas))] + cells)
     source = (
         "def build(rows):\n"
         "    out = []\n"

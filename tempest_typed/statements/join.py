@@ -15,8 +15,8 @@ from ..model import Model, ModelMeta, meta_of
 from ..row import PLAIN_NAME, Row, plain_name_problem
 from .aggregate import AggregateFunction, Grouped, grouped
 from .base import R_co
-from .nodes import And, Compare, Condition, JoinClause, SelectQuery, Source
-from .query import Context, Query
+from .nodes import And, Compare, Condition, JoinClause, QualifiedColumn, SelectQuery, Source
+from .query import Context, Query, with_columns
 from .scope import join_scope
 from .where import _family_error, same_family
 
@@ -58,6 +58,9 @@ class Join(Query[R_co]):
                 on: Mapping[str, str]) -> Join[R_co]:
         ctx = self._ctx
         call = f"{ctx.scope.label}.{kind}_join()"
+        if ctx.items is not None or ctx.group_scope is not None:
+            raise ValidationError(
+                f"{call}: join every table first, then add_columns() or aggregate()")
         meta = meta_of(model)
         sources = _sources(ctx.source, ctx.joins)
         _check_alias(alias, [a for a, _, _ in sources], call)
@@ -92,7 +95,22 @@ class Join(Query[R_co]):
         """Add a table whose side is None where no row matches (LEFT JOIN)."""
         return self._joined("left", model, alias, on)
 
-    def aggregate(self, group_by: Sequence[str],
+    def add_columns(self, columns: Mapping[str, Any]) -> Join[Row]:
+        """Computed columns beside the joined models: rows hold a model per alias (None for
+        an unmatched left-joined side), then the labels."""
+        ctx = self._ctx
+        sources = _sources(ctx.source, ctx.joins)
+        fetched = tuple(QualifiedColumn(alias, col) for alias, meta, _ in sources
+                        for col in meta.columns)
+        node, context, values = with_columns(self, columns, [a for a, _, _ in sources],
+                                             fetched)
+        new: Join[Row] = object.__new__(Join)
+        new._meta = self._meta
+        new._values = values
+        new._set_node(node, context)
+        return new
+
+    def aggregate(self, group_by: Sequence[str | Mapping[str, Any]],
                   aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
         """Group the joined rows by qualified columns and compute aggregates per group."""
         return grouped(self, group_by, aggregates)

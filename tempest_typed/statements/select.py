@@ -11,7 +11,7 @@ from ..row import Row
 from .aggregate import AggregateFunction, Grouped, grouped
 from .base import R_co, column_list
 from .nodes import select_all
-from .query import Context, Query, replaced
+from .query import Context, Query, replaced, with_columns
 from .scope import table_scope
 
 if TYPE_CHECKING:
@@ -28,11 +28,24 @@ class Select(Query[R_co], Generic[M_co, R_co]):
 
     __slots__ = ()
 
-    def aggregate(self, group_by: Sequence[str],
+    def aggregate(self, group_by: Sequence[str | Mapping[str, Any]],
                   aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
         """Group the rows by columns and compute aggregates per group: rows of the group
         columns, then the labels (`aggregate([], {...})` is one row over every row)."""
         return grouped(self, group_by, aggregates)
+
+    def add_columns(self, columns: Mapping[str, Any]) -> Select[M_co, Row]:
+        """Computed columns beside the fetched ones: rows are Rows of the fetched columns
+        (every column of a whole-model select), then the labels."""
+        items = self._ctx.items
+        fetched = self._meta.columns if items is None else items
+        names = [c.attr for c in fetched if isinstance(c, ColumnMeta)]
+        node, context, values = with_columns(self, columns, names, tuple(fetched))
+        new: Select[M_co, Row] = object.__new__(Select)
+        new._meta = self._meta
+        new._values = values
+        new._set_node(node, context)
+        return new
 
     if TYPE_CHECKING:
         # The same method as Query's, typed with this select's model.

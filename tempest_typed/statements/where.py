@@ -232,6 +232,13 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
             f"sql.scalar() in {where} stands where a column's value goes: compare a column "
             "with it or set a column to it"
         )
+    from .compute import computed, is_computed
+
+    if is_computed(expr):
+        node, col = computed(scope, expr, values, where)
+        if expected is not None and not same_family(expected, col):
+            raise _family_error(expected, col, repr(expr), where)
+        return node
     raise ValidationError(f"unknown expression {expr!r} in {where}")
 
 
