@@ -25,11 +25,12 @@ from .sqltext import PLACEHOLDER, check_fragment, check_unicode
 from .statements.aggregate import AggregateFunction
 from .statements.base import Statement
 from .statements.compute import DATE_PARTS, DATE_UNITS
+from .statements.cte import NamedSelect, named
 from .statements.query import Query
 from .statements.where import ExistsCondition, Subquery
 from .values import untyped_value
 
-__all__ = ["Expression", "abs", "avg", "case", "coalesce", "col", "count", "count_distinct",
+__all__ = ["Expression", "abs", "avg", "case", "coalesce", "col", "count", "count_distinct", "cte",
            "date_trunc", "dense_rank", "excluded", "exists", "expr", "extract", "lag", "lead",
            "length", "lower", "max", "min", "not_exists", "now", "rank", "raw", "round",
            "row_number", "scalar", "sum", "upper", "value"]
@@ -389,3 +390,9 @@ def lag(column: object, n: int = 1) -> Call:
 def lead(column: object, n: int = 1) -> Call:
     """The value `n` rows after this one in its window (NULL after the last): .over(...)."""
     return _offset("lead", column, n)
+
+
+def cte(name: str, statement: object) -> NamedSelect:
+    """The select under a name (WITH name AS (...)): select() and join() take it as a model,
+    its columns the statement's row fields."""
+    return named(name, statement)

@@ -200,3 +200,38 @@ def test_values_are_never_in_the_text() -> None:
         compiled = stmt.compile(dialect)
         assert "DROP" not in compiled.sql
         assert compiled.params[0] == "'; DROP TABLE posts; --"
+
+
+def _latest() -> object:
+    ranked = (select(Comment, ["id", "post_id"]).where({"id": {"gt": 7}})
+              .add_columns({"pos": sql.row_number().over(partition_by=["post_id"],
+                                                         order_by=[("id", "desc")])}))
+    return sql.cte("latest", ranked)
+
+
+def test_a_named_select_is_written_in_with_and_binds_its_values_first() -> None:
+    stmt = select(_latest()).where({"pos": 1})  # type: ignore[call-overload]  # a named select
+    assert stmt.compile("postgresql") == (
+        'WITH "latest" ("id", "post_id", "pos") AS (SELECT "id", "post_id", ROW_NUMBER() OVER '
+        '(PARTITION BY "post_id" ORDER BY "id" DESC) AS "pos" FROM "comments" WHERE "id" > %s) '
+        'SELECT "id", "post_id", "pos" FROM "latest" WHERE "pos" = %s', (7, 1))
+
+
+def test_a_joined_named_select_binds_its_values_where_it_is_joined() -> None:
+    stmt = (join(Post, "p").where({"p.likes": 3})
+            .left_join(_latest(), "c", {"p.id": "c.post_id"}).where({"c.pos": 1}))  # type: ignore[arg-type]  # a named select
+    compiled = stmt.compile("sqlite")
+    assert compiled.sql.startswith('WITH "latest" ("id", "post_id", "pos") AS (SELECT ')
+    assert compiled.sql.endswith(
+        'FROM "posts" AS "p" LEFT JOIN "latest" AS "c" ON "p"."id" = "c"."post_id" WHERE '
+        '"p"."likes" = ? AND "c"."pos" = ?')
+    assert compiled.params == (7, 3, 1)
+
+
+def test_a_named_select_checks_its_column_names() -> None:
+    with pytest.raises(ValidationError, match="latest has no column 'nope'"):
+        select(_latest()).where({"nope": 1})  # type: ignore[call-overload]  # a named select
+    with pytest.raises(ValidationError, match="the name"):
+        sql.cte("not a name", select(Post))
+    with pytest.raises(ValidationError, match="models by alias"):
+        sql.cte("j", join(Post, "p"))

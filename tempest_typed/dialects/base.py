@@ -16,12 +16,13 @@ from decimal import Decimal
 from typing import Any, ClassVar, Final, NamedTuple, Protocol, TypeAlias, TypeVar
 
 from ..errors import DialectError, ValidationError
-from ..model import DDL_LITERALS, ColumnMeta, Index, ModelMeta, ddl_literal_problem
+from ..model import DDL_LITERALS, ColumnMeta, DerivedColumn, Index, ModelMeta, ddl_literal_problem
 from ..statements.nodes import (
     ALL_COLUMNS,
     Aggregate,
     And,
     Between,
+    CommonTable,
     Compare,
     Condition,
     ConflictNothing,
@@ -183,7 +184,7 @@ _Visit: TypeAlias = Callable[[Any, _Out], None]
 _VALUE_VISITORS: dict[type, str] = {
     Param: "visit_param", RawSQL: "visit_raw", SQLExpr: "visit_expr",
     CurrentTime: "visit_current_time", ExcludedValue: "visit_excluded_value",
-    ColumnMeta: "visit_column", QualifiedColumn: "visit_qualified",
+    ColumnMeta: "visit_column", DerivedColumn: "visit_column", QualifiedColumn: "visit_qualified",
     OuterColumn: "visit_outer", Aggregate: "visit_aggregate",
     ScalarSubquery: "visit_scalar_subquery", Function: "visit_function",
 }
@@ -301,7 +302,10 @@ class Dialect:
         # a join's rows are models by alias, and after add_columns() its labels too
         if items is None or (joined and query.group_by is None and len(items) > width):
             if not joined:
-                return query.source.meta
+                meta = query.source.meta
+                if query.source.definition is not None:  # a named select: Rows of its columns
+                    return tuple(_field(c) for c in meta.columns)
+                return meta
             return JoinedModels(tuple(s.alias or s.meta.table for s, _ in sources),
                                 tuple(s.meta for s, _ in sources),
                                 tuple(optional for _, optional in sources),
@@ -739,6 +743,7 @@ class Dialect:
             scope[join.source.alias or join.source.meta.table] = join.source.meta
         out.scopes.append(scope)
         parts = out.parts
+        self.visit_with(query, out)
         parts.append("SELECT DISTINCT " if query.distinct else "SELECT ")
         self.visit_items(query, out)
         parts.append(" FROM " + self.source(source))
@@ -771,6 +776,34 @@ class Dialect:
         if query.lock is not None:
             parts.append(" " + self.lock_clause(query, query.lock))
         out.scopes.pop()
+
+    def visit_with(self, query: SelectQuery, out: _Out) -> None:
+        """Write WITH [RECURSIVE] for the named selects the query reads."""
+        written: dict[str, CommonTable] = {}
+        for source in (query.source, *(j.source for j in query.joins)):
+            definition = source.definition
+            if definition is None:
+                continue
+            if definition.name in written:
+                if written[definition.name].query != definition.query:
+                    raise ValidationError(
+                        f"{self._label(query)}: two different selects are named "
+                        f"{definition.name!r}; give each sql.cte() its own name")
+                continue
+            written[definition.name] = definition
+        if not written:
+            return
+        recursive = any(d.step is not None for d in written.values())
+        out.parts.append("WITH RECURSIVE " if recursive else "WITH ")
+        for i, definition in enumerate(written.values()):
+            out.parts.append((", " if i else "") + self.quote(definition.name) + " ("
+                             + ", ".join(self.quote(c) for c in definition.columns) + ") AS (")
+            self._subquery(definition.query, definition.offset, out)
+            if definition.step is not None:
+                out.parts.append(" UNION ALL ")
+                self._subquery(definition.step, definition.step_offset, out)
+            out.parts.append(")")
+        out.parts.append(" ")
 
     @staticmethod
     def _comma_separated(items: tuple[T, ...], write: Callable[[T, _Out], None],
@@ -972,7 +1005,7 @@ def _field(item: Value | Labeled) -> ResultField:
         col = _column_of(value)
         return ResultField(item.label, col.kind, False, col.scale)
     col = _column_of(item)
-    return ResultField(col.attr, col.kind, False, col.scale)
+    return ResultField(col.attr, col.kind, type(col) is DerivedColumn, col.scale)
 
 
 def _column_of(operand: object) -> ColumnMeta:

@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 from ..dialects.base import JoinedModels, ResultShape
 from ..errors import MultipleResultsError, NoResultError, TempestError
-from ..model import ModelMeta
+from ..model import DerivedColumn, ModelMeta
 from ..row import row_class
 from .types import Adapter, decimal_reader, to_bool, to_float
 
@@ -171,17 +171,26 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
     for n, (meta, optional) in enumerate(zip(result.metas, result.optional, strict=True)):
         names[f"model{n}"] = meta.model
         first = position
-        body: list[str] = [f"o{n} = new(model{n})", "d = o{n}.__dict__".replace("{n}", str(n))]
+        # a named select (sql.cte) under an alias is a Row of its columns, a model otherwise
+        derived = bool(meta.columns) and type(meta.columns[0]) is DerivedColumn
+        body: list[str] = [] if derived else [
+            f"o{n} = new(model{n})", "d = o{n}.__dict__".replace("{n}", str(n))]
+        row_cells: list[str] = []
         for col in meta.columns:
             i = position
             position += 1
-            convert = _converter(col.kind, adapters, scale=col.scale)
+            convert = _converter(col.kind, adapters, derived, scale=col.scale)
             if convert is None:
                 cell = f"v{i}"
             else:
                 names[f"c{i}"] = convert
                 cell = f"(c{i}(v{i}) if v{i} is not None else None)"
-            body.append(f"d[{col.attr!r}] = {cell}")
+            if derived:
+                row_cells.append(cell)
+            else:
+                body.append(f"d[{col.attr!r}] = {cell}")
+        if derived:
+            body.append(f"o{n} = make(model{n}, ({', '.join(row_cells)},))")
         if optional:
             keys = meta.primary_key or meta.columns
             test = " and ".join(f"v{first + meta.columns.index(k)} is None" for k in keys)

@@ -36,7 +36,7 @@ from ..model import ColumnMeta, ModelMeta
 
 __all__ = [
     "ALL_COLUMNS", "COMPARISONS", "FALSE", "INT_PARAMS", "OPERATORS", "ORDERED_KINDS",
-    "TEXT_KINDS", "TRUE", "Aggregate", "And", "Between", "Compare", "Condition",
+    "TEXT_KINDS", "TRUE", "Aggregate", "And", "Between", "CommonTable", "Compare", "Condition",
     "ConflictNothing", "ConflictUpdate", "CurrentTime", "DeleteStatement", "ExcludedValue",
     "Exists", "FalseCondition", "Function", "InList", "InParams", "InSubquery", "InsertStatement", "IsNull",
     "JoinClause", "Labeled", "Like", "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn",
@@ -285,11 +285,27 @@ FALSE = FalseCondition()
 # -- select -----------------------------------------------------------------------------------
 
 
+class CommonTable(NamedTuple):
+    """`[RECURSIVE] name (columns) AS (query [UNION ALL step])`: a named select (sql.cte), its
+    values from the enclosing statement's values[offset] (the step's from step_offset)."""
+
+    name: str
+    columns: tuple[str, ...]
+    query: SelectQuery
+    offset: int
+    step: SelectQuery | None
+    step_offset: int
+    tag: Literal["cte"] = "cte"
+
+
 class Source(NamedTuple):
-    """A table in FROM or JOIN; `alias` None for a plain select's one table."""
+    """A table in FROM or JOIN; `alias` None for a plain select's one table. A named select
+    (sql.cte) has its `definition`, written in the statement's WITH; a recursive one's step
+    names it without one."""
 
     meta: ModelMeta
     alias: str | None
+    definition: CommonTable | None = None
     tag: Literal["source"] = "source"
 
 

@@ -10,6 +10,7 @@ from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .aggregate import AggregateFunction, Grouped, grouped
 from .base import R_co, column_list
+from .cte import NamedSelect, cte_source
 from .nodes import select_all
 from .query import Context, Query, replaced, with_columns
 from .scope import table_scope
@@ -79,6 +80,8 @@ def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Selec
         found = _PLAIN.get(model) if isinstance(model, type) else None
         if found is not None:
             return found
+    if isinstance(model, NamedSelect):
+        return _select_named(model, columns)
     stmt: Select[Any, Any] = object.__new__(Select)
     meta = stmt._meta = meta_of(model)
     stmt._values = ()
@@ -90,4 +93,18 @@ def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Selec
         if len(_PLAIN) >= 4096:
             _PLAIN.clear()
         _PLAIN[model] = stmt
+    return stmt
+
+
+def _select_named(named: NamedSelect, columns: Sequence[str] | None) -> Select[Any, Row]:
+    """SELECT from a named select (sql.cte): rows are Rows of its columns."""
+    stmt: Select[Any, Row] = object.__new__(Select)
+    meta = stmt._meta = named.meta
+    made = cte_source(named, None, ())
+    assert made is not None  # a NamedSelect
+    source, stmt._values = made
+    node = replaced(select_all(meta), "source", source)
+    if columns is not None:
+        node = replaced(node, "items", column_list(meta, columns, "select()"))
+    stmt._set_node(node, Context(node, table_scope(meta)))
     return stmt

@@ -270,3 +270,49 @@ async def test_running_totals_and_neighbours(blog: Any) -> None:
     assert typed([tuple(r) for r in rows]) == typed([
         (1, 1, 1, 3, None, 3), (2, 1, 3, 3, "first", 4), (4, 1, 7, 3, "reply", None),
         (3, 2, 10, 2, None, 5), (5, 2, 15, 2, "hi", None)])
+
+
+def _ranked() -> Any:
+    return (select(Comment, ["id", "post_id", "created_at"])
+            .add_columns({"pos": sql.row_number().over(partition_by=["post_id"],
+                                                       order_by=[("created_at", "desc")])}))
+
+
+async def test_latest_comment_per_post_through_a_named_select(blog: Any) -> None:
+    latest = sql.cte("latest", _ranked())
+    rows = (await blog.execute(select(latest).where({"pos": 1}).order_by("post_id"))).all()
+    assert typed([tuple(r) for r in rows]) == typed([(4, 1, at(4), 1), (5, 2, at(18), 1)])
+    assert rows[0].created_at == at(4) and rows[0]["pos"] == 1
+    some = (await blog.execute(select(latest, ["id"]).where({"post_id": 2}).order_by("pos"))).all()
+    assert [tuple(r) for r in some] == [(5,), (3,)]
+
+
+async def test_a_named_select_joins_by_alias(blog: Any) -> None:
+    latest = sql.cte("latest", _ranked().where({"id": {"ne": 4}}))
+    rows = (await blog.execute(
+        join(Post, "post").left_join(latest, "c", {"post.id": "c.post_id"})
+        .where({"c.pos": {"in": [1]}}).order_by("post.id")
+    )).all()
+    assert [(r.post.id, r.c.id, r.c.pos) for r in rows] == [(1, 2, 1), (2, 5, 1)]
+    assert isinstance(rows[0].post, Post)
+    everyone = (await blog.execute(
+        join(Post, "post").left_join(latest, "c", {"post.id": "c.post_id"})
+        .add_columns({"who": sql.upper("post.author")})
+        .order_by("post.id").order_by("c.pos")
+    )).all()
+    assert [(r.post.id, r.c.id if r.c else None, r.who) for r in everyone] == [
+        (1, 2, "ANA"), (1, 1, "ANA"), (2, 5, "BOB"), (2, 3, "BOB"), (3, None, "ANA"),
+        (4, None, "BOB")]
+
+
+async def test_a_named_aggregate_reads_back_its_types(blog: Any) -> None:
+    totals = sql.cte("totals", select(Comment).aggregate(
+        ["post_id"], {"n": sql.count(), "ids": sql.sum("id")}))
+    rows = (await blog.execute(select(totals).where({"n": {"gt": 2}}))).all()
+    assert typed([tuple(r) for r in rows]) == typed([(1, 3, 7)])
+    rows = (await blog.execute(
+        join(totals, "t").inner_join(Post, "p", {"t.post_id": "p.id"})
+        .aggregate(["p.author"], {"comments": sql.sum("t.n")})
+    )).all()
+    assert typed([tuple(r) for r in rows]) == typed([("ana", 3), ("bob", 2)]) or typed(
+        [tuple(r) for r in rows]) == typed([("bob", 2), ("ana", 3)])
