@@ -25,12 +25,13 @@ from .sqltext import PLACEHOLDER, check_fragment, check_unicode
 from .statements.aggregate import AggregateFunction
 from .statements.base import Statement
 from .statements.compute import DATE_PARTS, DATE_UNITS
-from .statements.cte import NamedSelect, named
+from .statements.cte import NamedSelect, named, recursive
 from .statements.query import Query
 from .statements.where import ExistsCondition, Subquery
 from .values import untyped_value
 
 __all__ = ["Expression", "abs", "avg", "case", "coalesce", "col", "count", "count_distinct", "cte",
+           "recursive_cte",
            "date_trunc", "dense_rank", "excluded", "exists", "expr", "extract", "lag", "lead",
            "length", "lower", "max", "min", "not_exists", "now", "rank", "raw", "round",
            "row_number", "scalar", "sum", "upper", "value"]
@@ -396,3 +397,11 @@ def cte(name: str, statement: object) -> NamedSelect:
     """The select under a name (WITH name AS (...)): select() and join() take it as a model,
     its columns the statement's row fields."""
     return named(name, statement)
+
+
+def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect:
+    """A named select that reads itself (WITH RECURSIVE): the rows of `base`, then of
+    `step(table)` over the rows found so far, until it finds none. `step` gets the named
+    select being defined and joins it, e.g. `lambda t: join(Comment, "c").inner_join(t, "t",
+    {"c.parent_id": "t.id"}).project({...})`, with the same columns as `base`."""
+    return recursive(name, base, step)

@@ -8,7 +8,17 @@ from decimal import Decimal
 
 import pytest
 
-from tempest_typed import DialectError, Model, ValidationError, column, join, select, sql, update
+from tempest_typed import (
+    DialectError,
+    Model,
+    ValidationError,
+    column,
+    insert,
+    join,
+    select,
+    sql,
+    update,
+)
 
 
 class Post(Model, table="posts"):
@@ -41,7 +51,7 @@ def test_functions_and_arithmetic_per_dialect() -> None:
         "name": sql.coalesce("nickname", "title"),
     })
     assert sqls(stmt) == {
-        "postgresql": 'SELECT "id", (("likes" * %s) + "shares") AS "score", (CAST("likes" AS '
+        "postgresql": 'SELECT "id", (("likes" * CAST(%s AS bigint)) + "shares") AS "score", (CAST("likes" AS '
                       'double precision) / NULLIF("shares", 0)) AS "ratio", CHAR_LENGTH("title") '
                       'AS "n", COALESCE("nickname", "title") AS "name" FROM "posts"',
         "sqlite": 'SELECT "id", (("likes" * ?) + "shares") AS "score", (CAST("likes" AS REAL) / '
@@ -116,7 +126,8 @@ def test_expressions_in_where_and_set_are_bound() -> None:
     stmt = update(Post).set({"likes": sql.col("likes") + 1}).where(
         {"title": sql.lower(sql.value("HELLO"))})
     assert stmt.compile("postgresql") == (
-        'UPDATE "posts" SET "likes" = ("likes" + %s) WHERE "title" = LOWER(%s)', (1, "HELLO"))
+        'UPDATE "posts" SET "likes" = ("likes" + CAST(%s AS bigint)) WHERE "title" = '
+        'LOWER(CAST(%s AS text))', (1, "HELLO"))
 
 
 def test_join_labels_follow_the_models() -> None:
@@ -176,7 +187,7 @@ def test_bad_units_and_digits_are_refused() -> None:
 
 def test_decimal_arithmetic_on_sqlite_names_the_way_out() -> None:
     stmt = select(Post, ["id"]).add_columns({"double": sql.col("amount") * 2})
-    assert "(\"amount\" * %s)" in stmt.compile("postgresql").sql
+    assert '("amount" * CAST(%s AS bigint))' in stmt.compile("postgresql").sql
     with pytest.raises(DialectError, match="SQLite stores Decimal as text"):
         stmt.compile("sqlite")
     with pytest.raises(DialectError, match="SQLite stores Decimal as text"):
@@ -235,3 +246,54 @@ def test_a_named_select_checks_its_column_names() -> None:
         sql.cte("not a name", select(Post))
     with pytest.raises(ValidationError, match="models by alias"):
         sql.cte("j", join(Post, "p"))
+
+
+class Archive(Model, table="archive"):
+    id: int = column(primary_key=True)
+    title: str
+
+
+def test_set_operations_per_dialect() -> None:
+    stmt = (select(Post, ["id"]).where({"likes": 3}).union(select(Archive, ["id"]))
+            .except_(select(Comment, ["post_id"]).where({"id": 9})).order_by("id", "desc")
+            .limit(5))
+    assert sqls(stmt) == {
+        "postgresql": 'SELECT "id" FROM "posts" WHERE "likes" = %s UNION SELECT "id" FROM '
+                      '"archive" EXCEPT SELECT "post_id" FROM "comments" WHERE "id" = %s ORDER BY '
+                      '"id" DESC NULLS LAST LIMIT %s',
+        "sqlite": 'SELECT "id" FROM "posts" WHERE "likes" = ? UNION SELECT "id" FROM "archive" '
+                  'EXCEPT SELECT "post_id" FROM "comments" WHERE "id" = ? ORDER BY "id" DESC '
+                  'LIMIT ?',
+        "mysql": 'SELECT `id` FROM `posts` WHERE `likes` = %s UNION SELECT `id` FROM `archive` '
+                 'EXCEPT SELECT `post_id` FROM `comments` WHERE `id` = %s ORDER BY `id` DESC '
+                 'LIMIT %s',
+    }
+    assert stmt.compile("sqlite").params == (3, 9, 5)
+
+
+def test_insert_from_select() -> None:
+    stmt = insert(Archive).from_select(select(Post, ["id", "title"]).where({"likes": 0}))
+    assert stmt.compile("mysql") == (
+        "INSERT INTO `archive` (`id`, `title`) SELECT `id`, `title` FROM `posts` WHERE "
+        "`likes` = %s", (0,))
+
+
+def test_a_recursive_named_select_per_dialect() -> None:
+    base = select(Comment, ["id", "post_id"]).where({"id": 1}).add_columns({"depth": sql.value(0)})
+    thread = sql.recursive_cte(
+        "thread", base,
+        lambda t: join(Comment, "c").inner_join(t, "t", {"c.post_id": "t.id"})
+        .project({"id": "c.id", "post_id": "c.post_id", "depth": sql.col("t.depth") + 1}))
+    stmt = select(thread).where({"depth": {"lt": 5}})
+    compiled = stmt.compile("postgresql")
+    assert compiled.sql == (
+        'WITH RECURSIVE "thread" ("id", "post_id", "depth") AS (SELECT "id", "post_id", '
+        'CAST(%s AS bigint) AS "depth" FROM "comments" WHERE "id" = %s UNION ALL SELECT '
+        '"c"."id" AS "id", "c"."post_id" AS "post_id", ("t"."depth" + CAST(%s AS bigint)) AS '
+        '"depth" FROM "comments" AS "c" INNER JOIN "thread" AS "t" ON "c"."post_id" = "t"."id") '
+        'SELECT "id", "post_id", "depth" FROM "thread" WHERE "depth" < %s')
+    assert compiled.params == (0, 1, 1, 5)
+    assert stmt.compile("sqlite").sql.startswith('WITH RECURSIVE "thread" ("id", "post_id", '
+                                                 '"depth") AS (SELECT "id", "post_id", ? AS')
+    with pytest.raises(ValidationError, match="the same columns"):
+        sql.recursive_cte("t2", base, lambda t: select(t, ["id"]))  # type: ignore[call-overload]  # a named select

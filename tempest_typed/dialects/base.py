@@ -24,6 +24,7 @@ from ..statements.nodes import (
     Between,
     CommonTable,
     Compare,
+    Compound,
     Condition,
     ConflictNothing,
     ConflictUpdate,
@@ -278,6 +279,9 @@ class Dialect:
         if type(key) is SelectQuery:
             self.visit_select(key, out)
             result = self.result_of(key)
+        elif isinstance(key, Compound):
+            self.visit_compound(key, out)
+            result = self.result_of(key.parts[0])
         elif type(key) is InsertStatement:
             self.visit_insert(key, out)
             result = self.returned(key.meta, key.returning)
@@ -300,7 +304,8 @@ class Dialect:
         sources = [(query.source, False)] + [(j.source, j.kind == "left") for j in query.joins]
         width = sum(len(s.meta.columns) for s, _ in sources)
         # a join's rows are models by alias, and after add_columns() its labels too
-        if items is None or (joined and query.group_by is None and len(items) > width):
+        if items is None or (joined and query.group_by is None and len(items) > width
+                             and not isinstance(items[0], Labeled)):
             if not joined:
                 meta = query.source.meta
                 if query.source.definition is not None:  # a named select: Rows of its columns
@@ -432,6 +437,8 @@ class Dialect:
             parts.append(" END")
         elif name == "over":
             self.visit_window(node, out)
+        elif name == "value":
+            self.typed_value(node, out)
         elif name == "round":
             self.write_round(node, out)
         elif name == "date_trunc":
@@ -443,6 +450,10 @@ class Dialect:
             parts.append(spelled + "(")
             self._comma_separated(args, self.visit_value, out)
             parts.append(")")
+
+    def typed_value(self, node: Function, out: _Out) -> None:
+        """Write a value bound where no column gives it a type (sql.value, 2 in `col * 2`)."""
+        self.visit_value(node.args[0], out)
 
     def check_arithmetic(self, node: Function) -> None:
         """Raise DialectError for arithmetic this database cannot compute exactly."""
@@ -777,6 +788,17 @@ class Dialect:
             parts.append(" " + self.lock_clause(query, query.lock))
         out.scopes.pop()
 
+    def visit_compound(self, node: Compound, out: _Out) -> None:
+        """Write selects combined by UNION / INTERSECT / EXCEPT, then ORDER BY and LIMIT."""
+        for i, part in enumerate(node.parts):
+            if i:
+                out.parts.append(f" {node.ops[i - 1]} ")
+            self._subquery(part, node.offsets[i], out)
+        if node.order:
+            out.parts.append(" ORDER BY ")
+            self._comma_separated(node.order, self.order_item, out)
+        self.visit_limit_offset(node.limit, node.offset, out)
+
     def visit_with(self, query: SelectQuery, out: _Out) -> None:
         """Write WITH [RECURSIVE] for the named selects the query reads."""
         written: dict[str, CommonTable] = {}
@@ -902,7 +924,13 @@ class Dialect:
             f"{self.insert_verb(key.conflict)} {self.quote(meta.table)} "
             f"({self.column_list(cols)}) VALUES "
         )
-        if isinstance(rows, RowParams):
+        if isinstance(rows, SelectQuery | Compound):
+            out.parts[-1] = out.parts[-1].removesuffix("VALUES ")
+            if isinstance(rows, SelectQuery):
+                self._subquery(rows, 0, out)
+            else:
+                self.visit_compound(rows, out)
+        elif isinstance(rows, RowParams):
             width = len(cols)
             row_text = "(" + ", ".join([self.placeholder] * width) + ")"
             out.parts.append(", ".join([row_text] * rows.n_rows))
@@ -911,6 +939,7 @@ class Dialect:
             out.kinds.extend([c.kind for c in cols] * rows.n_rows)
         else:
             for r, row in enumerate(rows):
+                assert isinstance(row, tuple)  # a row of value nodes
                 out.parts.append(", (" if r else "(")
                 for i, cell in enumerate(row):
                     if i:
@@ -1000,8 +1029,6 @@ def _field(item: Value | Labeled) -> ResultField:
             inner = Dialect.result_of(value.query)
             assert isinstance(inner, tuple) and len(inner) == 1  # as_subquery() selects one
             return inner[0]._replace(name=item.label)
-        if isinstance(value, Param):
-            return ResultField(item.label, value.kind or "str", False)
         col = _column_of(value)
         return ResultField(item.label, col.kind, False, col.scale)
     col = _column_of(item)

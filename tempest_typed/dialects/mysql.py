@@ -35,6 +35,7 @@ from ..model import ColumnMeta, Index, ModelMeta
 from ..statements.nodes import (
     Aggregate,
     And,
+    Compound,
     Condition,
     ConflictNothing,
     ConflictUpdate,
@@ -455,7 +456,7 @@ class MySQLDialect(Dialect):
         if key.returning is not None:
             self.check_returning("insert", key.meta, key)
         rows, cols = key.rows, key.columns
-        if not any(_unsized_decimal(c) for c in cols):
+        if isinstance(rows, SelectQuery | Compound) or not any(_unsized_decimal(c) for c in cols):
             super().visit_insert(key, out)
             return
         if isinstance(rows, RowParams):

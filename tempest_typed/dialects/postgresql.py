@@ -179,6 +179,19 @@ class PostgreSQLDialect(Dialect):
     float_type = "double precision"
 
     @override
+    def typed_value(self, node: Function, out: _Out) -> None:
+        # psycopg sends an int as the smallest type that holds it, and a str as unknown
+        out.parts.append("CAST(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f" AS {self._VALUE_TYPES[node.kind]})")
+
+    _VALUE_TYPES: ClassVar[dict[str, str]] = {
+        "int": "bigint", "float": "double precision", "decimal": "numeric", "bool": "boolean",
+        "str": "text", "bytes": "bytea", "datetime": "timestamptz", "date": "date",
+        "uuid": "uuid",
+    }
+
+    @override
     def write_round(self, node: Function, out: _Out) -> None:
         # round(double precision) rounds halves to even and takes no digits: rounded as
         # numeric, halves go away from zero as on SQLite and MySQL

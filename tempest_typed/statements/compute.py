@@ -90,7 +90,11 @@ def _bound(value: object, values: list[object], where: str) -> tuple[Value, Colu
         raise ValidationError(
             f"{where}: naive datetime {value!r}; pass an aware one, e.g. datetime.now(UTC)")
     values.append(untyped_value(value, where))
-    return param(len(values) - 1, kind), described(repr(value), kind, False)
+    # wrapped, so that a dialect can give the value its type where nothing else says it (a
+    # recursive CTE's column must have one type in both its parts on PostgreSQL)
+    node = Function("value", (param(len(values) - 1, kind),), None, kind, kind, False, None,
+                    (), ())
+    return node, described(repr(value), kind, False)
 
 
 def computed(scope: Scope, expr: object, values: list[object], where: str,

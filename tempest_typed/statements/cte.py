@@ -9,6 +9,7 @@ statement's values where the source is added.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 from ..errors import ValidationError
@@ -28,7 +29,7 @@ from .nodes import (
 )
 from .query import Query
 
-__all__ = ["NamedSelect", "cte_source"]
+__all__ = ["NamedSelect", "cte_source", "named", "recursive"]
 
 
 class NamedSelect:
@@ -137,6 +138,40 @@ def named(name: str, statement: object) -> NamedSelect:
     meta = table_of(name, node)
     definition = CommonTable(name, tuple(c.name for c in meta.columns), node, 0, None, 0)
     return NamedSelect(name, meta, definition, statement._values)
+
+
+def recursive(name: str, base: object, step: Callable[[NamedSelect], object]) -> NamedSelect:
+    """sql.recursive_cte(name, base, step): base UNION ALL step, where `step` is given the
+    named select being defined and reads it once (in a join), giving rows of its columns."""
+    from .compound import result_fields
+    from .where import FAMILIES
+
+    head = named(name, base)
+    definition = head.node
+    assert definition is not None  # named() defines it
+    reference = NamedSelect(name, head.meta, None, ())
+    made = step(reference)
+    if not isinstance(made, Query):
+        raise ValidationError(
+            f"sql.recursive_cte({name!r}, ...): the step returns a select or a join of the "
+            f"table being defined, got {type(made).__name__}"
+        )
+    key = made._key()
+    fields = result_fields(key)
+    if len(fields) != len(head.meta.columns):
+        raise ValidationError(
+            f"sql.recursive_cte({name!r}, ...): the base has {len(head.meta.columns)} columns "
+            f"({', '.join(head.columns)}), the step {len(fields)}; give them the same columns "
+            "(a join's project({...}))"
+        )
+    for col, field in zip(head.meta.columns, fields, strict=True):
+        if FAMILIES.get(col.kind) is None or FAMILIES.get(col.kind) != FAMILIES.get(field.kind):
+            raise ValidationError(
+                f"sql.recursive_cte({name!r}, ...): column {col.attr!r} is {col.kind} in the "
+                f"base but {field.kind} in the step"
+            )
+    whole = definition._replace(step=key, step_offset=len(head.values))
+    return NamedSelect(name, head.meta, whole, (*head.values, *made._values))
 
 
 def cte_source(source: object, alias: str | None,

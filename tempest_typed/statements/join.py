@@ -117,6 +117,17 @@ class Join(Query[R_co]):
         new._set_node(node, context)
         return new
 
+    def project(self, columns: Mapping[str, Any]) -> Join[Row]:
+        """The joined rows as flat Rows of `columns` ({label: "alias.column" or an sql.*
+        expression}), in place of the models: what a named select, a set operation or an
+        insert's from_select() of a join takes."""
+        node, context, values = with_columns(self, columns, [], ())
+        new: Join[Row] = object.__new__(Join)
+        new._meta = self._meta
+        new._values = values
+        new._set_node(node, context)
+        return new
+
     def aggregate(self, group_by: Sequence[str | Mapping[str, Any]],
                   aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
         """Group the joined rows by qualified columns and compute aggregates per group."""

@@ -21,7 +21,7 @@ The grammar, as types:
               | Function              a function, arithmetic, CASE or a window function
     Condition = Compare | IsNull | Between | InList | InParams | InSubquery | Like
               | And | Or | Not | Exists | TrueCondition | FalseCondition
-    Statement = SelectQuery | InsertStatement | UpdateStatement | DeleteStatement
+    Statement = SelectQuery | Compound | InsertStatement | UpdateStatement | DeleteStatement
 
 A subquery's `Param.value_index` counts from the start of its own values; the node that holds the
 subquery (`InSubquery`, `Exists`, `ScalarSubquery`) says at which of the enclosing
@@ -36,7 +36,7 @@ from ..model import ColumnMeta, ModelMeta
 
 __all__ = [
     "ALL_COLUMNS", "COMPARISONS", "FALSE", "INT_PARAMS", "OPERATORS", "ORDERED_KINDS",
-    "TEXT_KINDS", "TRUE", "Aggregate", "And", "Between", "CommonTable", "Compare", "Condition",
+    "TEXT_KINDS", "TRUE", "Aggregate", "And", "Between", "CommonTable", "Compare", "Compound", "Condition",
     "ConflictNothing", "ConflictUpdate", "CurrentTime", "DeleteStatement", "ExcludedValue",
     "Exists", "FalseCondition", "Function", "InList", "InParams", "InSubquery", "InsertStatement", "IsNull",
     "JoinClause", "Labeled", "Like", "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn",
@@ -368,6 +368,19 @@ class SelectQuery(NamedTuple):
     tag: Literal["select"] = "select"
 
 
+class Compound(NamedTuple):
+    """`part UNION part ...` [ORDER BY] [LIMIT] [OFFSET]: `ops[i]` joins parts[i] and
+    parts[i + 1], whose values start at the compound's values[offsets[i]]."""
+
+    parts: tuple[SelectQuery, ...]
+    offsets: tuple[int, ...]
+    ops: tuple[str, ...]
+    order: tuple[OrderItem, ...]
+    limit: Value | None
+    offset: Value | None
+    tag: Literal["compound"] = "compound"
+
+
 # -- writes -----------------------------------------------------------------------------------
 
 #: returning() of every column
@@ -406,7 +419,7 @@ class InsertStatement(NamedTuple):
 
     meta: ModelMeta
     columns: tuple[ColumnMeta, ...]
-    rows: RowParams | tuple[tuple[Value, ...], ...]
+    rows: RowParams | tuple[tuple[Value, ...], ...] | SelectQuery | Compound
     conflict: ConflictNothing | ConflictUpdate | None
     returning: Returning
     tag: Literal["insert"] = "insert"
@@ -431,7 +444,9 @@ class DeleteStatement(NamedTuple):
     tag: Literal["delete"] = "delete"
 
 
-StatementNode: TypeAlias = "SelectQuery | InsertStatement | UpdateStatement | DeleteStatement"
+StatementNode: TypeAlias = (
+    "SelectQuery | Compound | InsertStatement | UpdateStatement | DeleteStatement"
+)
 
 ORDERED_KINDS = frozenset({"int", "float", "decimal", "datetime", "date"})
 TEXT_KINDS = frozenset({"str", "literal"})

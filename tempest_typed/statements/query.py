@@ -17,6 +17,7 @@ from ..errors import ValidationError
 from ..model import INT_MAX, ColumnMeta, Model, ModelMeta, meta_of
 from ..row import PLAIN_NAME, plain_name_problem
 from .base import R_co, Statement
+from .compound import SetQuery, combined
 from .nodes import (
     INT_PARAMS,
     Aggregate,
@@ -266,6 +267,22 @@ class Query(Statement[R_co]):
                   ) -> Self:
         """Take a read lock on the selected rows until the transaction ends (FOR SHARE)."""
         return self._locked("share", skip_locked, no_wait, of)
+
+    def union(self, other: Query[Any]) -> SetQuery[R_co]:
+        """The rows of either select, each different row once (UNION)."""
+        return combined(self, "union", other)
+
+    def union_all(self, other: Query[Any]) -> SetQuery[R_co]:
+        """The rows of both selects, duplicates kept (UNION ALL)."""
+        return combined(self, "union_all", other)
+
+    def intersect(self, other: Query[Any]) -> SetQuery[R_co]:
+        """The rows found by both selects (INTERSECT)."""
+        return combined(self, "intersect", other)
+
+    def except_(self, other: Query[Any]) -> SetQuery[R_co]:
+        """The rows of this select that the other does not find (EXCEPT)."""
+        return combined(self, "except_", other)
 
     def as_subquery(self, column: str) -> Subquery[Any, Any]:
         """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""

@@ -15,6 +15,7 @@ import pytest_asyncio
 
 from tempest_typed import (
     Model,
+    ValidationError,
     column,
     create_async_engine,
     create_engine,
@@ -50,6 +51,11 @@ class Comment(Model, table="eng_rep_comments"):
     created_at: datetime
 
 
+class Archive(Model, table="eng_rep_archive"):
+    id: int = column(primary_key=True)
+    title: str
+
+
 def at(day: int, hour: int = 12, minute: int = 0, month: int = 3) -> datetime:
     return datetime(2026, month, day, hour, minute, tzinfo=UTC)
 
@@ -79,14 +85,14 @@ async def blog(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
     engine: Any = (SyncEngine(create_engine(url)) if request.param == "sync"
                    else create_async_engine(url))
     try:
-        await engine.drop_all(Comment, Post)
-        await engine.create_all(Post, Comment)
+        await engine.drop_all(Archive, Comment, Post)
+        await engine.create_all(Post, Comment, Archive)
         await engine.execute(insert(Post).values(POSTS))
         await engine.execute(insert(Comment).values(COMMENTS))
         yield engine
     finally:
         try:
-            await engine.drop_all(Comment, Post)
+            await engine.drop_all(Archive, Comment, Post)
         finally:
             await engine.dispose()
 
@@ -316,3 +322,65 @@ async def test_a_named_aggregate_reads_back_its_types(blog: Any) -> None:
     )).all()
     assert typed([tuple(r) for r in rows]) == typed([("ana", 3), ("bob", 2)]) or typed(
         [tuple(r) for r in rows]) == typed([("bob", 2), ("ana", 3)])
+
+
+def _thread(root: int) -> Any:
+    base = (select(Comment, ["id", "parent_id", "body"]).where({"id": root})
+            .add_columns({"depth": sql.value(0)}))
+    return sql.recursive_cte(
+        "thread", base,
+        lambda t: join(Comment, "c").inner_join(t, "t", {"c.parent_id": "t.id"})
+        .project({"id": "c.id", "parent_id": "c.parent_id", "body": "c.body",
+                  "depth": sql.col("t.depth") + 1}))
+
+
+async def test_a_comment_thread_through_a_recursive_named_select(blog: Any) -> None:
+    rows = (await blog.execute(select(_thread(1)).order_by("depth"))).all()
+    assert typed([tuple(r) for r in rows]) == typed([
+        (1, None, "first", 0), (2, 1, "reply", 1), (4, 2, "reply to reply", 2)])
+    deep = (await blog.execute(select(_thread(3), ["id"]).where({"depth": {"gte": 1}}))).all()
+    assert [tuple(r) for r in deep] == [(5,)]
+
+
+async def test_union_intersect_except_with_order_and_limit(blog: Any) -> None:
+    by_ana = select(Post, ["id"]).where({"author": "ana"})
+    commented = select(Comment, ["post_id"])
+    rows = (await blog.execute(by_ana.union(commented).order_by("id", "desc"))).all()
+    assert [tuple(r) for r in rows] == [(3,), (2,), (1,)]
+    rows = (await blog.execute(
+        by_ana.union_all(commented).order_by("id").limit(3).offset(1))).all()
+    assert [tuple(r) for r in rows] == [(1,), (1,), (1,)]
+    every = select(Post, ["id"])
+    rows = (await blog.execute(every.intersect(commented).order_by("id"))).all()
+    assert [r.id for r in rows] == [1, 2]
+    rows = (await blog.execute(every.except_(commented).order_by("id"))).all()
+    assert [r.id for r in rows] == [3, 4]
+    models = (await blog.execute(
+        select(Post).where({"id": 4}).union(select(Post).where({"id": 2})).order_by("id"))).all()
+    assert [(type(p), p.id) for p in models] == [(Post, 2), (Post, 4)]
+
+
+async def test_insert_from_select_maps_columns_by_name(blog: Any) -> None:
+    await blog.execute(insert(Archive).from_select(
+        select(Post, ["id", "title"]).where({"author": "bob"})))
+    await blog.execute(insert(Archive).from_select(
+        select(Post, ["id", "title"]).where({"id": 1}).union(
+            select(Post, ["id", "title"]).where({"id": 3}))))
+    rows = (await blog.execute(select(Archive).order_by("id"))).all()
+    assert [(a.id, a.title) for a in rows] == [
+        (1, "Olá mundo"), (2, "Hello"), (3, "Draft"), (4, "Third")]
+
+
+async def test_set_operations_check_their_columns() -> None:
+    with pytest.raises(ValidationError, match="the same number of columns"):
+        select(Post, ["id"]).union(select(Post, ["id", "title"]))
+    with pytest.raises(ValidationError, match="one family"):
+        select(Post, ["id"]).union(select(Post, ["title"]))
+    with pytest.raises(ValidationError, match="order_by"):
+        select(Post, ["id"]).order_by("id").union(select(Post, ["id"]))
+    with pytest.raises(ValidationError, match="intersect first"):
+        select(Post, ["id"]).union(select(Post, ["id"])).intersect(select(Post, ["id"]))
+    with pytest.raises(ValidationError, match="requires"):
+        insert(Archive).from_select(select(Post, ["id"]))
+    with pytest.raises(ValidationError, match="has no column 'author'"):
+        insert(Archive).from_select(select(Post, ["id", "title", "author"]))
