@@ -154,8 +154,8 @@ class Compiled:
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
-    __slots__ = ("kinds", "literals", "offset", "order", "parts", "qualifier", "scopes",
-                 "statement")
+    __slots__ = ("group_labels", "kinds", "literals", "offset", "order", "parts", "qualifier",
+                 "scopes", "statement")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
@@ -171,6 +171,8 @@ class _Out:
         self.scopes: list[dict[str, ModelMeta]] = []
         #: the statement being compiled (a subquery's DialectError names the way out for it)
         self.statement: StatementNode | None = None
+        #: while HAVING is written where it names computed groups by label: expression -> label
+        self.group_labels: dict[Function, str] | None = None
 
 
 # A statement's SQL is compiled once per shape; a statement built again binds its values
@@ -407,9 +409,16 @@ class Dialect:
     #: the function counting a string's characters
     length_function: ClassVar[str] = "CHAR_LENGTH"
 
+    #: HAVING names a computed group by its label (MariaDB does not see that the expression
+    #: is the one grouped by position); elsewhere the expression is written again
+    having_names_labels: ClassVar[bool] = False
+
     def visit_function(self, node: Function, out: _Out) -> None:
         """Write a function, arithmetic, CASE or window function."""
         name, args, parts = node.name, node.args, out.parts
+        if out.group_labels is not None and node in out.group_labels:
+            parts.append(self.quote(out.group_labels[node]))
+            return
         if name in ("+", "-", "*"):
             self.check_arithmetic(node)
             parts.append("(")
@@ -779,7 +788,14 @@ class Dialect:
                     self.visit_value(group, out)
         if query.having is not None:
             parts.append(" HAVING ")
-            self.visit_condition(query.having, out)
+            labels = {g.value: g.label for g in query.group_by or ()
+                      if isinstance(g, Labeled) and isinstance(g.value, Function)}
+            saved, out.group_labels = out.group_labels, (
+                labels if labels and self.having_names_labels else None)
+            try:
+                self.visit_condition(query.having, out)
+            finally:
+                out.group_labels = saved
         if query.order:
             parts.append(" ORDER BY ")
             self._comma_separated(query.order, self.order_item, out)

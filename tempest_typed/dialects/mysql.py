@@ -327,6 +327,7 @@ class MySQLDialect(Dialect):
         super().visit_aggregate(node, out)
 
     float_type = "DOUBLE"
+    having_names_labels = True
 
     #: DATE_FORMAT formats of date_trunc (MySQL's minutes are %i)
     _TRUNC: ClassVar[dict[str, str]] = {

@@ -384,3 +384,18 @@ async def test_set_operations_check_their_columns() -> None:
         insert(Archive).from_select(select(Post, ["id"]))
     with pytest.raises(ValidationError, match="has no column 'author'"):
         insert(Archive).from_select(select(Post, ["id", "title", "author"]))
+
+
+async def test_having_on_a_computed_group_and_streaming_a_union(blog: Any) -> None:
+    rows = (await blog.execute(
+        select(Post).aggregate([{"month": sql.extract("month", "published_at")}, "author"],
+                               {"n": sql.count()})
+        .having({"month": {"gte": 3}}).order_by("month").order_by("author")
+    )).all()
+    assert [tuple(r) for r in rows] == [(3, "ana", 1), (3, "bob", 1), (4, "bob", 1)]
+    combined = select(Post, ["id"]).where({"id": 2}).union_all(
+        select(Comment, ["id"]).where({"post_id": 2})).order_by("id")
+    async with blog.session() as session:
+        streamed = [tuple(r) async for r in session.stream(combined)]
+    assert streamed == [(2,), (3,), (5,)]
+    assert (await blog.execute(combined.limit(1))).scalar() == 2
