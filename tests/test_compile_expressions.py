@@ -297,3 +297,13 @@ def test_a_recursive_named_select_per_dialect() -> None:
                                                  '"depth") AS (SELECT "id", "post_id", ? AS')
     with pytest.raises(ValidationError, match="the same columns"):
         sql.recursive_cte("t2", base, lambda t: select(t, ["id"]))  # type: ignore[call-overload]  # a named select
+
+
+def test_a_set_operation_writes_the_named_selects_of_its_members_first() -> None:
+    latest = sql.cte("latest", select(Comment, ["id"]).where({"id": {"gt": 1}}))
+    rest = sql.cte("rest", select(Comment, ["id"]).where({"id": {"lt": 3}}))
+    stmt = select(latest).where({"id": 2}).union(select(rest))  # type: ignore[call-overload]  # named selects
+    assert stmt.compile("sqlite") == (
+        'WITH "latest" ("id") AS (SELECT "id" FROM "comments" WHERE "id" > ?), "rest" ("id") AS '
+        '(SELECT "id" FROM "comments" WHERE "id" < ?) SELECT "id" FROM "latest" WHERE "id" = ? '
+        'UNION SELECT "id" FROM "rest"', (1, 3, 2))

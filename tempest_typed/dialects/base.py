@@ -154,7 +154,7 @@ class Compiled:
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
-    __slots__ = ("group_labels", "kinds", "literals", "offset", "order", "parts", "qualifier",
+    __slots__ = ("group_labels", "hoisted", "kinds", "literals", "offset", "order", "parts", "qualifier",
                  "scopes", "statement")
 
     def __init__(self, literals: list[object] | None = None) -> None:
@@ -173,6 +173,8 @@ class _Out:
         self.statement: StatementNode | None = None
         #: while HAVING is written where it names computed groups by label: expression -> label
         self.group_labels: dict[Function, str] | None = None
+        #: the members of the set operation being written, whose WITH is written before it
+        self.hoisted: set[SelectQuery] | None = None
 
 
 # A statement's SQL is compiled once per shape; a statement built again binds its values
@@ -805,11 +807,18 @@ class Dialect:
         out.scopes.pop()
 
     def visit_compound(self, node: Compound, out: _Out) -> None:
-        """Write selects combined by UNION / INTERSECT / EXCEPT, then ORDER BY and LIMIT."""
-        for i, part in enumerate(node.parts):
-            if i:
-                out.parts.append(f" {node.ops[i - 1]} ")
-            self._subquery(part, node.offsets[i], out)
+        """Write selects combined by UNION / INTERSECT / EXCEPT, then ORDER BY and LIMIT; the
+        named selects its members read go in one WITH before them all."""
+        self._write_with(self._definitions(node.parts, node.offsets), out)
+        saved = out.hoisted
+        out.hoisted = set(node.parts)
+        try:
+            for i, part in enumerate(node.parts):
+                if i:
+                    out.parts.append(f" {node.ops[i - 1]} ")
+                self._subquery(part, node.offsets[i], out)
+        finally:
+            out.hoisted = saved
         if node.order:
             out.parts.append(" ORDER BY ")
             self._comma_separated(node.order, self.order_item, out)
@@ -817,29 +826,41 @@ class Dialect:
 
     def visit_with(self, query: SelectQuery, out: _Out) -> None:
         """Write WITH [RECURSIVE] for the named selects the query reads."""
-        written: dict[str, CommonTable] = {}
-        for source in (query.source, *(j.source for j in query.joins)):
-            definition = source.definition
-            if definition is None:
-                continue
-            if definition.name in written:
-                if written[definition.name].query != definition.query:
-                    raise ValidationError(
-                        f"{self._label(query)}: two different selects are named "
-                        f"{definition.name!r}; give each sql.cte() its own name")
-                continue
-            written[definition.name] = definition
-        if not written:
+        if out.hoisted is not None and query in out.hoisted:
+            return  # a member of a set operation, whose WITH is written before it
+        self._write_with(self._definitions((query,), (0,)), out)
+
+    def _definitions(self, queries: tuple[SelectQuery, ...], offsets: tuple[int, ...]
+                     ) -> list[tuple[CommonTable, int]]:
+        """The named selects the queries read, each once, with where the values of the query
+        that reads it start."""
+        written: dict[str, tuple[CommonTable, int]] = {}
+        for query, base in zip(queries, offsets, strict=True):
+            for source in (query.source, *(j.source for j in query.joins)):
+                definition = source.definition
+                if definition is None:
+                    continue
+                if definition.name in written:
+                    if written[definition.name][0].query != definition.query:
+                        raise ValidationError(
+                            f"{self._label(query)}: two different selects are named "
+                            f"{definition.name!r}; give each sql.cte() its own name")
+                    continue
+                written[definition.name] = (definition, base)
+        return list(written.values())
+
+    def _write_with(self, definitions: list[tuple[CommonTable, int]], out: _Out) -> None:
+        if not definitions:
             return
-        recursive = any(d.step is not None for d in written.values())
+        recursive = any(d.step is not None for d, _ in definitions)
         out.parts.append("WITH RECURSIVE " if recursive else "WITH ")
-        for i, definition in enumerate(written.values()):
+        for i, (definition, base) in enumerate(definitions):
             out.parts.append((", " if i else "") + self.quote(definition.name) + " ("
                              + ", ".join(self.quote(c) for c in definition.columns) + ") AS (")
-            self._subquery(definition.query, definition.offset, out)
+            self._subquery(definition.query, base + definition.offset, out)
             if definition.step is not None:
                 out.parts.append(" UNION ALL ")
-                self._subquery(definition.step, definition.step_offset, out)
+                self._subquery(definition.step, base + definition.step_offset, out)
             out.parts.append(")")
         out.parts.append(" ")
 

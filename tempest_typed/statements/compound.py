@@ -59,13 +59,6 @@ def _statement_key(statement: object, call: str) -> tuple[SelectQuery, tuple[obj
     if not isinstance(statement, Query):
         raise ValidationError(f"{call} takes a select, got {type(statement).__name__}")
     key = statement._key()
-    if any(source.definition is not None
-           for source in (key.source, *(j.source for j in key.joins))):
-        raise ValidationError(
-            f"{call}: a combined select reads a named select (sql.cte); SQL writes WITH before "
-            "the whole statement, not before one member: name the combination's parts in "
-            "another way, or select from a named select of the combined rows' source"
-        )
     if key.order or key.limit is not None or key.offset is not None or key.lock is not None:
         raise ValidationError(
             f"{call}: a combined select takes no order_by(), limit(), offset() or lock of its "

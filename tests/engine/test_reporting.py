@@ -399,3 +399,16 @@ async def test_having_on_a_computed_group_and_streaming_a_union(blog: Any) -> No
         streamed = [tuple(r) async for r in session.stream(combined)]
     assert streamed == [(2,), (3,), (5,)]
     assert (await blog.execute(combined.limit(1))).scalar() == 2
+
+
+async def test_named_selects_in_set_operations_and_inserts(blog: Any) -> None:
+    latest = sql.cte("latest", _ranked().where({"id": {"gt": 1}}))
+    newest = select(latest, ["id"]).where({"pos": 1})
+    rest = sql.cte("rest", select(Comment, ["id"]).where({"id": {"lt": 3}}))
+    rows = (await blog.execute(newest.union(select(rest)).order_by("id"))).all()
+    assert [r.id for r in rows] == [1, 2, 4, 5]
+    await blog.execute(insert(Archive).from_select(
+        join(latest, "l").inner_join(Post, "p", {"l.post_id": "p.id"})
+        .where({"l.pos": 1}).project({"id": "l.id", "title": "p.title"})))
+    rows = (await blog.execute(select(Archive).order_by("id"))).all()
+    assert [(a.id, a.title) for a in rows] == [(4, "Olá mundo"), (5, "Hello")]
