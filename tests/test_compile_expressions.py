@@ -307,3 +307,15 @@ def test_a_set_operation_writes_the_named_selects_of_its_members_first() -> None
         'WITH "latest" ("id") AS (SELECT "id" FROM "comments" WHERE "id" > ?), "rest" ("id") AS '
         '(SELECT "id" FROM "comments" WHERE "id" < ?) SELECT "id" FROM "latest" WHERE "id" = ? '
         'UNION SELECT "id" FROM "rest"', (1, 3, 2))
+
+
+def test_having_on_a_computed_group_that_binds_a_value_names_the_way_out_on_postgresql() -> None:
+    grouped = select(Post).aggregate([{"bucket": sql.col("likes") * 10}], {"n": sql.count()})
+    having = grouped.having({"bucket": {"gt": 15}})
+    with pytest.raises(DialectError, match=r"sql\.cte\(\) and filter it with where\(\)"):
+        having.compile("postgresql")
+    assert having.compile("mysql").sql.endswith("GROUP BY 1 HAVING `bucket` > %s")
+    assert having.compile("sqlite").sql.endswith(
+        'GROUP BY 1 HAVING ("likes" * ?) > ?')
+    named = select(sql.cte("b", grouped)).where({"bucket": {"gt": 15}})  # type: ignore[call-overload]  # a named select
+    assert named.compile("postgresql").params == (10, 15)

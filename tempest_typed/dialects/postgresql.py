@@ -15,7 +15,16 @@ from typing_extensions import override
 
 from ..errors import DialectError
 from ..model import ColumnMeta
-from ..statements.nodes import Function, Lock, OrderItem, SelectQuery, Value
+from ..statements.nodes import (
+    Function,
+    Labeled,
+    Lock,
+    OrderItem,
+    Param,
+    SelectQuery,
+    Value,
+    iter_nodes,
+)
 from .base import Dialect, _Out
 from .catalog import Catalog, ExistingIndex, IndexOn, PredicateProbe, TableColumn, squeeze
 
@@ -177,6 +186,22 @@ class PostgreSQLDialect(Dialect):
         out.parts.append(" AS double precision) * interval '1 second')")
 
     float_type = "double precision"
+
+    @override
+    def visit_select(self, query: SelectQuery, out: _Out) -> None:
+        if query.having is not None and query.group_by:
+            used = set(iter_nodes((query.having,)))
+            for group in query.group_by:
+                if (isinstance(group, Labeled) and group.value in used
+                        and any(type(n) is Param for n in iter_nodes((group.value,)))):
+                    raise DialectError(
+                        f"{self._label(query)}.having() on {group.label!r}, a computed group "
+                        "that binds a value: PostgreSQL sees the value bound again in HAVING "
+                        "as another expression than the one grouped by. Name the grouped "
+                        "select with sql.cte() and filter it with where(), or group by an "
+                        "expression without a bound value"
+                    )
+        super().visit_select(query, out)
 
     @override
     def typed_value(self, node: Function, out: _Out) -> None:
