@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -213,7 +214,7 @@ def test_values_are_never_in_the_text() -> None:
         assert compiled.params[0] == "'; DROP TABLE posts; --"
 
 
-def _latest() -> object:
+def _latest() -> Any:
     ranked = (select(Comment, ["id", "post_id"]).where({"id": {"gt": 7}})
               .add_columns({"pos": sql.row_number().over(partition_by=["post_id"],
                                                          order_by=[("id", "desc")])}))
@@ -221,7 +222,7 @@ def _latest() -> object:
 
 
 def test_a_named_select_is_written_in_with_and_binds_its_values_first() -> None:
-    stmt = select(_latest()).where({"pos": 1})  # type: ignore[call-overload]  # a named select
+    stmt = select(_latest()).where({"pos": 1})
     assert stmt.compile("postgresql") == (
         'WITH "latest" ("id", "post_id", "pos") AS (SELECT "id", "post_id", ROW_NUMBER() OVER '
         '(PARTITION BY "post_id" ORDER BY "id" DESC) AS "pos" FROM "comments" WHERE "id" > %s) '
@@ -230,7 +231,7 @@ def test_a_named_select_is_written_in_with_and_binds_its_values_first() -> None:
 
 def test_a_joined_named_select_binds_its_values_where_it_is_joined() -> None:
     stmt = (join(Post, "p").where({"p.likes": 3})
-            .left_join(_latest(), "c", {"p.id": "c.post_id"}).where({"c.pos": 1}))  # type: ignore[arg-type]  # a named select
+            .left_join(_latest(), "c", {"p.id": "c.post_id"}).where({"c.pos": 1}))
     compiled = stmt.compile("sqlite")
     assert compiled.sql.startswith('WITH "latest" ("id", "post_id", "pos") AS (SELECT ')
     assert compiled.sql.endswith(
@@ -241,7 +242,7 @@ def test_a_joined_named_select_binds_its_values_where_it_is_joined() -> None:
 
 def test_a_named_select_checks_its_column_names() -> None:
     with pytest.raises(ValidationError, match="latest has no column 'nope'"):
-        select(_latest()).where({"nope": 1})  # type: ignore[call-overload]  # a named select
+        select(_latest()).where({"nope": 1})
     with pytest.raises(ValidationError, match="the name"):
         sql.cte("not a name", select(Post))
     with pytest.raises(ValidationError, match="models by alias"):
@@ -296,13 +297,13 @@ def test_a_recursive_named_select_per_dialect() -> None:
     assert stmt.compile("sqlite").sql.startswith('WITH RECURSIVE "thread" ("id", "post_id", '
                                                  '"depth") AS (SELECT "id", "post_id", ? AS')
     with pytest.raises(ValidationError, match="the same columns"):
-        sql.recursive_cte("t2", base, lambda t: select(t, ["id"]))  # type: ignore[call-overload]  # a named select
+        sql.recursive_cte("t2", base, lambda t: select(t, ["id"]))
 
 
 def test_a_set_operation_writes_the_named_selects_of_its_members_first() -> None:
     latest = sql.cte("latest", select(Comment, ["id"]).where({"id": {"gt": 1}}))
     rest = sql.cte("rest", select(Comment, ["id"]).where({"id": {"lt": 3}}))
-    stmt = select(latest).where({"id": 2}).union(select(rest))  # type: ignore[call-overload]  # named selects
+    stmt = select(latest).where({"id": 2}).union(select(rest))
     assert stmt.compile("sqlite") == (
         'WITH "latest" ("id") AS (SELECT "id" FROM "comments" WHERE "id" > ?), "rest" ("id") AS '
         '(SELECT "id" FROM "comments" WHERE "id" < ?) SELECT "id" FROM "latest" WHERE "id" = ? '
@@ -317,5 +318,5 @@ def test_having_on_a_computed_group_that_binds_a_value_names_the_way_out_on_post
     assert having.compile("mysql").sql.endswith("GROUP BY 1 HAVING `bucket` > %s")
     assert having.compile("sqlite").sql.endswith(
         'GROUP BY 1 HAVING ("likes" * ?) > ?')
-    named = select(sql.cte("b", grouped)).where({"bucket": {"gt": 15}})  # type: ignore[call-overload]  # a named select
+    named = select(sql.cte("b", grouped)).where({"bucket": {"gt": 15}})
     assert named.compile("postgresql").params == (10, 15)

@@ -71,11 +71,18 @@ def select(model: type[M], /) -> Select[M, M]: ...
 
 
 @overload
+def select(model: NamedSelect, columns: list[str] | tuple[str, ...] | None = None, /
+           ) -> Select[Any, Row]: ...
+
+
+@overload
 def select(model: type[M], columns: list[str] | tuple[str, ...], /) -> Select[M, Row]: ...
 
 
-def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Select[Any, Any]:
-    """SELECT from a model: every column (rows are model instances) or some (rows are Row)."""
+def select(model: type[Model] | NamedSelect, columns: Sequence[str] | None = None, /
+           ) -> Select[Any, Any]:
+    """SELECT from a model: every column (rows are model instances) or some (rows are Row);
+    from a named select (sql.cte), Rows of its columns."""
     if columns is None:
         found = _PLAIN.get(model) if isinstance(model, type) else None
         if found is not None:
