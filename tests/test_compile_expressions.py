@@ -320,3 +320,16 @@ def test_having_on_a_computed_group_that_binds_a_value_names_the_way_out_on_post
         'GROUP BY 1 HAVING ("likes" * ?) > ?')
     named = select(sql.cte("b", grouped)).where({"bucket": {"gt": 15}})
     assert named.compile("postgresql").params == (10, 15)
+
+
+def test_as_subquery_of_a_label() -> None:
+    longest = select(Post, ["id"]).add_columns({"n": sql.length("title")}).as_subquery("n")
+    stmt = select(Post).where({"likes": {"in": longest}})
+    assert stmt.compile("sqlite").sql == (
+        'SELECT "id", "title", "nickname", "likes", "shares", "price", "amount", "published_at", '
+        '"day" FROM "posts" WHERE "likes" IN (SELECT LENGTH("title") AS "n" FROM "posts")')
+    counts = (select(Post).aggregate([{"month": sql.extract("month", "day")}], {"n": sql.count()})
+              .as_subquery("n"))
+    assert select(Post).where({"likes": {"in": counts}}).compile("sqlite").sql.endswith(
+        'IN (SELECT COUNT(*) AS "n" FROM "posts" GROUP BY CAST(strftime(\'%m\', "day") AS '
+        'INTEGER))')

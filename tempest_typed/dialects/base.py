@@ -782,10 +782,12 @@ class Dialect:
             for i, group in enumerate(query.group_by):
                 if i:
                     parts.append(", ")
-                if isinstance(group, Labeled):
+                if isinstance(group, Labeled) and group in items:
                     # By position: the expression written again would bind its values again,
                     # and PostgreSQL groups `f($1)` apart from `f($2)`.
                     parts.append(str(items.index(group) + 1))
+                elif isinstance(group, Labeled):  # not selected (a subquery of one column)
+                    self.visit_value(group.value, out)
                 else:
                     self.visit_value(group, out)
         if query.having is not None:

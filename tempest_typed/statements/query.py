@@ -288,11 +288,14 @@ class Query(Statement[R_co]):
         """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""
         c = self._ctx
         scope = c.group_scope or c.scope
+        labeled = scope.labels.get(column) if type(column) is str else None
         found = scope.names.get(column) if type(column) is str else None
-        operand, col = found if found is not None else scope.lookup(column, "as_subquery()")
-        item: Operand | Labeled = operand
-        if type(operand) is Aggregate:
-            item = Labeled(column, operand)
+        item: Operand | Labeled
+        if labeled is not None:
+            item, col = labeled  # a computed column or group, under its label
+        else:
+            operand, col = found if found is not None else scope.lookup(column, "as_subquery()")
+            item = Labeled(column, operand) if type(operand) is Aggregate else operand
         # Subquery(...) without the class call, as Dialect.compile() makes its Compiled.
         sub: Subquery[Any, Any] = object.__new__(Subquery)
         sub.key = self._assembled((item,))
