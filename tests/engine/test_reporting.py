@@ -412,3 +412,16 @@ async def test_named_selects_in_set_operations_and_inserts(blog: Any) -> None:
         .where({"l.pos": 1}).project({"id": "l.id", "title": "p.title"})))
     rows = (await blog.execute(select(Archive).order_by("id"))).all()
     assert [(a.id, a.title) for a in rows] == [(4, "Olá mundo"), (5, "Hello")]
+
+
+async def test_date_parts_are_in_utc_whatever_the_session_zone(blog: Any) -> None:
+    if blog.dialect.name != "postgresql":
+        pytest.skip("only PostgreSQL's sessions have a time zone that reads timestamps")
+    stmt = select(Post, ["id"]).add_columns({
+        "day": sql.date_trunc("day", "published_at"), "hour": sql.extract("hour", "published_at"),
+    }).where({"id": 1})
+    async with blog.session() as session:
+        await session.execute_sql("SET TIME ZONE 'Asia/Tokyo'")
+        rows = (await session.execute(stmt)).all()
+        await session.execute_sql("SET TIME ZONE 'UTC'")
+    assert [tuple(r) for r in rows] == [(1, at(1, 0, 0), 0)]
