@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from tempest_typed import (
+    DialectError,
     Model,
     ValidationError,
     column,
@@ -41,6 +43,7 @@ class Post(Model, table="eng_rep_posts"):
     price: float = 0.0
     published_at: datetime | None = None
     day: date | None = None
+    amount: Decimal = column(default=Decimal(0), precision=10, scale=2)
 
 
 class Comment(Model, table="eng_rep_comments"):
@@ -62,11 +65,12 @@ def at(day: int, hour: int = 12, minute: int = 0, month: int = 3) -> datetime:
 
 POSTS = [
     Post(id=1, title="Olá mundo", author="ana", likes=3, shares=0, price=2.5,
-         published_at=at(1, 0, 30), day=date(2026, 3, 1)),
+         published_at=at(1, 0, 30), day=date(2026, 3, 1), amount=Decimal("12.25")),
     Post(id=2, title="Hello", author="bob", nickname="bobby", likes=10, shares=4, price=-1.25,
          published_at=datetime(2026, 3, 16, 23, 59, 59, 500000, tzinfo=UTC),
          day=date(2026, 3, 16)),
-    Post(id=3, title="Draft", author="ana", likes=0, shares=2, price=0.0),
+    Post(id=3, title="Draft", author="ana", likes=0, shares=2, price=0.0,
+         amount=Decimal("-0.35")),
     Post(id=4, title="Third", author="bob", likes=5, shares=5, price=7.5,
          published_at=at(2, 10, 0, month=4), day=date(2026, 4, 2)),
 ]
@@ -425,3 +429,27 @@ async def test_date_parts_are_in_utc_whatever_the_session_zone(blog: Any) -> Non
         rows = (await session.execute(stmt)).all()
         await session.execute_sql("SET TIME ZONE 'UTC'")
     assert [tuple(r) for r in rows] == [(1, at(1, 0, 0), 0)]
+
+
+async def test_decimal_arithmetic_is_exact_or_names_the_way_out(blog: Any) -> None:
+    stmt = select(Post, ["id"]).add_columns({
+        "double": sql.col("amount") * 2,
+        "rounded": sql.round("amount", 1),
+        "size": sql.abs("amount"),
+        "plus_likes": sql.col("amount") + sql.col("likes"),
+    }).where({"id": {"in": [1, 3]}}).order_by("id")
+    if blog.dialect.name == "sqlite":
+        with pytest.raises(DialectError, match="SQLite stores Decimal as text"):
+            await blog.execute(stmt)
+        return
+    rows = (await blog.execute(stmt)).all()
+    assert typed([tuple(r) for r in rows]) == typed([
+        (1, Decimal("24.50"), Decimal("12.3"), Decimal("12.25"), Decimal("15.25")),
+        (3, Decimal("-0.70"), Decimal("-0.4"), Decimal("0.35"), Decimal("-0.35"))])
+
+
+async def test_null_in_arithmetic_is_null(blog: Any) -> None:
+    rows = (await blog.execute(
+        select(Post, ["id"]).add_columns({"x": sql.col("likes") + sql.length("nickname")})
+        .order_by("id"))).all()
+    assert [tuple(r) for r in rows] == [(1, None), (2, 15), (3, None), (4, None)]
