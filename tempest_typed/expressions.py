@@ -3,6 +3,8 @@
 A value in where/set/values is either a scalar of the column's type, bound as a parameter,
 or one of these branded objects. Nothing else is accepted, so a stray dict can never be
 bound by mistake. These are plain immutable data; the dialects decide how to spell them.
+The computed values (`Call`, `CaseValue`, `TypedValue`, `Over`) are resolved against a
+statement's columns by statements/compute.py; the values inside them stay bound parameters.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The `sql` namespace: raw, expr, now and excluded, the expressions accepted as values."""
+"""The `sql` namespace: the expressions accepted as values (raw, expr, now, excluded, col,
+scalar), the aggregates, the functions and window functions of computed columns, and the
+named selects (cte, recursive_cte)."""
 
 from __future__ import annotations
 
