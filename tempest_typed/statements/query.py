@@ -288,7 +288,7 @@ class Query(Statement[R_co]):
         """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""
         c = self._ctx
         scope = c.group_scope or c.scope
-        labeled = scope.labels.get(column) if type(column) is str else None
+        labeled = scope.labels.get(column) if scope.labels and type(column) is str else None
         found = scope.names.get(column) if type(column) is str else None
         item: Operand | Labeled
         if labeled is not None:
