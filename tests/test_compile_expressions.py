@@ -333,3 +333,14 @@ def test_as_subquery_of_a_label() -> None:
     assert select(Post).where({"likes": {"in": counts}}).compile("sqlite").sql.endswith(
         'IN (SELECT COUNT(*) AS "n" FROM "posts" GROUP BY CAST(strftime(\'%m\', "day") AS '
         'INTEGER))')
+
+
+def test_a_named_union_binds_its_values_where_it_is_joined() -> None:
+    ids = sql.cte("ids", select(Post, ["id"]).where({"title": "x"}).union_all(
+        select(Comment, ["post_id"]).where({"id": {"gt": 9}})))
+    stmt = join(Post, "p").where({"p.likes": 3}).inner_join(ids, "i", {"p.id": "i.id"})
+    compiled = stmt.compile("sqlite")
+    assert compiled.sql.startswith(
+        'WITH "ids" ("id") AS (SELECT "id" FROM "posts" WHERE "title" = ? UNION ALL SELECT '
+        '"post_id" FROM "comments" WHERE "id" > ?) SELECT ')
+    assert compiled.params == ("x", 9, 3)

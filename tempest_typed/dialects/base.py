@@ -859,7 +859,15 @@ class Dialect:
         for i, (definition, base) in enumerate(definitions):
             out.parts.append((", " if i else "") + self.quote(definition.name) + " ("
                              + ", ".join(self.quote(c) for c in definition.columns) + ") AS (")
-            self._subquery(definition.query, base + definition.offset, out)
+            if isinstance(definition.query, Compound):
+                saved = out.offset
+                out.offset = saved + base + definition.offset
+                try:
+                    self.visit_compound(definition.query, out)
+                finally:
+                    out.offset = saved
+            else:
+                self._subquery(definition.query, base + definition.offset, out)
             if definition.step is not None:
                 out.parts.append(" UNION ALL ")
                 self._subquery(definition.step, base + definition.step_offset, out)

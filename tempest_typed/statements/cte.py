@@ -124,10 +124,17 @@ def named(name: str, statement: object) -> NamedSelect:
             f"sql.cte({name!r}, ...): the name {problem}; it names the select as a table and "
             f"qualifies its columns: write {PLAIN_NAME}"
         )
+    from .compound import SetQuery
+
+    if isinstance(statement, SetQuery):
+        compound = statement._key()
+        meta = table_of(name, compound.parts[0])
+        definition = CommonTable(name, tuple(c.name for c in meta.columns), compound, 0, None, 0)
+        return NamedSelect(name, meta, definition, statement._values)
     if not isinstance(statement, Query):
         raise ValidationError(
-            f"sql.cte({name!r}, ...) names a select (a select(), join() or aggregate()), got "
-            f"{type(statement).__name__}"
+            f"sql.cte({name!r}, ...) names a select (a select(), join() or aggregate(), or a "
+            f"set operation of them), got {type(statement).__name__}"
         )
     if statement._ctx.correlated:
         raise ValidationError(

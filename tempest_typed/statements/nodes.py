@@ -291,7 +291,7 @@ class CommonTable(NamedTuple):
 
     name: str
     columns: tuple[str, ...]
-    query: SelectQuery
+    query: SelectQuery | Compound
     offset: int
     step: SelectQuery | None
     step_offset: int

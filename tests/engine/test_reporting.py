@@ -453,3 +453,11 @@ async def test_null_in_arithmetic_is_null(blog: Any) -> None:
         select(Post, ["id"]).add_columns({"x": sql.col("likes") + sql.length("nickname")})
         .order_by("id"))).all()
     assert [tuple(r) for r in rows] == [(1, None), (2, 15), (3, None), (4, None)]
+
+
+async def test_a_named_union(blog: Any) -> None:
+    ids = sql.cte("ids", select(Post, ["id"]).where({"author": "bob"}).union_all(
+        select(Comment, ["post_id"]).where({"id": {"gt": 3}})))
+    rows = (await blog.execute(
+        select(ids).aggregate(["id"], {"n": sql.count()}).order_by("id"))).all()
+    assert [tuple(r) for r in rows] == [(1, 1), (2, 2), (4, 1)]
