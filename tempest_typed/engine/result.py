@@ -109,6 +109,27 @@ def _converter(kind: str, adapters: dict[str, Adapter], aggregate: bool = False,
     return _BUILTIN.get(convert, convert)
 
 
+#: the start of every builder: it turns the fetched list into the result in place, each
+#: tuple let go as its row is made, so the fetched tuples and the rows made of them are never
+#: all alive at once (a new list would double the peak of a large result)
+_IN_PLACE = "    if type(rows) is not list:\n        rows = list(rows)\n    i = 0\n"
+
+
+def _stores(obj: str, meta: ModelMeta, cells: list[str], indent: str) -> str:
+    """The lines storing each cell on the new instance `obj`.
+
+    An attribute store keeps CPython's inline instance values (no per-instance dict is made
+    until one is asked for): less memory and less time than filling `obj.__dict__`. A model
+    whose class defines its own `__setattr__` is filled through its `__dict__`, as its
+    constructor's fields would be without running that hook.
+    """
+    if meta.model.__setattr__ is object.__setattr__:
+        return "".join(f"{indent}{obj}.{c.attr} = {cell}\n"
+                       for c, cell in zip(meta.columns, cells, strict=True))
+    return f"{indent}d = {obj}.__dict__\n" + "".join(
+        f"{indent}d[{c.attr!r}] = {cell}\n" for c, cell in zip(meta.columns, cells, strict=True))
+
+
 def row_builder(result: ResultShape,
                 adapters: dict[str, Adapter]) -> Callable[[Sequence[Any]], list[Any]] | None:
     """The function turning fetched tuples into model instances or Rows, resolved once."""
@@ -135,28 +156,30 @@ def row_builder(result: ResultShape,
     unpack = "".join(f"v{i}, " for i in range(len(kinds)))
     if isinstance(result, ModelMeta):
         names["model"] = result.model
-        stores = "".join(f"        d[{c.attr!r}] = {cell}\n"
-                         for c, cell in zip(result.columns, cells, strict=True))
+        stores = _stores("obj", result, cells, "        ")
         source = (
             "def build(rows):\n"
-            "    out = []\n"
-            "    append = out.append\n"
+            f"{_IN_PLACE}"
             f"    for {unpack}in rows:\n"
             "        obj = new(model)\n"
-            "        d = obj.__dict__\n"
             f"{stores}"
-            "        append(obj)\n"
-            "    return out\n"
+            "        rows[i] = obj\n"
+            "        i += 1\n"
+            "    return rows\n"
         )
     else:
         names["row_cls"] = row_class(tuple(f.name for f in result))
-        if not any(cell != f"v{i}" for i, cell in enumerate(cells)):
-            source = "def build(rows):\n    return [make(row_cls, raw) for raw in rows]\n"
-        else:
-            source = (
-                "def build(rows):\n"
-                f"    return [make(row_cls, ({', '.join(cells)},)) for {unpack}in rows]\n"
-            )
+        made = ("make(row_cls, raw)" if not any(cell != f"v{i}" for i, cell in enumerate(cells))
+                else f"make(row_cls, ({', '.join(cells)},))")
+        loop = "raw " if made == "make(row_cls, raw)" else unpack
+        source = (
+            "def build(rows):\n"
+            f"{_IN_PLACE}"
+            f"    for {loop}in rows:\n"
+            f"        rows[i] = {made}\n"
+            "        i += 1\n"
+            "    return rows\n"
+        )
     exec(source, names)
     built: Callable[[Sequence[Any]], list[Any]] = names["build"]
     return _without_gc_pauses(built)
@@ -173,24 +196,18 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
         first = position
         # a named select (sql.cte) under an alias is a Row of its columns, a model otherwise
         derived = bool(meta.columns) and type(meta.columns[0]) is DerivedColumn
-        body: list[str] = [] if derived else [
-            f"o{n} = new(model{n})", "d = o{n}.__dict__".replace("{n}", str(n))]
-        row_cells: list[str] = []
+        cells: list[str] = []
         for col in meta.columns:
             i = position
             position += 1
             convert = _converter(col.kind, adapters, derived, scale=col.scale)
             if convert is None:
-                cell = f"v{i}"
+                cells.append(f"v{i}")
             else:
                 names[f"c{i}"] = convert
-                cell = f"(c{i}(v{i}) if v{i} is not None else None)"
-            if derived:
-                row_cells.append(cell)
-            else:
-                body.append(f"d[{col.attr!r}] = {cell}")
-        if derived:
-            body.append(f"o{n} = make(model{n}, ({', '.join(row_cells)},))")
+                cells.append(f"(c{i}(v{i}) if v{i} is not None else None)")
+        body = ([f"o{n} = make(model{n}, ({', '.join(cells)},))"] if derived else
+                [f"o{n} = new(model{n})", *_stores(f"o{n}", meta, cells, "").splitlines()])
         if optional:
             keys = meta.primary_key or meta.columns
             test = " and ".join(f"v{first + meta.columns.index(k)} is None" for k in keys)
@@ -200,27 +217,27 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
             lines.extend("            " + line for line in body)
         else:
             lines.extend("        " + line for line in body)
-    cells: list[str] = []
+    labels: list[str] = []
     for field in result.extra:  # add_columns(): the labels after the models
         i = position
         position += 1
         convert = _converter(field.kind, adapters, field.aggregate, field.scale)
         if convert is None:
-            cells.append(f"v{i}")
+            labels.append(f"v{i}")
         else:
             names[f"c{i}"] = convert
-            cells.append(f"(c{i}(v{i}) if v{i} is not None else None)")
+            labels.append(f"(c{i}(v{i}) if v{i} is not None else None)")
     names["row_cls"] = row_class((*result.aliases, *(f.name for f in result.extra)))
     unpack = "".join(f"v{i}, " for i in range(position))
-    made = ", ".join([f"o{n}" for n in range(len(result.metas))] + cells)
+    made = ", ".join([f"o{n}" for n in range(len(result.metas))] + labels)
     source = (
         "def build(rows):\n"
-        "    out = []\n"
-        "    append = out.append\n"
+        f"{_IN_PLACE}"
         f"    for {unpack}in rows:\n"
         + "".join(line + "\n" for line in lines)
-        + f"        append(make(row_cls, ({made},)))\n"
-        "    return out\n"
+        + f"        rows[i] = make(row_cls, ({made},))\n"
+        "        i += 1\n"
+        "    return rows\n"
     )
     exec(source, names)
     built: Callable[[Sequence[Any]], list[Any]] = names["build"]
