@@ -344,3 +344,11 @@ def test_a_named_union_binds_its_values_where_it_is_joined() -> None:
         'WITH "ids" ("id") AS (SELECT "id" FROM "posts" WHERE "title" = ? UNION ALL SELECT '
         '"post_id" FROM "comments" WHERE "id" > ?) SELECT ')
     assert compiled.params == ("x", 9, 3)
+
+
+def test_a_function_of_a_column_is_refused_in_values() -> None:
+    with pytest.raises(ValidationError, match="no columns to read yet"):
+        insert(Archive).values({"id": 1, "title": sql.lower("title")})
+    stmt = insert(Archive).values({"id": 1, "title": sql.lower(sql.value("ABC"))})
+    assert stmt.compile("sqlite") == (
+        'INSERT INTO "archive" ("id", "title") VALUES (?, LOWER(?))', (1, "ABC"))
