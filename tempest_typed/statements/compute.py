@@ -113,6 +113,8 @@ def computed(scope: Scope, expr: object, values: list[object], where: str,
                     f"sql.col({expr.name!r}) in {where}: a function reads columns of this "
                     "statement; compare an enclosing statement's column in where() instead"
                 )
+            if isinstance(node, QualifiedColumn):  # `table.column` of a plain statement
+                return node, node.column
             raise ValidationError(scope.unknown(expr.name, where))  # pragma: no cover
         return found
     if isinstance(expr, TypedValue):

@@ -352,3 +352,11 @@ def test_a_function_of_a_column_is_refused_in_values() -> None:
     stmt = insert(Archive).values({"id": 1, "title": sql.lower(sql.value("ABC"))})
     assert stmt.compile("sqlite") == (
         'INSERT INTO "archive" ("id", "title") VALUES (?, LOWER(?))', (1, "ABC"))
+
+
+def test_a_function_takes_a_column_qualified_by_its_table() -> None:
+    stmt = select(Post, ["id"]).add_columns({"n": sql.length(sql.col("posts.title")) + 1})
+    assert stmt.compile("sqlite").sql == (
+        'SELECT "id", (LENGTH("posts"."title") + ?) AS "n" FROM "posts"')
+    with pytest.raises(ValidationError, match="reads columns of this statement"):
+        select(Post, ["id"]).add_columns({"n": sql.length(sql.col("users.name"))})
