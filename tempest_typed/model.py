@@ -28,6 +28,7 @@ from .errors import ValidationError
 __all__ = [
     "UNSET",
     "ColumnMeta",
+    "DerivedColumn",
     "ForeignKey",
     "Index",
     "Model",
@@ -612,6 +613,12 @@ class ModelMeta:
         if col is None:
             raise ValidationError(unknown_column_message(self, attr, where))
         return col
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class DerivedColumn(ColumnMeta):
+    """A column of a named select (sql.cte): computed by the database, so read back as its
+    kind whatever type the driver returns (a SUM is a numeric on PostgreSQL)."""
 
 
 def unknown_column_message(meta: ModelMeta, attr: object, where: str) -> str:

@@ -15,7 +15,16 @@ from typing_extensions import override
 
 from ..errors import DialectError
 from ..model import ColumnMeta
-from ..statements.nodes import Lock, OrderItem, SelectQuery, Value
+from ..statements.nodes import (
+    Function,
+    Labeled,
+    Lock,
+    OrderItem,
+    Param,
+    SelectQuery,
+    Value,
+    iter_nodes,
+)
 from .base import Dialect, _Out
 from .catalog import Catalog, ExistingIndex, IndexOn, PredicateProbe, TableColumn, squeeze
 
@@ -181,6 +190,69 @@ class PostgreSQLDialect(Dialect):
         out.parts.append("(now() + CAST(")
         self.visit_value(plus, out)
         out.parts.append(" AS double precision) * interval '1 second')")
+
+    float_type = "double precision"
+
+    @override
+    def visit_select(self, query: SelectQuery, out: _Out) -> None:
+        if query.having is not None and query.group_by:
+            used = set(iter_nodes((query.having,)))
+            for group in query.group_by:
+                if (isinstance(group, Labeled) and group.value in used
+                        and any(type(n) is Param for n in iter_nodes((group.value,)))):
+                    raise DialectError(
+                        f"{self._label(query)}.having() on {group.label!r}, a computed group "
+                        "that binds a value: PostgreSQL sees the value bound again in HAVING "
+                        "as another expression than the one grouped by. Name the grouped "
+                        "select with sql.cte() and filter it with where(), or group by an "
+                        "expression without a bound value"
+                    )
+        super().visit_select(query, out)
+
+    @override
+    def typed_value(self, node: Function, out: _Out) -> None:
+        # psycopg sends an int as the smallest type that holds it, and a str as unknown
+        out.parts.append("CAST(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f" AS {self._VALUE_TYPES[node.kind]})")
+
+    _VALUE_TYPES: ClassVar[dict[str, str]] = {
+        "int": "bigint", "float": "double precision", "decimal": "numeric", "bool": "boolean",
+        "str": "text", "bytes": "bytea", "datetime": "timestamptz", "date": "date",
+        "uuid": "uuid",
+    }
+
+    @override
+    def write_round(self, node: Function, out: _Out) -> None:
+        # round(double precision) rounds halves to even and takes no digits: rounded as
+        # numeric, halves go away from zero as on SQLite and MySQL
+        out.parts.append("round(CAST(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f" AS numeric), {int(node.option or 0)})")
+
+    def _utc(self, node: Function, out: _Out) -> None:
+        self.visit_value(node.args[0], out)
+        if node.source_kind == "datetime":
+            out.parts.append(" AT TIME ZONE 'UTC'")  # the session's zone is no part of it
+
+    @override
+    def write_date_trunc(self, node: Function, out: _Out) -> None:
+        out.parts.append(f"(date_trunc('{node.option}', ")
+        self._utc(node, out)
+        out.parts.append(") AT TIME ZONE 'UTC')" if node.source_kind == "datetime"
+                         else ")::date)")
+
+    @override
+    def write_extract(self, node: Function, out: _Out) -> None:
+        out.parts.append(f"CAST(EXTRACT({(node.option or 'day').upper()} FROM ")
+        self._utc(node, out)
+        out.parts.append(") AS integer)")
+
+    @override
+    def window_offset(self, offset: Value, out: _Out) -> None:
+        out.parts.append("CAST(")  # lag(value, integer): a bound int may be a bigint
+        self.visit_value(offset, out)
+        out.parts.append(" AS integer)")
 
     @override
     def index_column(self, col: ColumnMeta, *, holds_null: bool) -> str:
