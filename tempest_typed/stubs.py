@@ -1,0 +1,346 @@
+"""Type stubs from the user's models: the mypy plugin's checks, for checkers that run no plugin.
+
+`tempest-typed stubs myapp.models -o stubs/` (or `python -m tempest_typed.stubs ...`) imports
+the model modules named, and nothing else, and writes a stub package `stubs/tempest_typed/`
+that pyright (and Pylance) read in place of the library's `__init__` when `stubPath` points at
+`stubs/`:
+
+- `__init__.pyi` re-exports every public name from the library's own modules, except
+  `select`, `insert`, `update` and `delete`, which it declares with one overload per model;
+- `_generated.pyi` holds, per model, the column names as a `Literal` union, TypedDicts for
+  `where` (an operator dict per column type), `set` and `values` (the required keys), a row
+  class with each column's type, and builder subclasses whose methods take those types.
+
+The library's submodules are not shadowed: pyright reads them from the source. Everything a
+stub cannot say (join aliases, aggregate labels, which columns a partial row fetched, a bool
+where a number goes) is listed in docs/static-checking.md. Output is deterministic: models
+sorted by module and name, columns in declaration order; `--check` compares instead of writing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import sys
+import types
+import typing
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .model import ColumnMeta, Model, ModelMeta, meta_of
+
+__all__ = ["StubError", "generate", "main", "models_of"]
+
+#: the builders the stub package declares per model; every other public name is re-exported
+_SHADOWED = ("delete", "insert", "select", "update")
+
+_PYTHON_TYPES = {
+    "str": "str", "int": "int", "float": "float", "bool": "bool", "decimal": "Decimal",
+    "bytes": "bytes", "datetime": "datetime", "date": "date", "uuid": "UUID",
+}
+_ORDERED = frozenset({"int", "float", "decimal", "datetime", "date"})
+_TEXT = frozenset({"str", "literal"})
+_NUMBERS = frozenset({"int", "float", "decimal"})
+
+
+class StubError(Exception):
+    """A model module that cannot be imported or defines no model; the message is one line."""
+
+
+def models_of(module_names: Sequence[str]) -> list[type[Model]]:
+    """The models defined in the named modules (not those they import), sorted."""
+    found: list[type[Model]] = []
+    for name in module_names:
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:  # any failure of the user's module is reported the same way
+            detail = str(exc).splitlines()[0] if str(exc) else ""
+            raise StubError(
+                f"cannot import {name}: {type(exc).__name__}"
+                + (f": {detail}" if detail else "")) from exc
+        mine = [value for value in vars(module).values()
+                if isinstance(value, type) and issubclass(value, Model) and value is not Model
+                and value.__module__ == module.__name__]
+        if not mine:
+            raise StubError(f"{name} defines no model (no class deriving from tempest_typed.Model)")
+        found.extend(mine)
+    return sorted(set(found), key=lambda m: (m.__module__, m.__qualname__))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Names:
+    """The generated names of one model's types."""
+
+    model: str  # the model class, as the stub refers to it (module.Class)
+    prefix: str
+
+    def __getattr__(self, part: str) -> str:
+        return f"{self.prefix}{part.capitalize()}"
+
+
+def _value_type(col: ColumnMeta, json_hint: str, given: bool = False) -> str:
+    """The column's Python type as the stub writes it, without `| None`: as read, or as
+    `given` to the builder (a Decimal column takes an int too)."""
+    if given and col.kind == "decimal":
+        return "Decimal | int"
+    if col.kind == "literal":
+        return "Literal[" + ", ".join(repr(v) for v in col.literal_values) + "]"
+    if col.kind == "json":
+        return json_hint
+    return _PYTHON_TYPES[col.kind]
+
+
+def _json_hint(model: type[Model], attr: str) -> str:
+    """`dict[str, Any]` or `list[Any]`, as the JSON column is annotated."""
+    try:
+        hint = typing.get_type_hints(model)[attr]
+    except Exception:  # an annotation the stub need not understand: both shapes
+        return "dict[str, Any] | list[Any]"
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    shapes = [a for a in (typing.get_args(hint) if union else (hint,)) if a is not type(None)]
+    names = {typing.get_origin(a) or a for a in shapes}
+    out = [s for t, s in ((dict, "dict[str, Any]"), (list, "list[Any]")) if t in names]
+    return " | ".join(out) or "dict[str, Any] | list[Any]"
+
+
+def _ops(n: _Names, col: ColumnMeta, t: str) -> tuple[str, str]:
+    """The operator TypedDict of one column: its name and its definition."""
+    name = f"_{n.prefix}_{col.attr}_Ops"
+    none = " | None" if col.nullable else ""
+    fields: list[tuple[str, str]] = []
+    if col.kind != "json":
+        value = f"{t} | Expression"
+        fields += [("eq", value + none), ("ne", value + none)]
+        if col.kind in _ORDERED:
+            fields += [(op, value) for op in ("lt", "lte", "gt", "gte")]
+            fields.append(("between", f"tuple[{value}, {value}] | list[{value}]"))
+        yields = "str" if col.kind in _TEXT else t
+        operand = f"Sequence[{t}] | AbstractSet[{t}] | Subquery[Any, {yields} | None]"
+        fields += [("in", operand), ("not_in", operand)]
+    fields.append(("is_null", "bool"))
+    if col.kind in _TEXT:
+        fields += [(op, "str | Expression") for op in ("like", "ilike")]
+        fields += [(op, "str") for op in ("contains", "icontains", "startswith", "endswith")]
+    body = ", ".join(f"{k!r}: {v}" for k, v in fields)
+    return name, f'{name} = TypedDict("{name}", {{{body}}}, total=False)'
+
+
+def _model_block(model: type[Model], n: _Names) -> list[str]:
+    meta: ModelMeta = meta_of(model)
+    cols = meta.columns
+    types = {c.attr: _value_type(c, _json_hint(model, c.attr) if c.kind == "json" else "")
+             for c in cols}
+    full = {c.attr: types[c.attr] + (" | None" if c.nullable else "") for c in cols}
+    given = {c.attr: _value_type(c, types[c.attr], given=True) for c in cols}
+    given_full = {c.attr: given[c.attr] + (" | None" if c.nullable else "") for c in cols}
+    out = [f"# {n.model} (table {meta.table!r})", ""]
+    out.append(f"{n.column} = Literal[{', '.join(repr(c.attr) for c in cols)}]")
+    where: list[tuple[str, str]] = []
+    for c in cols:
+        ops_name, ops_def = _ops(n, c, given[c.attr])
+        out.append(ops_def)
+        bare = "" if c.kind == "json" else f"{given_full[c.attr]} | Expression | "
+        if c.kind == "json" and c.nullable:
+            bare = "None | "
+        where.append((c.attr, f"{bare}{ops_name}"))
+    out.append("")
+    out.append(f"class {n.where}(TypedDict, total=False):")
+    out += [f"    {attr}: {t}" for attr, t in where]
+    out.append("")
+    out.append(f"class {n.set}(TypedDict, total=False):")
+    out += [f"    {c.attr}: {given_full[c.attr]} | Expression" for c in cols]
+    out.append("")
+    out.append(f"class {n.values}(TypedDict, total=False):")
+    for c in cols:
+        t = f"{given_full[c.attr]} | Expression"
+        out.append(f"    {c.attr}: {f'Required[{t}]' if c.required else t}")
+    out.append("")
+    out.append(f"class {n.row}(Row[Any]):")
+    for c in cols:
+        out += ["    @property", f"    def {c.attr}(self) -> {full[c.attr]}: ..."]
+    for c in cols:
+        out += ["    @overload",
+                f"    def __getitem__(self, key: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
+    out += ["    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
+            "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...",
+            "    # no column of this model: reading it is an error, not Any",
+            '    def __getattr__(self, name: Literal["__no_such_column__"]) -> Never: ...', ""]
+    cond = f"{n.where} | Condition | ExistsCondition"
+    columns = f"list[{n.column}] | tuple[{n.column}, ...]"
+    out.append(f"class {n.select}(Select[{n.model}, _R_co]):")
+    out.append(f"    def where(self, *conditions: {cond}) -> Self: ...")
+    out.append(f"    def order_by(self, column: {n.column}, "
+               'direction: Literal["asc", "desc"] = "asc") -> Self: ...')
+    for c in cols:
+        out += ["    @overload",
+                f"    def as_subquery(self, column: Literal[{c.attr!r}]) -> "
+                f"Subquery[{n.model}, {full[c.attr]}]: ..."]
+    out.append(f"    def aggregate(self, group_by: {columns}, "
+               "aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]: ...")
+    for lock in ("update", "share"):
+        out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, no_wait: bool = False, "
+                   f"of: type[{n.model}] | Sequence[type[{n.model}]] | None = None) -> Self: ...")
+    out.append("")
+    for kind, base in (("update", "Update"), ("delete", "Delete"), ("insert", "Insert")):
+        cls = getattr(n, kind)
+        out.append(f"class {cls}({base}[{n.model}, _R_co]):")
+        if kind == "update":
+            out.append(f"    def set(self, values: {n.set}) -> {cls}[_R_co]: ...")
+        if kind != "insert":
+            out.append(f"    def where(self, *conditions: {cond}) -> {cls}[_R_co]: ...")
+            out.append(f"    def unguarded(self) -> {cls}[_R_co]: ...")
+        else:
+            one = f"{n.model} | {n.values}"
+            out.append(f"    def values(self, rows: {one} | Sequence[{one}] "
+                       f"| Sequence[Mapping[str, object]]) -> {cls}[_R_co]: ...")
+            out.append(f"    def on_conflict_do_nothing(self, target: {columns} | None = None, "
+                       f"*, where: {cond} | None = None) -> {cls}[_R_co]: ...")
+            out.append(f"    def on_conflict_do_update(self, target: {columns} | None, "
+                       f"set: {n.set}, *, index_where: {cond} | None = None, "
+                       f"update_where: {cond} | None = None) -> {cls}[_R_co]: ...")
+        out += ["    @overload", f"    def returning(self) -> {cls}[{n.model}]: ...",
+                "    @overload",
+                f"    def returning(self, column: {n.column}, /, *columns: {n.column}) -> "
+                f"{cls}[{n.row}]: ...", ""]
+    return out
+
+
+def _names(models: Sequence[type[Model]]) -> dict[type[Model], _Names]:
+    """Each model's generated names: its class name, or module and class where two share one."""
+    counts: dict[str, int] = {}
+    for m in models:
+        counts[m.__name__] = counts.get(m.__name__, 0) + 1
+    return {m: _Names(f"{m.__module__}.{m.__qualname__}",
+                      m.__name__ if counts[m.__name__] == 1
+                      else m.__module__.replace(".", "_") + "_" + m.__name__)
+            for m in models}
+
+
+_HEADER = ("# Generated by `tempest-typed stubs {modules}`: do not edit; regenerate when a model\n"
+           "# changes (`--check` fails while these are stale).\n")
+
+
+def _generated(models: Sequence[type[Model]], modules: str) -> str:
+    names = _names(models)
+    lines = [_HEADER.format(modules=modules).rstrip("\n"),
+             '"""Per-model types of the builders: column names, where/set/values dicts, rows."""',
+             "",
+             "from collections.abc import Mapping, Sequence, Set as AbstractSet",
+             "from datetime import date, datetime",
+             "from decimal import Decimal",
+             "from typing import Any, Literal, Never, Required, Self, SupportsIndex, TypedDict, "
+             "TypeVar, overload",
+             "from uuid import UUID",
+             "",
+             *sorted({f"import {m.__module__}" for m in models}),
+             "from tempest_typed.expressions import Expression",
+             "from tempest_typed.row import Row",
+             "from tempest_typed.statements import (AggregateFunction, Condition, Delete, "
+             "ExistsCondition, Grouped, Insert, Select, Subquery, Update)",
+             "",
+             '_R_co = TypeVar("_R_co", covariant=True)',
+             ""]
+    for m in models:
+        lines += _model_block(m, names[m])
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _init(models: Sequence[type[Model]], modules: str) -> str:
+    import tempest_typed
+
+    names = _names(models)
+    homes: dict[str, list[str]] = {}
+    for public, home in sorted(tempest_typed._HOMES.items()):
+        if public not in _SHADOWED and public != "sql":
+            homes.setdefault(home, []).append(public)
+    lines = [_HEADER.format(modules=modules).rstrip("\n"),
+             '"""tempest_typed, with select/insert/update/delete declared per model."""',
+             "",
+             "from typing import Never, TypeVar, overload",
+             "",
+             "import tempest_typed.sql as sql"]
+    for home in sorted(homes):
+        items = ", ".join(f"{p} as {p}" for p in homes[home])
+        lines.append(f"from tempest_typed.{home} import {items}")
+    lines += [*sorted({f"import {m.__module__}" for m in models}),
+              "import tempest_typed._generated as _g",
+              "",
+              f"__all__ = {sorted(tempest_typed.__all__)!r}",
+              "",
+              '_M = TypeVar("_M", bound=Model)',
+              ""]
+    for m in models:
+        n = names[m]
+        lines += ["@overload", f"def select(model: type[{n.model}], /) -> _g.{n.select}[{n.model}]: ...",
+                  "@overload",
+                  f"def select(model: type[{n.model}], columns: list[_g.{n.column}] | "
+                  f"tuple[_g.{n.column}, ...], /) -> _g.{n.select}[_g.{n.row}]: ..."]
+    lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
+              "# every column, as the library types it; some columns need a known model",
+              "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...", ""]
+    for kind in ("insert", "update", "delete"):
+        for m in models:
+            n = names[m]
+            lines += ["@overload",
+                      f"def {kind}(model: type[{n.model}], /) -> _g.{getattr(n, kind)}[Never]: ..."]
+        lines += ["@overload", f"def {kind}(model: type[_M], /) -> {kind.capitalize()}[_M, Never]: ...",
+                  ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def generate(module_names: Sequence[str]) -> dict[str, str]:
+    """The stub files for the models of the named modules: relative path -> text."""
+    models = models_of(module_names)
+    modules = " ".join(module_names)
+    return {"tempest_typed/__init__.pyi": _init(models, modules),
+            "tempest_typed/_generated.pyi": _generated(models, modules)}
+
+
+def _stale(files: dict[str, str], out: Path) -> list[str]:
+    return [rel for rel, text in sorted(files.items())
+            if not (out / rel).is_file() or (out / rel).read_text(encoding="utf-8") != text]
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    """`python -m tempest_typed.stubs MODULE... -o DIR [--check]`: write or check the stubs."""
+    parser = argparse.ArgumentParser(
+        prog="tempest-typed stubs",
+        description="Write type stubs from the models of MODULE(s), for pyright/Pylance.")
+    parser.add_argument("modules", nargs="+", metavar="MODULE", help="a module defining models")
+    parser.add_argument("-o", "--output", default="stubs", help="the stub directory (stubPath)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 when the stubs are missing or stale")
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if "" not in sys.path:  # the modules of the current directory, as `python -m` finds them
+        sys.path.insert(0, "")
+    try:
+        files = generate(args.modules)
+    except StubError as exc:
+        print(f"tempest-typed stubs: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.output)
+    stale = _stale(files, out)
+    if args.check:
+        for rel in stale:
+            print(f"tempest-typed stubs: {out / rel} is stale; run tempest-typed stubs "
+                  f"{' '.join(args.modules)} -o {args.output}", file=sys.stderr)
+        return 1 if stale else 0
+    for rel in stale:
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(files[rel], encoding="utf-8")
+    return 0
+
+
+def cli() -> int:
+    """The `tempest-typed` command: `tempest-typed stubs MODULE... -o DIR [--check]`."""
+    args = sys.argv[1:]
+    if not args or args[0] != "stubs":
+        print("usage: tempest-typed stubs MODULE... [-o DIR] [--check]", file=sys.stderr)
+        return 2
+    return main(args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
