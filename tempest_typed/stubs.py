@@ -91,17 +91,31 @@ def _value_type(col: ColumnMeta, json_hint: str, given: bool = False) -> str:
     return _PYTHON_TYPES[col.kind]
 
 
+def _spelled(hint: object) -> str:
+    """A JSON annotation as the stub writes it: builtin containers and scalars, else Any."""
+    if hint in (str, int, float, bool):
+        return hint.__name__
+    if hint is type(None):
+        return "None"
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_spelled(a) for a in args)
+    if origin in (list, dict) and args:
+        return f"{origin.__name__}[{', '.join(_spelled(a) for a in args)}]"
+    if hint in (list, dict):
+        return f"{hint.__name__}[{'Any' if hint is list else 'str, Any'}]"
+    return "Any"
+
+
 def _json_hint(model: type[Model], attr: str) -> str:
-    """`dict[str, Any]` or `list[Any]`, as the JSON column is annotated."""
+    """The JSON column's annotation (`list[str]`, `dict[str, Any]`...), without `| None`."""
     try:
         hint = typing.get_type_hints(model)[attr]
-    except Exception:  # an annotation the stub need not understand: both shapes
+    except Exception:  # an annotation the stub need not understand: either shape
         return "dict[str, Any] | list[Any]"
     union = typing.get_origin(hint) in (typing.Union, types.UnionType)
     shapes = [a for a in (typing.get_args(hint) if union else (hint,)) if a is not type(None)]
-    names = {typing.get_origin(a) or a for a in shapes}
-    out = [s for t, s in ((dict, "dict[str, Any]"), (list, "list[Any]")) if t in names]
-    return " | ".join(out) or "dict[str, Any] | list[Any]"
+    return " | ".join(_spelled(a) for a in shapes)
 
 
 def _ops(n: _Names, col: ColumnMeta, t: str) -> tuple[str, str]:
@@ -156,16 +170,10 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
         t = f"{given_full[c.attr]} | Expression"
         out.append(f"    {c.attr}: {f'Required[{t}]' if c.required else t}")
     out.append("")
-    out.append(f"class {n.row}(Row[Any]):")
+    # A row of some columns has every column's type; a row of one column has only that one.
+    out += _row_class(n.row, cols, full)
     for c in cols:
-        out += ["    @property", f"    def {c.attr}(self) -> {full[c.attr]}: ..."]
-    for c in cols:
-        out += ["    @overload",
-                f"    def __getitem__(self, key: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
-    out += ["    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
-            "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...",
-            "    # no column of this model: reading it is an error, not Any",
-            '    def __getattr__(self, name: Literal["__no_such_column__"]) -> Never: ...', ""]
+        out += _row_class(f"{n.row}_{c.attr}", (c,), full)
     cond = f"{n.where} | Condition | ExistsCondition"
     columns = f"list[{n.column}] | tuple[{n.column}, ...]"
     out.append(f"class {n.select}(Select[{n.model}, _R_co]):")
@@ -199,11 +207,28 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
             out.append(f"    def on_conflict_do_update(self, target: {columns} | None, "
                        f"set: {n.set}, *, index_where: {cond} | None = None, "
                        f"update_where: {cond} | None = None) -> {cls}[_R_co]: ...")
-        out += ["    @overload", f"    def returning(self) -> {cls}[{n.model}]: ...",
-                "    @overload",
+        out += ["    @overload", f"    def returning(self) -> {cls}[{n.model}]: ..."]
+        for c in cols:
+            out += ["    @overload", f"    def returning(self, column: Literal[{c.attr!r}], /) -> "
+                    f"{cls}[{n.row}_{c.attr}]: ..."]
+        out += ["    @overload",
                 f"    def returning(self, column: {n.column}, /, *columns: {n.column}) -> "
                 f"{cls}[{n.row}]: ...", ""]
     return out
+
+
+def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str]) -> list[str]:
+    """A Row subclass whose fields are `cols`; any other name is an error, not Any."""
+    out = [f"class {name}(Row[Any]):"]
+    for c in cols:
+        out += ["    @property", f"    def {c.attr}(self) -> {full[c.attr]}: ..."]
+    for c in cols:
+        out += ["    @overload",
+                f"    def __getitem__(self, key: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
+    index = full[cols[0].attr] if len(cols) == 1 else "Any"
+    return [*out, "    @overload", f"    def __getitem__(self, key: SupportsIndex) -> {index}: ...",
+            "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...",
+            '    def __getattr__(self, name: Literal["__no_such_column__"]) -> Never: ...', ""]
 
 
 def _names(models: Sequence[type[Model]]) -> dict[type[Model], _Names]:
@@ -257,7 +282,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
     lines = [_HEADER.format(modules=modules).rstrip("\n"),
              '"""tempest_typed, with select/insert/update/delete declared per model."""',
              "",
-             "from typing import Never, TypeVar, overload",
+             "from typing import Literal, Never, TypeVar, overload",
              "",
              "import tempest_typed.sql as sql"]
     for home in sorted(homes):
@@ -272,8 +297,12 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               ""]
     for m in models:
         n = names[m]
-        lines += ["@overload", f"def select(model: type[{n.model}], /) -> _g.{n.select}[{n.model}]: ...",
-                  "@overload",
+        lines += ["@overload", f"def select(model: type[{n.model}], /) -> _g.{n.select}[{n.model}]: ..."]
+        for c in meta_of(m).columns:
+            one = f"Literal[{c.attr!r}]"
+            lines += ["@overload", f"def select(model: type[{n.model}], columns: list[{one}] | "
+                      f"tuple[{one}], /) -> _g.{n.select}[_g.{n.row}_{c.attr}]: ..."]
+        lines += ["@overload",
                   f"def select(model: type[{n.model}], columns: list[_g.{n.column}] | "
                   f"tuple[_g.{n.column}, ...], /) -> _g.{n.select}[_g.{n.row}]: ..."]
     lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
