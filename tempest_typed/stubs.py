@@ -33,7 +33,7 @@ from .model import ColumnMeta, Model, ModelMeta, meta_of
 __all__ = ["StubError", "generate", "main", "models_of"]
 
 #: the builders the stub package declares per model; every other public name is re-exported
-_SHADOWED = ("delete", "insert", "select", "update")
+_SHADOWED = ("and_", "delete", "insert", "not_", "or_", "select", "update")
 
 _PYTHON_TYPES = {
     "str": "str", "int": "int", "float": "float", "bool": "bool", "decimal": "Decimal",
@@ -174,7 +174,7 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     out += _row_class(n.row, cols, full)
     for c in cols:
         out += _row_class(f"{n.row}_{c.attr}", (c,), full)
-    cond = f"{n.where} | Condition | ExistsCondition"
+    cond = f"{n.where} | Combined[{n.where}] | ExistsCondition"
     columns = f"list[{n.column}] | tuple[{n.column}, ...]"
     out.append(f"class {n.select}(Select[{n.model}, _R_co]):")
     out.append(f"    def where(self, *conditions: {cond}) -> Self: ...")
@@ -254,8 +254,8 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "from collections.abc import Mapping, Sequence, Set as AbstractSet",
              "from datetime import date, datetime",
              "from decimal import Decimal",
-             "from typing import Any, Literal, Never, Required, Self, SupportsIndex, TypedDict, "
-             "TypeVar, overload",
+             "from typing import Any, Generic, Literal, Never, Required, Self, SupportsIndex, "
+             "TypedDict, TypeVar, overload",
              "from uuid import UUID",
              "",
              *sorted({f"import {m.__module__}" for m in models}),
@@ -265,6 +265,10 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "ExistsCondition, Grouped, Insert, Select, Subquery, Update)",
              "",
              '_R_co = TypeVar("_R_co", covariant=True)',
+             '_W_co = TypeVar("_W_co", covariant=True)',
+             "",
+             "class Combined(Condition, Generic[_W_co]):",
+             '    """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""',
              ""]
     for m in models:
         lines += _model_block(m, names[m])
@@ -280,9 +284,12 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
         if public not in _SHADOWED and public != "sql":
             homes.setdefault(home, []).append(public)
     lines = [_HEADER.format(modules=modules).rstrip("\n"),
-             '"""tempest_typed, with select/insert/update/delete declared per model."""',
+             '"""tempest_typed, with select/insert/update/delete declared per model and and_/or_/'
+             'not_ typed by where they go."""',
              "",
              "from typing import Literal, Never, TypeVar, overload",
+             "",
+             "from tempest_typed.statements import ExistsCondition",
              "",
              "import tempest_typed.sql as sql"]
     for home in sorted(homes):
@@ -305,6 +312,13 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
         lines += ["@overload",
                   f"def select(model: type[{n.model}], columns: list[_g.{n.column}] | "
                   f"tuple[_g.{n.column}, ...], /) -> _g.{n.select}[_g.{n.row}]: ..."]
+    # and_/or_/not_ take their dict type from where the condition goes: in select(M).where()
+    # it is M's where dict (a wrong key or value is an error there); in a join, any mapping.
+    cond = "_W | _g.Combined[_W] | ExistsCondition"
+    lines += ['_W = TypeVar("_W")', "",
+              f"def and_(*conditions: {cond}) -> _g.Combined[_W]: ...",
+              f"def or_(*conditions: {cond}) -> _g.Combined[_W]: ...",
+              f"def not_(condition: {cond}) -> _g.Combined[_W]: ...", ""]
     lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
               "# every column, as the library types it; some columns need a known model",
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...", ""]
