@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -70,14 +71,18 @@ def _pyright() -> str:
     return found
 
 
-def _run(pyright: str, directory: Path) -> tuple[float, int]:
-    """Seconds of one pyright run over queries.py, and its error count."""
+def _run(pyright: str, directory: Path) -> tuple[float, float, int]:
+    """Wall and CPU seconds (user + system, pyright's processes) of one pyright run over
+    queries.py, and its error count. CPU time moves less than wall time on a loaded machine."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run([pyright, "--outputjson", "--pythonpath", sys.executable, "queries.py"],
                           cwd=directory, capture_output=True, text=True, timeout=900)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     assert proc.returncode in (0, 1), proc.stderr + proc.stdout
-    return elapsed, json.loads(proc.stdout)["summary"]["errorCount"]
+    return elapsed, cpu, json.loads(proc.stdout)["summary"]["errorCount"]
 
 
 def main() -> None:
@@ -104,20 +109,25 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "tempest_typed.stubs", "models", "-o",
                         str(sides["pyright + stubs"] / "stubs")], check=True, env=env,
                        cwd=sides["pyright + stubs"])
-        times: dict[str, list[float]] = {name: [] for name in sides}
+        wall: dict[str, list[float]] = {name: [] for name in sides}
+        cpu: dict[str, list[float]] = {name: [] for name in sides}
         errors: dict[str, int] = {}
+        load = os.getloadavg()[0]
         for _ in range(args.rounds):
             for name, directory in sides.items():
-                seconds, errors[name] = _run(pyright, directory)
-                times[name].append(seconds)
-    plain = statistics.median(times["pyright, no stubs"])
-    print(f"{version}, Python {sys.version.split()[0]}, {args.queries} queries, "
-          f"median of {args.rounds} runs, load {os.getloadavg()[0]:.2f}")
-    print(f"{'side':22} {'median s':>9} {'min s':>7} {'errors':>6} {'vs no stubs':>12}")
+                seconds, used, errors[name] = _run(pyright, directory)
+                wall[name].append(seconds)
+                cpu[name].append(used)
+    plain_wall = statistics.median(wall["pyright, no stubs"])
+    plain_cpu = statistics.median(cpu["pyright, no stubs"])
+    print(f"{version}, Python {sys.version.split()[0]}, {args.queries} queries, medians of "
+          f"{args.rounds} runs, load average {load:.2f} before, {os.getloadavg()[0]:.2f} after")
+    print(f"{'side':20} {'wall s':>7} {'min':>6} {'vs no stubs':>12} {'CPU s':>7} "
+          f"{'vs no stubs':>12} {'errors':>6}")
     for name in sides:
-        median = statistics.median(times[name])
-        print(f"{name:22} {median:9.2f} {min(times[name]):7.2f} {errors[name]:6} "
-              f"{median / plain:11.2f}x")
+        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+        print(f"{name:20} {w:7.2f} {min(wall[name]):6.2f} {w / plain_wall:11.2f}x "
+              f"{c:7.2f} {c / plain_cpu:11.2f}x {errors[name]:6}")
 
 
 if __name__ == "__main__":
