@@ -70,13 +70,44 @@ def models_of(module_names: Sequence[str]) -> list[type[Model]]:
 
 @dataclasses.dataclass(frozen=True)
 class _Names:
-    """The generated names of one model's types."""
+    """The generated names of one model's types (`OutboundWhere`, `OutboundSelect`, ...)."""
 
-    model: str  # the model class, as the stub refers to it (module.Class)
-    prefix: str
+    model: str  # the model class, as the stubs refer to it (module.Class)
+    prefix: str  # the class name, or module and class name where two models share one
 
-    def __getattr__(self, part: str) -> str:
-        return f"{self.prefix}{part.capitalize()}"
+    def of(self, part: str) -> str:
+        """The name of the model's `part` type: "Where" -> "OutboundWhere"."""
+        return self.prefix + part
+
+    @property
+    def column(self) -> str:
+        """The Literal union of the column names."""
+        return self.of("Column")
+
+    @property
+    def where(self) -> str:
+        """The TypedDict of where() and the upsert's conditions."""
+        return self.of("Where")
+
+    @property
+    def set(self) -> str:
+        """The TypedDict of update().set() and the upsert's set."""
+        return self.of("Set")
+
+    @property
+    def values(self) -> str:
+        """The TypedDict of insert().values(), its required columns required keys."""
+        return self.of("Values")
+
+    @property
+    def row(self) -> str:
+        """The row class of a partial select or returning(...)."""
+        return self.of("Row")
+
+    @property
+    def select(self) -> str:
+        """The select builder class."""
+        return self.of("Select")
 
 
 def _value_type(col: ColumnMeta, json_hint: str, given: bool = False) -> str:
@@ -191,7 +222,7 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
                    f"of: type[{n.model}] | Sequence[type[{n.model}]] | None = None) -> Self: ...")
     out.append("")
     for kind, base in (("update", "Update"), ("delete", "Delete"), ("insert", "Insert")):
-        cls = getattr(n, kind)
+        cls = n.of(base)
         out.append(f"class {cls}({base}[{n.model}, _R_co]):")
         if kind == "update":
             out.append(f"    def set(self, values: {n.set}) -> {cls}[_R_co]: ...")
@@ -326,7 +357,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
         for m in models:
             n = names[m]
             lines += ["@overload",
-                      f"def {kind}(model: type[{n.model}], /) -> _g.{getattr(n, kind)}[Never]: ..."]
+                      f"def {kind}(model: type[{n.model}], /) -> _g.{n.of(kind.capitalize())}[Never]: ..."]
         lines += ["@overload", f"def {kind}(model: type[_M], /) -> {kind.capitalize()}[_M, Never]: ...",
                   ""]
     return "\n".join(lines).rstrip("\n") + "\n"

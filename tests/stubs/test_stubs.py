@@ -87,6 +87,19 @@ def test_only_the_named_modules_models_and_only_they_are_imported(tmp_path: Path
     assert proc.stdout.split() == ["False", "True", "False"], proc.stderr
 
 
+def test_two_models_of_one_name_get_their_module_in_their_names(tmp_path: Path) -> None:
+    for name in ("shop_a", "shop_b"):
+        (tmp_path / f"{name}.py").write_text(
+            "from tempest_typed import Model\nclass Item(Model):\n    id: int\n")
+    probe = ("from tempest_typed import stubs; "
+             "g = stubs.generate(['shop_b', 'shop_a'])['tempest_typed/_generated.pyi']; "
+             "print('class shop_a_ItemSelect' in g, 'class shop_b_ItemSelect' in g, "
+             "g.index('shop_a.Item') < g.index('shop_b.Item'))")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                          text=True, env={"PYTHONPATH": f"{tmp_path}:{ROOT}"}, timeout=120)
+    assert proc.stdout.split() == ["True", "True", "True"], proc.stderr
+
+
 # ---- pyright over the plugin's cases ------------------------------------------------------
 
 #: Errors with the stubs on lines the plugin accepts, each for a reason docs/static-checking.md
