@@ -100,6 +100,18 @@ def test_two_models_of_one_name_get_their_module_in_their_names(tmp_path: Path) 
     assert proc.stdout.split() == ["True", "True", "True"], proc.stderr
 
 
+def test_a_derived_model_is_overloaded_before_its_base(tmp_path: Path) -> None:
+    (tmp_path / "notes.py").write_text(
+        "from tempest_typed import Model\nclass Base(Model):\n    id: int\n"
+        "class Note(Base):\n    text: str\n")
+    probe = ("from tempest_typed import stubs; "
+             "g = stubs.generate(['notes'])['tempest_typed/__init__.pyi']; "
+             "print(g.index('type[notes.Note]') < g.index('type[notes.Base]'))")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                          text=True, env={"PYTHONPATH": f"{tmp_path}:{ROOT}"}, timeout=120)
+    assert proc.stdout.split() == ["True"], proc.stderr
+
+
 # ---- pyright over the plugin's cases ------------------------------------------------------
 
 #: Errors with the stubs on lines the plugin accepts, each for a reason docs/static-checking.md
