@@ -207,6 +207,9 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
         out += _row_class(f"{n.row}_{c.attr}", (c,), full)
     cond = f"{n.where} | Combined[{n.where}] | ExistsCondition"
     columns = f"list[{n.column}] | tuple[{n.column}, ...]"
+    out.append(f"class {n.of('Grouped')}(Grouped[Row]):")
+    out.append(f"    def where(self, *conditions: {cond}) -> Self: ...")
+    out.append("")
     out.append(f"class {n.select}(Select[{n.model}, _R_co]):")
     out.append(f"    def where(self, *conditions: {cond}) -> Self: ...")
     out.append(f"    def order_by(self, column: {n.column}, "
@@ -215,8 +218,16 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
         out += ["    @overload",
                 f"    def as_subquery(self, column: Literal[{c.attr!r}]) -> "
                 f"Subquery[{n.model}, {full[c.attr]}]: ..."]
-    out.append(f"    def aggregate(self, group_by: {columns}, "
-               "aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]: ...")
+    # sql.sum("total") is typed SumOf[Literal["total"]] (stubs' sql.pyi), so the dict of
+    # aggregates says which columns each function takes: sum/avg numbers, min/max numbers,
+    # dates, times and text, count any column but JSON, as the plugin does.
+    numbers = _literal(c.attr for c in cols if c.kind in _NUMBERS)
+    ordered = _literal(c.attr for c in cols if c.kind in _ORDERED | _TEXT)
+    plain = _literal(c.attr for c in cols if c.kind != "json")
+    aggregates = (f"Mapping[str, SumOf[{numbers}] | OrderOf[{ordered}] | CountOf[{plain}] "
+                  "| CountRows]")
+    out.append(f"    def aggregate(self, group_by: list[{plain}] | tuple[{plain}, ...], "
+               f"aggregates: {aggregates}) -> {n.of('Grouped')}: ...")
     for lock in ("update", "share"):
         out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, no_wait: bool = False, "
                    f"of: type[{n.model}] | Sequence[type[{n.model}]] | None = None) -> Self: ...")
@@ -246,6 +257,12 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
                 f"    def returning(self, column: {n.column}, /, *columns: {n.column}) -> "
                 f"{cls}[{n.row}]: ...", ""]
     return out
+
+
+def _literal(names: Iterable[str]) -> str:
+    """`Literal['a', 'b']` of the names, or Never for none."""
+    names = list(names)
+    return f"Literal[{', '.join(repr(x) for x in names)}]" if names else "Never"
 
 
 def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str]) -> list[str]:
@@ -301,6 +318,13 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "",
              '_R_co = TypeVar("_R_co", covariant=True)',
              '_W_co = TypeVar("_W_co", covariant=True)',
+             '_C_co = TypeVar("_C_co", covariant=True)',
+             "",
+             "# what sql.sum/avg, min/max and count(column) make, by the column they name",
+             "class SumOf(AggregateFunction[Any], Generic[_C_co]): ...",
+             "class OrderOf(AggregateFunction[Any], Generic[_C_co]): ...",
+             "class CountOf(AggregateFunction[int], Generic[_C_co]): ...",
+             "class CountRows(AggregateFunction[int]): ...",
              "",
              "class Combined(Condition, Generic[_W_co]):",
              '    """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""',
@@ -369,12 +393,51 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+#: tempest_typed.sql as the stubs declare it: the library's signatures, except that an
+#: aggregate's type names its column (a LiteralString, kept as its Literal in a variable too).
+#: tests/stubs/test_stubs.py holds its names and parameters to the module's.
+_SQL = '''"""tempest_typed.sql, with each aggregate typed by the column it names."""
+
+from typing import Any, LiteralString, TypeVar, overload
+
+from tempest_typed._generated import CountOf, CountRows, OrderOf, SumOf
+from tempest_typed.expressions import Expression as Expression
+from tempest_typed.statements.where import ExistsCondition, Subquery
+
+__all__ = {names!r}
+
+_C = TypeVar("_C", bound=LiteralString)
+
+def raw(text: LiteralString) -> Expression: ...
+def expr(template: object, *values: object) -> Expression: ...
+def now(plus: float | Expression | None = None) -> Expression: ...
+def excluded(column: str) -> Expression: ...
+def col(name: str) -> Expression: ...
+def exists(query: object) -> ExistsCondition: ...
+def not_exists(query: object) -> ExistsCondition: ...
+def scalar(subquery: Subquery[Any, Any]) -> Expression: ...
+@overload
+def count(column: None = None) -> CountRows: ...
+@overload
+def count(column: _C) -> CountOf[_C]: ...
+def count_distinct(column: _C) -> CountOf[_C]: ...
+def sum(column: _C) -> SumOf[_C]: ...
+def avg(column: _C) -> SumOf[_C]: ...
+def min(column: _C) -> OrderOf[_C]: ...
+def max(column: _C) -> OrderOf[_C]: ...
+'''
+
+
 def generate(module_names: Sequence[str]) -> dict[str, str]:
     """The stub files for the models of the named modules: relative path -> text."""
+    from . import sql
+
     models = models_of(module_names)
     modules = " ".join(module_names)
+    header = _HEADER.format(modules=modules)
     return {"tempest_typed/__init__.pyi": _init(models, modules),
-            "tempest_typed/_generated.pyi": _generated(models, modules)}
+            "tempest_typed/_generated.pyi": _generated(models, modules),
+            "tempest_typed/sql.pyi": header + _SQL.format(names=sorted(sql.__all__))}
 
 
 def _stale(files: dict[str, str], out: Path) -> list[str]:

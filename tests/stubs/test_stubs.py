@@ -37,6 +37,30 @@ def test_the_output_is_deterministic(models_on_path: None) -> None:
     assert stubs.generate([MODULE]) == stubs.generate([MODULE])
 
 
+def test_the_sql_stub_declares_the_modules_functions_with_their_parameters(
+        models_on_path: None) -> None:
+    import ast
+    import inspect
+
+    from tempest_typed import sql
+
+    tree = ast.parse(stubs.generate([MODULE])["tempest_typed/sql.pyi"])
+    declared: dict[str, list[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            a = node.args
+            names = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+            if a.vararg:
+                names.append("*" + a.vararg.arg)
+            declared[node.name] = max(declared.get(node.name, []), names, key=len)
+    functions = sorted(n for n in sql.__all__ if n != "Expression")
+    assert sorted(declared) == functions
+    for name in functions:
+        params = inspect.signature(getattr(sql, name)).parameters.values()
+        assert declared[name] == [("*" if p.kind is p.VAR_POSITIONAL else "") + p.name
+                                  for p in params], name
+
+
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {"PYTHONPATH": f"{MODELS}:{ROOT}", "PATH": ""}
     return subprocess.run([sys.executable, "-m", "tempest_typed.stubs", *args], cwd=cwd,
@@ -47,7 +71,7 @@ def test_check_fails_on_stale_stubs_and_passes_once_written(tmp_path: Path) -> N
     assert _cli(MODULE, "-o", "out", "--check", cwd=tmp_path).returncode == 1
     assert _cli(MODULE, "-o", "out", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in (tmp_path / "out" / "tempest_typed").iterdir()) == [
-        "__init__.pyi", "_generated.pyi"]
+        "__init__.pyi", "_generated.pyi", "sql.pyi"]
     assert _cli(MODULE, "-o", "out", "--check", cwd=tmp_path).returncode == 0
     init = tmp_path / "out" / "tempest_typed" / "__init__.pyi"
     init.write_text(init.read_text() + "# edited\n")
