@@ -8,6 +8,7 @@ plugin's single-table mistakes that pyright reports on the same line.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -155,11 +156,19 @@ def every_case() -> list[Case]:
     return cases()
 
 
+def _needs_pyright() -> None:
+    """Skip without pyright or Node.js, saying which; in CI (CI=true) fail instead."""
+    if pyright_command() is None:
+        missing = "pyright or Node.js is not installed (pip install pyright, or the dev extra)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(missing, pytrace=False)
+        pytest.skip(missing)
+
+
 @pytest.fixture(scope="module")
 def with_stubs(every_case: list[Case], tmp_path_factory: pytest.TempPathFactory
                ) -> dict[str, Score]:
-    if pyright_command() is None:
-        pytest.skip("pyright or Node.js is not installed (pip install pyright)")
+    _needs_pyright()
     found = run_pyright(tmp_path_factory.mktemp("cases"), {c.module: c.source for c in every_case},
                         stubs=True)
     return score(every_case, found)
@@ -190,8 +199,7 @@ def test_joins_and_aggregates_are_measured(with_stubs: dict[str, Score]) -> None
 @pytest.mark.pyright
 def test_valid_code_under_strict_reports_nothing_from_the_library(
         every_case: list[Case], tmp_path_factory: pytest.TempPathFactory) -> None:
-    if pyright_command() is None:
-        pytest.skip("pyright or Node.js is not installed (pip install pyright)")
+    _needs_pyright()
     valid = {c.module: c.source for c in every_case if c.module.startswith("test_valid_code__")}
     valid["models"] = (MODELS / f"{MODULE}.py").read_text()
     found = run_pyright(tmp_path_factory.mktemp("strict"), valid, stubs=True, strict=True)
