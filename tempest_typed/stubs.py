@@ -30,6 +30,7 @@ import typing
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .errors import ValidationError
 from .model import ColumnMeta, Model, ModelMeta, meta_of
 
 __all__ = ["StubError", "generate", "main", "models_of"]
@@ -437,9 +438,12 @@ def generate(module_names: Sequence[str]) -> dict[str, str]:
     models = models_of(module_names)
     modules = " ".join(module_names)
     header = _HEADER.format(modules=modules)
-    return {"tempest_typed/__init__.pyi": _init(models, modules),
-            "tempest_typed/_generated.pyi": _generated(models, modules),
-            "tempest_typed/sql.pyi": header + _SQL.format(names=sorted(sql.__all__))}
+    try:
+        return {"tempest_typed/__init__.pyi": _init(models, modules),
+                "tempest_typed/_generated.pyi": _generated(models, modules),
+                "tempest_typed/sql.pyi": header + _SQL.format(names=sorted(sql.__all__))}
+    except ValidationError as exc:  # a model the library refuses once its columns are read
+        raise StubError(str(exc).splitlines()[0]) from exc
 
 
 def _stale(files: dict[str, str], out: Path) -> list[str]:
