@@ -81,6 +81,17 @@ def test_check_fails_on_stale_stubs_and_passes_once_written(tmp_path: Path) -> N
     assert "__init__.pyi is stale" in stale.stderr
 
 
+def test_the_tempest_typed_command_takes_the_stubs_subcommand(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        models_on_path: None) -> None:
+    monkeypatch.setattr(sys, "argv", ["tempest-typed"])
+    assert stubs.cli() == 2
+    assert capsys.readouterr().err == "usage: tempest-typed stubs MODULE... [-o DIR] [--check]\n"
+    monkeypatch.setattr(sys, "argv", ["tempest-typed", "stubs", MODULE, "-o", str(tmp_path)])
+    assert stubs.cli() == 0
+    assert (tmp_path / "tempest_typed" / "sql.pyi").is_file()
+
+
 def test_a_module_that_fails_to_import_is_one_line_and_nonzero(tmp_path: Path) -> None:
     (tmp_path / "broken_models.py").write_text("import no_such_module_anywhere\n")
     proc = _cli("broken_models", "-o", "out", cwd=tmp_path)
