@@ -204,10 +204,10 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
         t = f"{given_full[c.attr]} | Expression"
         out.append(f"    {c.attr}: {f'Required[{t}]' if c.required else t}")
     out.append("")
-    # A row of some columns has every column's type; a row of one column has only that one.
+    # The fetched columns, as a TypeVar the call solves to their Literal union.
+    out.append(f'{n.of("Fetched")} = TypeVar("{n.of("Fetched")}", bound={n.column})')
+    out.append("")
     out += _row_class(n.row, cols, full)
-    for c in cols:
-        out += _row_class(f"{n.row}_{c.attr}", (c,), full)
     cond = f"{n.where} | Combined[{n.where}] | ExistsCondition"
     columns = f"list[{n.column}] | tuple[{n.column}, ...]"
     out.append(f"class {n.of('Grouped')}(Grouped[Row]):")
@@ -252,13 +252,11 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
             out.append(f"    def on_conflict_do_update(self, target: {columns} | None, "
                        f"set: {n.set}, *, index_where: {cond} | None = None, "
                        f"update_where: {cond} | None = None) -> {cls}[_R_co]: ...")
-        out += ["    @overload", f"    def returning(self) -> {cls}[{n.model}]: ..."]
-        for c in cols:
-            out += ["    @overload", f"    def returning(self, column: Literal[{c.attr!r}], /) -> "
-                    f"{cls}[{n.row}_{c.attr}]: ..."]
-        out += ["    @overload",
-                f"    def returning(self, column: {n.column}, /, *columns: {n.column}) -> "
-                f"{cls}[{n.row}]: ...", ""]
+        fetched = n.of("Fetched")
+        out += ["    @overload", f"    def returning(self) -> {cls}[{n.model}]: ...",
+                "    @overload",
+                f"    def returning(self, column: {fetched}, /, *columns: {fetched}) -> "
+                f"{cls}[{n.row}[{fetched}]]: ...", ""]
     return out
 
 
@@ -269,17 +267,21 @@ def _literal(names: Iterable[str]) -> str:
 
 
 def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str]) -> list[str]:
-    """A Row subclass whose fields are `cols`; any other name is an error, not Any."""
-    out = [f"class {name}(Row[Any]):"]
-    for c in cols:
-        out += ["    @property", f"    def {c.attr}(self) -> {full[c.attr]}: ..."]
-    for c in cols:
-        out += ["    @overload",
-                f"    def __getitem__(self, key: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
-    index = full[cols[0].attr] if len(cols) == 1 else "Any"
-    return [*out, "    @overload", f"    def __getitem__(self, key: SupportsIndex) -> {index}: ...",
-            "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...",
-            '    def __getattr__(self, name: Literal["__no_such_column__"]) -> Never: ...', ""]
+    """The row class of a partial select or returning(), generic in the fetched columns.
+
+    Its parameter is the Literal union of the columns fetched, contravariant: `Row[Literal['id',
+    'status']]` is a `Row[Literal['id']]`, so each column's `__getattr__`/`__getitem__`
+    overload, whose `self` is the row of that one column, applies exactly when the column was
+    fetched; any other name matches no overload and is an error.
+    """
+    out = [f"class {name}(Row[Any], Generic[_F_contra]):"]
+    for method, param in (("__getattr__", "name"), ("__getitem__", "key")):
+        for c in cols:
+            out += ["    @overload",
+                    f"    def {method}(self: {name}[Literal[{c.attr!r}]], "
+                    f"{param}: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
+    return [*out, "    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
+            "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...", ""]
 
 
 def _names(models: Sequence[type[Model]]) -> dict[type[Model], _Names]:
@@ -322,6 +324,7 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              '_R_co = TypeVar("_R_co", covariant=True)',
              '_W_co = TypeVar("_W_co", covariant=True)',
              '_C_co = TypeVar("_C_co", covariant=True)',
+             '_F_contra = TypeVar("_F_contra", contravariant=True)',
              "",
              "# what sql.sum/avg, min/max and count(column) make, by the column they name",
              "class SumOf(AggregateFunction[Any], Generic[_C_co]): ...",
@@ -349,7 +352,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
              '"""tempest_typed, with select/insert/update/delete declared per model and and_/or_/'
              'not_ typed by where they go."""',
              "",
-             "from typing import Literal, Never, TypeVar, overload",
+             "from typing import Never, TypeVar, overload",
              "",
              "from tempest_typed.statements import ExistsCondition",
              "",
@@ -369,13 +372,10 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
     for m in models:
         n = names[m]
         lines += ["@overload", f"def select(model: type[{n.model}], /) -> _g.{n.select}[{n.model}]: ..."]
-        for c in meta_of(m).columns:
-            one = f"Literal[{c.attr!r}]"
-            lines += ["@overload", f"def select(model: type[{n.model}], columns: list[{one}] | "
-                      f"tuple[{one}], /) -> _g.{n.select}[_g.{n.row}_{c.attr}]: ..."]
+        fetched = f"_g.{n.of('Fetched')}"
         lines += ["@overload",
-                  f"def select(model: type[{n.model}], columns: list[_g.{n.column}] | "
-                  f"tuple[_g.{n.column}, ...], /) -> _g.{n.select}[_g.{n.row}]: ..."]
+                  f"def select(model: type[{n.model}], columns: list[{fetched}] | "
+                  f"tuple[{fetched}, ...], /) -> _g.{n.select}[_g.{n.row}[{fetched}]]: ..."]
     # and_/or_/not_ take their dict type from where the condition goes: in select(M).where()
     # it is M's where dict (a wrong key or value is an error there); in a join, any mapping.
     cond = "_W | _g.Combined[_W] | ExistsCondition"
