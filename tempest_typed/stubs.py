@@ -10,13 +10,13 @@ that pyright (and Pylance) read in place of the library's `__init__` and `sql` w
   and `and_`/`or_`/`not_`, typed by the where dict of the statement they go in;
 - `sql.pyi` is `tempest_typed.sql` with each aggregate typed by the column it names;
 - `_generated.pyi` holds, per model, the column names as a `Literal` union, TypedDicts for
-  `where` (an operator dict per column type), `set` and `values` (the required keys), row
-  classes with each column's type, and builder subclasses whose methods take those types.
+  `where` (an operator dict per column type), `set` and `values` (the required keys), a row
+  class generic in the columns fetched, and builder subclasses whose methods take those types.
 
 The library's other modules are not shadowed: pyright reads them from the source. Everything
-a stub cannot say (join aliases, aggregate labels, which columns a partial row fetched, a bool
-where a number goes) is listed in docs/static-checking.md. Output is deterministic: models
-sorted by module and name, columns in declaration order; `--check` compares instead of writing.
+a stub cannot say (join aliases, aggregate labels, a bool where a number goes) is listed in
+docs/static-checking.md. Output is deterministic: models sorted by module and name, columns in
+declaration order; `--check` compares instead of writing.
 """
 
 from __future__ import annotations
