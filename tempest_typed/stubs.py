@@ -36,7 +36,7 @@ from .model import ColumnMeta, Model, ModelMeta, meta_of
 __all__ = ["StubError", "generate", "main", "models_of"]
 
 #: the builders the stub package declares per model; every other public name is re-exported
-_SHADOWED = ("and_", "delete", "insert", "not_", "or_", "select", "update")
+_SHADOWED = ("and_", "delete", "insert", "join", "not_", "or_", "select", "update")
 
 _PYTHON_TYPES = {
     "str": "str", "int": "int", "float": "float", "bool": "bool", "decimal": "Decimal",
@@ -260,6 +260,42 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     return out
 
 
+#: how many tables a join's rows are typed for; a join of more is the library's `Join[Row]`
+_JOINED = 4
+
+
+def _joins() -> list[str]:
+    """The join builders and rows, generic in each table's model and alias (not per model).
+
+    An alias is a `LiteralString` type variable, so `join(User, "user")` keeps
+    `Literal["user"]`; the row's `__getattr__`/`__getitem__` take each alias's type and give
+    its model (`| None` once left-joined), so another name is an error. Qualified column names
+    stay strings: no type joins an alias and a column name into "user.email".
+    """
+    out = ["# joins: rows keyed by alias (up to %d tables)" % _JOINED, ""]
+    for k in range(1, _JOINED + 1):
+        params = ", ".join(f"_T{i}, _A{i}" for i in range(1, k + 1))
+        out.append(f"class JoinRow{k}(Row[Any], Generic[{params}]):")
+        for method, param in (("__getattr__", "name"), ("__getitem__", "key")):
+            for i in range(1, k + 1):
+                out += ["    @overload", f"    def {method}(self, {param}: _A{i}) -> _T{i}: ..."]
+        out += ["    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
+                "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...",
+                ""]
+        aliases = " | ".join(f"_A{i}" for i in range(1, k + 1))
+        out.append(f"class Join{k}(Join[JoinRow{k}[{params}]], Generic[{params}]):")
+        for kind, joined in (("inner", f"_M{k + 1}"), ("left", f"_M{k + 1} | None")):
+            after = (f"Join{k + 1}[{params}, {joined}, _A{k + 1}]" if k < _JOINED
+                     else "Join[Row]")
+            out.append(f"    def {kind}_join(self, model: type[_M{k + 1}], alias: _A{k + 1}, "
+                       f"on: Mapping[str, str]) -> {after}: ...")
+        for lock in ("update", "share"):
+            out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, "
+                       f"no_wait: bool = False, of: Sequence[{aliases}] | None = None) -> Self: ...")
+        out.append("")
+    return out
+
+
 def _literal(names: Iterable[str]) -> str:
     """`Literal['a', 'b']` of the names, or Never for none."""
     names = list(names)
@@ -311,20 +347,24 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "from collections.abc import Mapping, Sequence, Set as AbstractSet",
              "from datetime import date, datetime",
              "from decimal import Decimal",
-             "from typing import Any, Generic, Literal, Never, Required, Self, SupportsIndex, "
-             "TypedDict, TypeVar, overload",
+             "from typing import Any, Generic, Literal, LiteralString, Never, Required, Self, "
+             "SupportsIndex, TypedDict, TypeVar, overload",
              "from uuid import UUID",
              "",
              *sorted({f"import {m.__module__}" for m in models}),
              "from tempest_typed.expressions import Expression",
+             "from tempest_typed.model import Model",
              "from tempest_typed.row import Row",
              "from tempest_typed.statements import (AggregateFunction, Condition, Delete, "
-             "ExistsCondition, Grouped, Insert, Select, Subquery, Update)",
+             "ExistsCondition, Grouped, Insert, Join, Select, Subquery, Update)",
              "",
              '_R_co = TypeVar("_R_co", covariant=True)',
              '_W_co = TypeVar("_W_co", covariant=True)',
              '_C_co = TypeVar("_C_co", covariant=True)',
              '_F_contra = TypeVar("_F_contra", contravariant=True)',
+             *[f'_T{i} = TypeVar("_T{i}")' for i in range(1, _JOINED + 1)],
+             *[f'_A{i} = TypeVar("_A{i}", bound=LiteralString)' for i in range(1, _JOINED + 2)],
+             *[f'_M{i} = TypeVar("_M{i}", bound=Model)' for i in range(2, _JOINED + 2)],
              "",
              "# what sql.sum/avg, min/max and count(column) make, by the column they name",
              "class SumOf(AggregateFunction[Any], Generic[_C_co]): ...",
@@ -335,6 +375,7 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "class Combined(Condition, Generic[_W_co]):",
              '    """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""',
              ""]
+    lines += _joins()
     for m in models:
         lines += _model_block(m, names[m])
     return "\n".join(lines).rstrip("\n") + "\n"
@@ -352,7 +393,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
              '"""tempest_typed, with select/insert/update/delete declared per model and and_/or_/'
              'not_ typed by where they go."""',
              "",
-             "from typing import Never, TypeVar, overload",
+             "from typing import LiteralString, Never, TypeVar, overload",
              "",
              "from tempest_typed.statements import ExistsCondition",
              "",
@@ -383,6 +424,8 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               f"def and_(*conditions: {cond}) -> _g.Combined[_W]: ...",
               f"def or_(*conditions: {cond}) -> _g.Combined[_W]: ...",
               f"def not_(condition: {cond}) -> _g.Combined[_W]: ...", ""]
+    lines += ['_A = TypeVar("_A", bound=LiteralString)', "",
+              "def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...", ""]
     lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
               "# every column, as the library types it; some columns need a known model",
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...", ""]

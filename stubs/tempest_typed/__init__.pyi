@@ -3,7 +3,7 @@
 # pyright: reportIncompatibleMethodOverride=false, reportOverlappingOverload=false
 """tempest_typed, with select/insert/update/delete declared per model and and_/or_/not_ typed by where they go."""
 
-from typing import Never, TypeVar, overload
+from typing import LiteralString, Never, TypeVar, overload
 
 from tempest_typed.statements import ExistsCondition
 
@@ -13,7 +13,7 @@ from tempest_typed.engine import AsyncEngine as AsyncEngine, AsyncSession as Asy
 from tempest_typed.errors import ConfigurationError as ConfigurationError, DialectError as DialectError, IntegrityError as IntegrityError, LockNotAvailable as LockNotAvailable, MultipleResultsError as MultipleResultsError, NoResultError as NoResultError, QueryExecutionError as QueryExecutionError, SchemaError as SchemaError, TempestError as TempestError, TransactionAborted as TransactionAborted, TransactionConflict as TransactionConflict, ValidationError as ValidationError
 from tempest_typed.model import Index as Index, Model as Model, UNSET as UNSET, column as column
 from tempest_typed.row import Row as Row
-from tempest_typed.statements import Condition as Condition, Delete as Delete, Grouped as Grouped, Insert as Insert, Join as Join, Select as Select, Statement as Statement, Subquery as Subquery, Update as Update, join as join
+from tempest_typed.statements import Condition as Condition, Delete as Delete, Grouped as Grouped, Insert as Insert, Join as Join, Select as Select, Statement as Statement, Subquery as Subquery, Update as Update
 import typecheck_models
 import tempest_typed._generated as _g
 
@@ -42,6 +42,10 @@ _W = TypeVar("_W")
 def and_(*conditions: _W | _g.Combined[_W] | ExistsCondition) -> _g.Combined[_W]: ...
 def or_(*conditions: _W | _g.Combined[_W] | ExistsCondition) -> _g.Combined[_W]: ...
 def not_(condition: _W | _g.Combined[_W] | ExistsCondition) -> _g.Combined[_W]: ...
+
+_A = TypeVar("_A", bound=LiteralString)
+
+def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...
 
 # a model these stubs do not know (a type variable, a model defined elsewhere):
 # every column, as the library types it; some columns need a known model
