@@ -272,23 +272,28 @@ def _joins() -> list[str]:
     its model (`| None` once left-joined), so another name is an error. Qualified column names
     stay strings: no type joins an alias and a column name into "user.email".
     """
-    out = ["# joins: rows keyed by alias (up to %d tables)" % _JOINED, ""]
+    out = [f"# joins: rows keyed by alias (up to {_JOINED} tables)", ""]
     for k in range(1, _JOINED + 1):
         params = ", ".join(f"_T{i}, _A{i}" for i in range(1, k + 1))
         out.append(f"class JoinRow{k}(Row[Any], Generic[{params}]):")
-        for method, param in (("__getattr__", "name"), ("__getitem__", "key")):
-            for i in range(1, k + 1):
-                out += ["    @overload", f"    def {method}(self, {param}: _A{i}) -> _T{i}: ..."]
+        for i in range(1, k + 1):
+            out += [*(["    @overload"] if k > 1 else []),
+                    f"    def __getattr__(self, name: _A{i}) -> _T{i}: ..."]
+        for i in range(1, k + 1):
+            out += ["    @overload", f"    def __getitem__(self, key: _A{i}) -> _T{i}: ..."]
         out += ["    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
                 "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...",
                 ""]
         aliases = " | ".join(f"_A{i}" for i in range(1, k + 1))
         out.append(f"class Join{k}(Join[JoinRow{k}[{params}]], Generic[{params}]):")
         for kind, joined in (("inner", f"_M{k + 1}"), ("left", f"_M{k + 1} | None")):
-            after = (f"Join{k + 1}[{params}, {joined}, _A{k + 1}]" if k < _JOINED
-                     else "Join[Row]")
-            out.append(f"    def {kind}_join(self, model: type[_M{k + 1}], alias: _A{k + 1}, "
-                       f"on: Mapping[str, str]) -> {after}: ...")
+            if k < _JOINED:
+                out.append(f"    def {kind}_join(self, model: type[_M{k + 1}], alias: _A{k + 1}, "
+                           f"on: Mapping[str, str]) -> Join{k + 1}[{params}, {joined}, "
+                           f"_A{k + 1}]: ...")
+            else:
+                out.append(f"    def {kind}_join(self, model: type[Model], alias: str, "
+                           "on: Mapping[str, str]) -> Join[Row]: ...")
         for lock in ("update", "share"):
             out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, "
                        f"no_wait: bool = False, of: Sequence[{aliases}] | None = None) -> Self: ...")
@@ -363,8 +368,8 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              '_C_co = TypeVar("_C_co", covariant=True)',
              '_F_contra = TypeVar("_F_contra", contravariant=True)',
              *[f'_T{i} = TypeVar("_T{i}")' for i in range(1, _JOINED + 1)],
-             *[f'_A{i} = TypeVar("_A{i}", bound=LiteralString)' for i in range(1, _JOINED + 2)],
-             *[f'_M{i} = TypeVar("_M{i}", bound=Model)' for i in range(2, _JOINED + 2)],
+             *[f'_A{i} = TypeVar("_A{i}", bound=LiteralString)' for i in range(1, _JOINED + 1)],
+             *[f'_M{i} = TypeVar("_M{i}", bound=Model)' for i in range(2, _JOINED + 1)],
              "",
              "# what sql.sum/avg, min/max and count(column) make, by the column they name",
              "class SumOf(AggregateFunction[Any], Generic[_C_co]): ...",
