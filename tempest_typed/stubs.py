@@ -7,14 +7,15 @@ that pyright (and Pylance) read in place of the library's `__init__` and `sql` w
 
 - `__init__.pyi` re-exports every public name from the library's own modules, except
   `select`, `insert`, `update` and `delete`, which it declares with one overload per model,
-  and `and_`/`or_`/`not_`, typed by the where dict of the statement they go in;
+  `and_`/`or_`/`not_`, typed by the where dict of the statement they go in, and `join`,
+  keeping each alias as its `Literal` so that the rows are typed per alias;
 - `sql.pyi` is `tempest_typed.sql` with each aggregate typed by the column it names;
 - `_generated.pyi` holds, per model, the column names as a `Literal` union, TypedDicts for
   `where` (an operator dict per column type), `set` and `values` (the required keys), a row
   class generic in the columns fetched, and builder subclasses whose methods take those types.
 
 The library's other modules are not shadowed: pyright reads them from the source. Everything
-a stub cannot say (join aliases, aggregate labels, a bool where a number goes) is listed in
+a stub cannot say (qualified names, aggregate labels, a bool where a number goes) is listed in
 docs/static-checking.md. Output is deterministic: models sorted by module and name, columns in
 declaration order; `--check` compares instead of writing.
 """
