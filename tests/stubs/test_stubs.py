@@ -201,10 +201,12 @@ def test_most_single_table_mistakes_are_reported_on_their_line(
 
 
 @pytest.mark.pyright
-def test_joins_and_aggregates_are_measured(with_stubs: dict[str, Score]) -> None:
-    # join aliases and aggregate labels are strings the type system cannot bind to a model
-    # (docs/static-checking.md): the shares are measured, not required
-    assert with_stubs["joins"].expected > 0 and with_stubs["aggregates"].expected > 0
+def test_joins_and_aggregates_keep_what_the_stubs_catch(with_stubs: dict[str, Score]) -> None:
+    # qualified names ("order.status") and aggregate labels are strings no type binds to a
+    # model (docs/static-checking.md): the shares are measured, not required; these are the
+    # rows per alias and the aggregate functions' columns, as measured (4/28 and 5/19)
+    assert with_stubs["joins"].caught >= 4, with_stubs["joins"]
+    assert with_stubs["aggregates"].caught >= 5, with_stubs["aggregates"]
 
 
 @pytest.mark.pyright
