@@ -6,6 +6,7 @@ their blocking counterparts (NAMES, ATTRIBUTES below), `Awaitable[X]` becomes `X
 line markers say what else differs:
 
     code                     # sync: other code     the blocking module has `other code`
+    # sync: other code                               (a line only the blocking module has)
     code                     # async only           the blocking module has no such line
     # async only: begin ... # async only: end       nor these lines
 
@@ -28,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (asyncio source, blocking target), relative to the repository
 FILES = [
     ("tempest_typed/engine/aio.py", "tempest_typed/engine/engine.py"),
+    ("tempest_typed/engine/drivers/driver_async.py", "tempest_typed/engine/drivers/driver.py"),
+    ("tempest_typed/engine/drivers/psycopg_async.py", "tempest_typed/engine/drivers/psycopg.py"),
+    ("tempest_typed/engine/drivers/mysql_async.py", "tempest_typed/engine/drivers/mysql.py"),
 ]
 
 #: names that become other names in the blocking module
@@ -48,12 +52,19 @@ NAMES = {
     "create_async_engine": "create_engine",
     "async_driver_for": "driver_for",
     "AsyncDriver": "Driver",
+    "AsyncPool": "Pool",
+    "AsyncConnection": "Connection",
+    "AsyncConnectionPool": "ConnectionPool",
+    "AsyncPsycopgDriver": "PsycopgDriver",
+    "AsyncmyDriver": "PyMySQLDriver",
+    "driver_async": "driver",
 }
 
 #: `module.name` pairs that become another `module.name`
 ATTRIBUTES = {
     ("asyncio", "sleep"): ("time", "sleep"),
     ("asyncio", "current_task"): ("threading", "get_ident"),
+    ("asyncio", "Semaphore"): ("threading", "BoundedSemaphore"),
 }
 
 _SYNC_LINE = re.compile(r"^(?P<indent>\s*)(?P<code>.*?)\s*#\s*sync:\s?(?P<sync>.*)$")
@@ -87,10 +98,10 @@ def _lines(text: str) -> str:
             if replacement:
                 out.append(marked.group("indent") + replacement + "\n")
             code = marked.group("code")
-            skipping = code.count("(") - code.count(")")
+            skipping = max(0, code.count("(") - code.count(")"))  # a closing line opens none
             continue
         out.append(line)
-    return "".join(out)
+    return "".join(out).rstrip("\n") + "\n"  # a module ending in an async-only block too
 
 
 def convert(text: str) -> str:

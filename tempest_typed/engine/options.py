@@ -205,13 +205,13 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
 
 @dataclasses.dataclass(frozen=True)
 class Drivers:
-    """A database's drivers, named in its module of tempest_typed.engine.drivers (importing
-    the module imports the driver library)."""
+    """A database's drivers, named in its modules of tempest_typed.engine.drivers (importing
+    one imports the driver library): each name as `name` (in `module`) or `module:name`."""
 
     module: str
     #: the blocking driver class
     blocking: str
-    #: the asyncio driver class (or factory), as `name` or `module:name`
+    #: the asyncio driver class (or factory)
     asyncio: str
     #: the function naming what the driver's connect() takes (the URL options), if any
     url_option_names: str | None
@@ -219,9 +219,11 @@ class Drivers:
 
 #: the one place a database chooses its drivers
 DRIVERS = {
-    "postgresql": Drivers("psycopg", "PsycopgDriver", "AsyncPsycopgDriver", "url_option_names"),
+    "postgresql": Drivers("psycopg", "PsycopgDriver", "psycopg_async:AsyncPsycopgDriver",
+                          "psycopg_rules:url_option_names"),
     "sqlite": Drivers("sqlite", "SQLiteDriver", "threaded_sqlite_driver", None),
-    "mysql": Drivers("mysql", "PyMySQLDriver", "asyncmy:AsyncmyDriver", "url_option_names"),
+    "mysql": Drivers("mysql", "PyMySQLDriver", "mysql_async:AsyncmyDriver",
+                     "mysql_rules:url_option_names"),
 }
 
 

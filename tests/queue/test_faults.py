@@ -555,7 +555,7 @@ def test_stop_during_an_outage_hands_back_the_unstarted_messages_once_the_databa
             thread.join(60)
         summary = out[0]
         assert (summary.released, summary.processed, summary.abandoned) == (5, 1, 0)
-        stored = rows(queue)
+        stored = rows(watch)
         assert sorted((r.status, r.attempts) for r in stored) == [("queued", 0)] * 5 + [
             ("sent", 1)]
         assert all(r.lease_token is None for r in stored)
@@ -564,8 +564,9 @@ def test_stop_during_an_outage_hands_back_the_unstarted_messages_once_the_databa
     finally:
         go.set()
         faulty.fault.restore()
-        queue.drop_table()
         engine.close()
+        watch.drop_table()
+        direct.close()
 
 
 def test_an_outage_past_the_grace_period_is_reported_as_such_not_as_a_hand_back(
@@ -624,9 +625,9 @@ def test_a_pool_whose_idle_connections_were_terminated_hands_out_a_new_one_at_on
 ) -> None:
     """psycopg_pool's check backed off 1 s, 2 s ... between the dead connections it found:
     with four of them, longer than pool_timeout, and the engine said "no connection free"."""
-    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+    from tempest_typed.engine.drivers.psycopg_rules import PsycopgRules
 
-    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)  # ping every connection
+    monkeypatch.setattr(PsycopgRules, "_PING_AFTER_IDLE", 0.0)  # ping every connection
     app = f"tq_pool_{os.getpid()}"
     engine = create_engine(f"{pg_url}?application_name={app}", pool_size=4, pool_timeout=2)
     killer = create_engine(pg_url, pool_size=1)
@@ -692,10 +693,10 @@ def test_run_under_repeated_terminations_never_raises_nor_runs_a_message_twice_a
     """Terminated backends made the worker wait in the pool's check, miss heartbeats (five
     messages ran twice at once, 18 handlers outside their lease), and then run() raised
     "no connection free"."""
-    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+    from tempest_typed.engine.drivers.psycopg_rules import PsycopgRules
 
     # every connection taken from the pool is pinged, as one idle for a while would be
-    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)
+    monkeypatch.setattr(PsycopgRules, "_PING_AFTER_IDLE", 0.0)
     app = f"tq_terms_{os.getpid()}"
     model = message_model(table_name("terms"))
     engine = create_engine(f"{pg_url}?application_name={app}", pool_size=4, pool_timeout=3)
