@@ -116,9 +116,11 @@ class _Names:
 
 def _value_type(col: ColumnMeta, json_hint: str, given: bool = False) -> str:
     """The column's Python type as the stub writes it, without `| None`: as read, or as
-    `given` to the builder (a Decimal column takes an int too)."""
+    `given` to the builder (a Decimal column takes an int too, a bytes column any buffer)."""
     if given and col.kind == "decimal":
         return "Decimal | int"
+    if given and col.kind == "bytes":
+        return "bytes | bytearray | memoryview"
     if col.kind == "literal":
         return "Literal[" + ", ".join(repr(v) for v in col.literal_values) + "]"
     if col.kind == "json":

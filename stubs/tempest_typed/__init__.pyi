@@ -11,13 +11,13 @@ import tempest_typed.sql as sql
 from tempest_typed.dialects import Compiled as Compiled
 from tempest_typed.engine import AsyncEngine as AsyncEngine, AsyncSession as AsyncSession, AsyncStream as AsyncStream, Engine as Engine, Result as Result, Session as Session, Stream as Stream, Transaction as Transaction, create_async_engine as create_async_engine, create_engine as create_engine
 from tempest_typed.errors import ConfigurationError as ConfigurationError, DialectError as DialectError, IntegrityError as IntegrityError, LockNotAvailable as LockNotAvailable, MultipleResultsError as MultipleResultsError, NoResultError as NoResultError, QueryExecutionError as QueryExecutionError, SchemaError as SchemaError, TempestError as TempestError, TransactionAborted as TransactionAborted, TransactionConflict as TransactionConflict, ValidationError as ValidationError
-from tempest_typed.model import Index as Index, Model as Model, UNSET as UNSET, column as column
+from tempest_typed.model import ForeignKey as ForeignKey, Index as Index, Model as Model, UNSET as UNSET, column as column
 from tempest_typed.row import Row as Row
 from tempest_typed.statements import Condition as Condition, Delete as Delete, Grouped as Grouped, Insert as Insert, Join as Join, Select as Select, Statement as Statement, Subquery as Subquery, Update as Update
 import typecheck_models
 import tempest_typed._generated as _g
 
-__all__ = ['AsyncEngine', 'AsyncSession', 'AsyncStream', 'Compiled', 'Condition', 'ConfigurationError', 'Delete', 'DialectError', 'Engine', 'Grouped', 'Index', 'Insert', 'IntegrityError', 'Join', 'LockNotAvailable', 'Model', 'MultipleResultsError', 'NoResultError', 'QueryExecutionError', 'Result', 'Row', 'SchemaError', 'Select', 'Session', 'Statement', 'Stream', 'Subquery', 'TempestError', 'Transaction', 'TransactionAborted', 'TransactionConflict', 'UNSET', 'Update', 'ValidationError', 'and_', 'column', 'create_async_engine', 'create_engine', 'delete', 'insert', 'join', 'not_', 'or_', 'select', 'sql', 'update']
+__all__ = ['AsyncEngine', 'AsyncSession', 'AsyncStream', 'Compiled', 'Condition', 'ConfigurationError', 'Delete', 'DialectError', 'Engine', 'ForeignKey', 'Grouped', 'Index', 'Insert', 'IntegrityError', 'Join', 'LockNotAvailable', 'Model', 'MultipleResultsError', 'NoResultError', 'QueryExecutionError', 'Result', 'Row', 'SchemaError', 'Select', 'Session', 'Statement', 'Stream', 'Subquery', 'TempestError', 'Transaction', 'TransactionAborted', 'TransactionConflict', 'UNSET', 'Update', 'ValidationError', 'and_', 'column', 'create_async_engine', 'create_engine', 'delete', 'insert', 'join', 'not_', 'or_', 'select', 'sql', 'update']
 
 _M = TypeVar("_M", bound=Model)
 

@@ -540,7 +540,7 @@ _User_country_Ops = TypedDict("_User_country_Ops", {'eq': str | Expression, 'ne'
 _User_credit_limit_Ops = TypedDict("_User_credit_limit_Ops", {'eq': Decimal | int | Expression, 'ne': Decimal | int | Expression, 'lt': Decimal | int | Expression, 'lte': Decimal | int | Expression, 'gt': Decimal | int | Expression, 'gte': Decimal | int | Expression, 'between': tuple[Decimal | int | Expression, Decimal | int | Expression] | list[Decimal | int | Expression], 'in': Sequence[Decimal | int] | AbstractSet[Decimal | int] | Subquery[Any, Decimal | int | None], 'not_in': Sequence[Decimal | int] | AbstractSet[Decimal | int] | Subquery[Any, Decimal | int | None], 'is_null': bool}, total=False)
 _User_manager_id_Ops = TypedDict("_User_manager_id_Ops", {'eq': int | Expression | None, 'ne': int | Expression | None, 'lt': int | Expression, 'lte': int | Expression, 'gt': int | Expression, 'gte': int | Expression, 'between': tuple[int | Expression, int | Expression] | list[int | Expression], 'in': Sequence[int] | AbstractSet[int] | Subquery[Any, int | None], 'not_in': Sequence[int] | AbstractSet[int] | Subquery[Any, int | None], 'is_null': bool}, total=False)
 _User_settings_Ops = TypedDict("_User_settings_Ops", {'is_null': bool}, total=False)
-_User_avatar_Ops = TypedDict("_User_avatar_Ops", {'eq': bytes | Expression | None, 'ne': bytes | Expression | None, 'in': Sequence[bytes] | AbstractSet[bytes] | Subquery[Any, bytes | None], 'not_in': Sequence[bytes] | AbstractSet[bytes] | Subquery[Any, bytes | None], 'is_null': bool}, total=False)
+_User_avatar_Ops = TypedDict("_User_avatar_Ops", {'eq': bytes | bytearray | memoryview | Expression | None, 'ne': bytes | bytearray | memoryview | Expression | None, 'in': Sequence[bytes | bytearray | memoryview] | AbstractSet[bytes | bytearray | memoryview] | Subquery[Any, bytes | bytearray | memoryview | None], 'not_in': Sequence[bytes | bytearray | memoryview] | AbstractSet[bytes | bytearray | memoryview] | Subquery[Any, bytes | bytearray | memoryview | None], 'is_null': bool}, total=False)
 
 class UserWhere(TypedDict, total=False):
     id: int | Expression | _User_id_Ops
@@ -549,7 +549,7 @@ class UserWhere(TypedDict, total=False):
     credit_limit: Decimal | int | Expression | _User_credit_limit_Ops
     manager_id: int | None | Expression | _User_manager_id_Ops
     settings: _User_settings_Ops
-    avatar: bytes | None | Expression | _User_avatar_Ops
+    avatar: bytes | bytearray | memoryview | None | Expression | _User_avatar_Ops
 
 class UserSet(TypedDict, total=False):
     id: int | Expression
@@ -558,7 +558,7 @@ class UserSet(TypedDict, total=False):
     credit_limit: Decimal | int | Expression
     manager_id: int | None | Expression
     settings: dict[str, str] | Expression
-    avatar: bytes | None | Expression
+    avatar: bytes | bytearray | memoryview | None | Expression
 
 class UserValues(TypedDict, total=False):
     id: int | Expression
@@ -567,7 +567,7 @@ class UserValues(TypedDict, total=False):
     credit_limit: Decimal | int | Expression
     manager_id: int | None | Expression
     settings: dict[str, str] | Expression
-    avatar: bytes | None | Expression
+    avatar: bytes | bytearray | memoryview | None | Expression
 
 UserFetched = TypeVar("UserFetched", bound=UserColumn)
 
