@@ -289,14 +289,21 @@ def _joins() -> list[str]:
                 ""]
         aliases = " | ".join(f"_A{i}" for i in range(1, k + 1))
         out.append(f"class Join{k}(Join[JoinRow{k}[{params}]], Generic[{params}]):")
-        for kind, joined in (("inner", f"_M{k + 1}"), ("left", f"_M{k + 1} | None")):
+        for kind, joined, named in (("inner", f"_M{k + 1}", "Row[Any]"),
+                                    ("left", f"_M{k + 1} | None", "Row[Any] | None")):
             if k < _JOINED:
-                out.append(f"    def {kind}_join(self, model: type[_M{k + 1}], alias: _A{k + 1}, "
-                           f"on: Mapping[str, str]) -> Join{k + 1}[{params}, {joined}, "
-                           f"_A{k + 1}]: ...")
+                out += ["    @overload",
+                        f"    def {kind}_join(self, model: type[_M{k + 1}], alias: _A{k + 1}, "
+                        f"on: Mapping[str, str]) -> Join{k + 1}[{params}, {joined}, "
+                        f"_A{k + 1}]: ...",
+                        # a named select (sql.cte): its rows are Rows, as the library types them
+                        "    @overload",
+                        f"    def {kind}_join(self, model: NamedSelect, alias: _A{k + 1}, "
+                        f"on: Mapping[str, str]) -> Join{k + 1}[{params}, {named}, "
+                        f"_A{k + 1}]: ..."]
             else:
-                out.append(f"    def {kind}_join(self, model: type[Model], alias: str, "
-                           "on: Mapping[str, str]) -> Join[Row]: ...")
+                out.append(f"    def {kind}_join(self, model: type[Model] | NamedSelect, "
+                           "alias: str, on: Mapping[str, str]) -> Join[Row]: ...")
         for lock in ("update", "share"):
             out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, "
                        f"no_wait: bool = False, of: Sequence[{aliases}] | None = None) -> Self: ...")
@@ -363,6 +370,7 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "from tempest_typed.expressions import Expression",
              "from tempest_typed.model import Model",
              "from tempest_typed.row import Row",
+             "from tempest_typed.statements.cte import NamedSelect",
              "from tempest_typed.statements import (AggregateFunction, Condition, Delete, "
              "ExistsCondition, Grouped, Insert, Join, Select, Subquery, Update)",
              "",
@@ -401,9 +409,10 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
              '"""tempest_typed, with select/insert/update/delete declared per model and and_/or_/'
              'not_ typed by where they go."""',
              "",
-             "from typing import LiteralString, Never, TypeVar, overload",
+             "from typing import Any, LiteralString, Never, TypeVar, overload",
              "",
              "from tempest_typed.statements import ExistsCondition",
+             "from tempest_typed.statements.cte import NamedSelect",
              "",
              "import tempest_typed.sql as sql"]
     for home in sorted(homes):
@@ -433,10 +442,14 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               f"def or_(*conditions: {cond}) -> _g.Combined[_W]: ...",
               f"def not_(condition: {cond}) -> _g.Combined[_W]: ...", ""]
     lines += ['_A = TypeVar("_A", bound=LiteralString)', "",
-              "def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...", ""]
+              "@overload", "def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...",
+              "@overload",
+              "def join(model: NamedSelect, alias: _A, /) -> _g.Join1[Row[Any], _A]: ...", ""]
     lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
               "# every column, as the library types it; some columns need a known model",
-              "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...", ""]
+              "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
+              "# a named select (sql.cte): rows typed as the library types them",
+              "@overload", "def select(model: NamedSelect, /) -> Select[Any, Row[Any]]: ...", ""]
     for kind in ("insert", "update", "delete"):
         for m in models:
             n = names[m]
@@ -455,7 +468,9 @@ _SQL = '''"""tempest_typed.sql, with each aggregate typed by the column it names
 from typing import Any, LiteralString, TypeVar, overload
 
 from tempest_typed._generated import CountOf, CountRows, OrderOf, SumOf
+from tempest_typed.expressions import Call, Computed
 from tempest_typed.expressions import Expression as Expression
+from tempest_typed.statements.cte import NamedSelect
 from tempest_typed.statements.where import ExistsCondition, Subquery
 
 __all__ = {names!r}
@@ -466,7 +481,7 @@ def raw(text: LiteralString) -> Expression: ...
 def expr(template: object, *values: object) -> Expression: ...
 def now(plus: float | Expression | None = None) -> Expression: ...
 def excluded(column: str) -> Expression: ...
-def col(name: str) -> Expression: ...
+def col(name: str) -> Computed: ...
 def exists(query: object) -> ExistsCondition: ...
 def not_exists(query: object) -> ExistsCondition: ...
 def scalar(subquery: Subquery[Any, Any]) -> Expression: ...
@@ -479,6 +494,23 @@ def sum(column: _C) -> SumOf[_C]: ...
 def avg(column: _C) -> SumOf[_C]: ...
 def min(column: _C) -> OrderOf[_C]: ...
 def max(column: _C) -> OrderOf[_C]: ...
+def value(x: object) -> Computed: ...
+def coalesce(first: object, second: object, /, *more: object) -> Computed: ...
+def lower(column: object) -> Computed: ...
+def upper(column: object) -> Computed: ...
+def length(column: object) -> Computed: ...
+def abs(column: object) -> Computed: ...
+def round(column: object, digits: int = 0) -> Computed: ...
+def date_trunc(unit: str, column: object) -> Computed: ...
+def extract(part: str, column: object) -> Computed: ...
+def case(*whens: tuple[object, object], else_: object = None) -> Computed: ...
+def row_number() -> Call: ...
+def rank() -> Call: ...
+def dense_rank() -> Call: ...
+def lag(column: object, n: int = 1) -> Call: ...
+def lead(column: object, n: int = 1) -> Call: ...
+def cte(name: str, statement: object) -> NamedSelect: ...
+def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect: ...
 '''
 
 

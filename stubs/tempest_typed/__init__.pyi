@@ -3,9 +3,10 @@
 # pyright: reportIncompatibleMethodOverride=false, reportOverlappingOverload=false
 """tempest_typed, with select/insert/update/delete declared per model and and_/or_/not_ typed by where they go."""
 
-from typing import LiteralString, Never, TypeVar, overload
+from typing import Any, LiteralString, Never, TypeVar, overload
 
 from tempest_typed.statements import ExistsCondition
+from tempest_typed.statements.cte import NamedSelect
 
 import tempest_typed.sql as sql
 from tempest_typed.dialects import Compiled as Compiled
@@ -13,11 +14,11 @@ from tempest_typed.engine import AsyncEngine as AsyncEngine, AsyncSession as Asy
 from tempest_typed.errors import ConfigurationError as ConfigurationError, DialectError as DialectError, IntegrityError as IntegrityError, LockNotAvailable as LockNotAvailable, MultipleResultsError as MultipleResultsError, NoResultError as NoResultError, QueryExecutionError as QueryExecutionError, SchemaError as SchemaError, TempestError as TempestError, TransactionAborted as TransactionAborted, TransactionConflict as TransactionConflict, ValidationError as ValidationError
 from tempest_typed.model import ForeignKey as ForeignKey, Index as Index, Model as Model, UNSET as UNSET, column as column
 from tempest_typed.row import Row as Row
-from tempest_typed.statements import Condition as Condition, Delete as Delete, Grouped as Grouped, Insert as Insert, Join as Join, Select as Select, Statement as Statement, Subquery as Subquery, Update as Update
+from tempest_typed.statements import Condition as Condition, Delete as Delete, Grouped as Grouped, Insert as Insert, Join as Join, NamedSelect as NamedSelect, Select as Select, SetQuery as SetQuery, Statement as Statement, Subquery as Subquery, Update as Update
 import typecheck_models
 import tempest_typed._generated as _g
 
-__all__ = ['AsyncEngine', 'AsyncSession', 'AsyncStream', 'Compiled', 'Condition', 'ConfigurationError', 'Delete', 'DialectError', 'Engine', 'ForeignKey', 'Grouped', 'Index', 'Insert', 'IntegrityError', 'Join', 'LockNotAvailable', 'Model', 'MultipleResultsError', 'NoResultError', 'QueryExecutionError', 'Result', 'Row', 'SchemaError', 'Select', 'Session', 'Statement', 'Stream', 'Subquery', 'TempestError', 'Transaction', 'TransactionAborted', 'TransactionConflict', 'UNSET', 'Update', 'ValidationError', 'and_', 'column', 'create_async_engine', 'create_engine', 'delete', 'insert', 'join', 'not_', 'or_', 'select', 'sql', 'update']
+__all__ = ['AsyncEngine', 'AsyncSession', 'AsyncStream', 'Compiled', 'Condition', 'ConfigurationError', 'Delete', 'DialectError', 'Engine', 'ForeignKey', 'Grouped', 'Index', 'Insert', 'IntegrityError', 'Join', 'LockNotAvailable', 'Model', 'MultipleResultsError', 'NamedSelect', 'NoResultError', 'QueryExecutionError', 'Result', 'Row', 'SchemaError', 'Select', 'Session', 'SetQuery', 'Statement', 'Stream', 'Subquery', 'TempestError', 'Transaction', 'TransactionAborted', 'TransactionConflict', 'UNSET', 'Update', 'ValidationError', 'and_', 'column', 'create_async_engine', 'create_engine', 'delete', 'insert', 'join', 'not_', 'or_', 'select', 'sql', 'update']
 
 _M = TypeVar("_M", bound=Model)
 
@@ -45,12 +46,18 @@ def not_(condition: _W | _g.Combined[_W] | ExistsCondition) -> _g.Combined[_W]: 
 
 _A = TypeVar("_A", bound=LiteralString)
 
+@overload
 def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...
+@overload
+def join(model: NamedSelect, alias: _A, /) -> _g.Join1[Row[Any], _A]: ...
 
 # a model these stubs do not know (a type variable, a model defined elsewhere):
 # every column, as the library types it; some columns need a known model
 @overload
 def select(model: type[_M], /) -> Select[_M, _M]: ...
+# a named select (sql.cte): rows typed as the library types them
+@overload
+def select(model: NamedSelect, /) -> Select[Any, Row[Any]]: ...
 
 @overload
 def insert(model: type[typecheck_models.Account], /) -> _g.AccountInsert[Never]: ...

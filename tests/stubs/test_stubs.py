@@ -50,9 +50,10 @@ def test_the_sql_stub_declares_the_modules_functions_with_their_parameters(
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             a = node.args
-            names = [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+            names = [p.arg for p in [*a.posonlyargs, *a.args]]
             if a.vararg:
                 names.append("*" + a.vararg.arg)
+            names += [p.arg for p in a.kwonlyargs]
             declared[node.name] = max(declared.get(node.name, []), names, key=len)
     functions = sorted(n for n in sql.__all__ if n != "Expression")
     assert sorted(declared) == functions
