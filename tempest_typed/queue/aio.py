@@ -59,9 +59,9 @@ class AsyncQueue(QueueCore[AsyncEngine]):
 
     async def _know_dialect(self) -> None:
         """Learn MySQL from MariaDB by connecting, before building the first statement."""
-        if self._dialect_name is None:
+        if self._known_dialect is None:
             await self.engine.execute_sql("SELECT 1")
-            self._dialect_name = self.engine.dialect.name
+            self._known_dialect = self.engine.dialect
 
     # -- running an operation's steps (the rules of Queue._run, awaited) ---------------------
 
@@ -115,7 +115,7 @@ class AsyncQueue(QueueCore[AsyncEngine]):
             except QueryExecutionError as exc:
                 if not created_meanwhile(exc) or attempt == CREATE_ATTEMPTS - 1:
                     raise
-        if self._dialect == "postgresql":
+        if self._dialect.supports_listen_notify:
             async with self.engine.transaction() as tx:
                 await tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
                 for ddl in self._notify_trigger_sql():
@@ -126,7 +126,7 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         other queue table uses them)."""
         await self._know_dialect()
         await self.engine.drop_all(self.model)
-        if self._dialect == "postgresql":
+        if self._dialect.supports_listen_notify:
             for function in NOTIFY_FUNCTIONS:
                 # each in a transaction of its own, as Queue.drop_table()
                 with contextlib.suppress(QueryExecutionError):
@@ -212,7 +212,7 @@ class AsyncQueue(QueueCore[AsyncEngine]):
                              grace_seconds=options.grace_seconds,
                              heartbeat_seconds=options.heartbeat_seconds,
                              poll_interval=options.poll_interval,
-                             listen=listen and self._dialect == "postgresql")
+                             listen=listen and self._dialect.supports_listen_notify)
         return await runner.run()
 
     # -- operations -------------------------------------------------------------------------

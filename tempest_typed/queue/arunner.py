@@ -285,7 +285,7 @@ class AsyncRunner(LoopShell):
 
     def _open_session(self) -> AsyncSession | None:
         # As the sync loop: on PostgreSQL the loop's statements share one connection.
-        if self._session is None and self.queue._dialect == "postgresql":
+        if self._session is None and self.queue._dialect.worker_holds_connection:
             self._session = self.queue.engine.session()
         return self._session
 

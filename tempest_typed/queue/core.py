@@ -34,10 +34,11 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, Generic, LiteralString, Never, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Never, TypeAlias, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
+from ..dialects.base import Dialect
 from ..engine.result import Result
 from ..errors import (
     IntegrityError,
@@ -46,6 +47,7 @@ from ..errors import (
     TransactionConflict,
     ValidationError,
 )
+from ..expressions import Backoff
 from ..model import meta_of
 from ..row import Row
 from ..statements import Select, Statement, Update, delete, insert, select, update
@@ -81,16 +83,6 @@ Op: TypeAlias = Generator[Step, Any, R]
 #: how many times a deadlock victim is run again (a statement alone, or a transaction whole)
 DEADLOCK_ATTEMPTS: Final = 5
 
-# 2 ** (attempts - 1) seconds-multiplier, capped: the only per-dialect SQL of the queue.
-# PostgreSQL and MySQL have power(); SQLite's math functions are a compile-time option, so it
-# shifts instead (an integer shift needs no cast there, where PostgreSQL's << wants int4).
-# The exponent is capped at 30 so the multiplier never overflows before LEAST/MIN caps it.
-_BACKOFF: Final[dict[str, LiteralString]] = {
-    "postgresql": "LEAST({} * power(2, LEAST(attempts - 1, 30)), {})",
-    "mysql": "LEAST({} * POW(2, LEAST(attempts - 1, 30)), {})",
-    "mariadb": "LEAST({} * POW(2, LEAST(attempts - 1, 30)), {})",
-    "sqlite": "MIN({} * (1 << MIN(attempts - 1, 30)), {})",
-}
 _CHUNK: Final = 500  # rows per INSERT: expression cells are not split by the engine
 _EXPIRED_FINAL = "lease expired on the final attempt"
 #: the longest delay, lease or backoff a queue takes, in seconds (about ten years): a time
@@ -374,9 +366,9 @@ class QueueCore(Generic[E]):
         #: set by stop(): a plain flag, safe to set from a signal handler
         self._stop_requested = False
         try:
-            self._dialect_name: str | None = engine.dialect.name
+            self._known_dialect: Dialect | None = engine.dialect
         except TempestError:  # the async MySQL engine tells MySQL from MariaDB on connecting
-            self._dialect_name = None
+            self._known_dialect = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.consumer!r} on {self.engine.url}>"
@@ -386,11 +378,12 @@ class QueueCore(Generic[E]):
         raise NotImplementedError
 
     @property
-    def _dialect(self) -> str:
-        """The database's dialect name (AsyncQueue learns it before its first statement)."""
-        if self._dialect_name is None:
-            self._dialect_name = self.engine.dialect.name
-        return self._dialect_name
+    def _dialect(self) -> Dialect:
+        """The database's dialect, whose capabilities choose the queue's statements
+        (AsyncQueue learns it before its first statement)."""
+        if self._known_dialect is None:
+            self._known_dialect = self.engine.dialect
+        return self._known_dialect
 
     # -- checks -----------------------------------------------------------------------------
 
@@ -446,9 +439,10 @@ class QueueCore(Generic[E]):
             return []
         inserted: set[UUID] = set()
         chunks = [rows[first:first + _CHUNK] for first in range(0, len(rows), _CHUNK)]
-        # One statement is atomic by itself; several (or MySQL 8's insert and read-back, which
-        # want one snapshot) run in one transaction (a savepoint in the caller's).
-        if len(chunks) == 1 and self._dialect != "mysql":
+        # One statement is atomic by itself; several (or an insert and its read-back where
+        # INSERT has no RETURNING, which want one snapshot) run in one transaction (a
+        # savepoint in the caller's).
+        if len(chunks) == 1 and "insert" in self._dialect.supports_returning:
             inserted = yield from self._insert(chunks[0])
         else:
             yield BEGIN
@@ -491,14 +485,14 @@ class QueueCore(Generic[E]):
 
     def _insert(self, rows: list[dict[str, object]]) -> Op[set[UUID]]:
         stmt = insert(self.model).values(rows)
-        if self._dialect in ("mysql", "mariadb"):
-            # INSERT IGNORE: any unique key; MySQL's unique index lets NULL keys repeat.
-            stmt = stmt.on_conflict_do_nothing()
-        else:
+        if self._dialect.supports_conflict_target:
             stmt = stmt.on_conflict_do_nothing(
                 ["consumer", "idempotency_key"], where={"idempotency_key": {"is_null": False}}
             )
-        if self._dialect == "mysql":  # no RETURNING at all on MySQL 8
+        else:
+            # INSERT IGNORE: any unique key; MySQL's unique index lets NULL keys repeat.
+            stmt = stmt.on_conflict_do_nothing()
+        if "insert" not in self._dialect.supports_returning:  # read the inserted ids back
             yield stmt
             ids = [row_id for row in rows if isinstance(row_id := row["id"], UUID)]
             found: Result[Any] = yield select(self.model, ["id"]).where({"id": {"in": ids}})
@@ -519,11 +513,13 @@ class QueueCore(Generic[E]):
         # UPDATE ... RETURNING gives its rows in no particular order, and its rows no longer
         # hold the due time they were chosen by: the one-statement claim serves a claim of
         # one message; a batch is claimed in two steps, its ids selected oldest due first.
-        if dialect == "sqlite":
-            yield BEGIN  # BEGIN IMMEDIATE: one claimer at a time
+        one_statement = (limit == 1 and dialect.supports_limit_in_subquery
+                         and "update" in dialect.supports_returning)
+        if dialect.serializes_write_transactions:
+            yield BEGIN  # a write transaction (BEGIN IMMEDIATE): one claimer at a time
             if sweep:
                 yield from self._dead_letter_op()  # under the same write lock
-            if limit == 1:
+            if one_statement:
                 claimed: Result[QueueMessage] = yield lease.where(
                     {"id": {"in": due.as_subquery("id")}}).returning()
                 leases = _leases(claimed.all())  # inside: a failure rolls back
@@ -534,7 +530,7 @@ class QueueCore(Generic[E]):
             return leases
         if sweep:
             yield from self._dead_letter_op()
-        if dialect == "postgresql" and limit == 1:
+        if one_statement:
             sub = due.for_update(skip_locked=True).as_subquery("id")
             claimed = yield lease.where({"id": {"in": sub}}).returning()
             return _leases(claimed.all())
@@ -550,7 +546,7 @@ class QueueCore(Generic[E]):
         write lock) and give their leases in the order of `ids`."""
         if not ids:
             return []
-        if self._dialect in ("mysql", "mariadb"):  # no UPDATE ... RETURNING: read them back
+        if "update" not in self._dialect.supports_returning:  # read the leased rows back
             yield lease.where({"id": {"in": ids}})
             claimed: Result[QueueMessage] = yield select(self.model).where(
                 {"id": {"in": ids}, "lease_token": token})
@@ -582,7 +578,7 @@ class QueueCore(Generic[E]):
         """The one-statement claim that PostgreSQL runs for one message (SQLite without the
         lock), to EXPLAIN: a batch's first step is its subquery."""
         due = self._due(count_option("claim_statement(limit)", limit, maximum=MAX_CLAIM))
-        if self._dialect == "postgresql":
+        if self._dialect.supports_row_locks:
             due = due.for_update(skip_locked=True)
         return self._lease(uuid4(), self.lease_seconds).where(
             {"id": {"in": due.as_subquery("id")}}
@@ -658,8 +654,7 @@ class QueueCore(Generic[E]):
 
     def backoff(self) -> sql.Expression:
         """The retry delay in seconds, computed in SQL from the attempts column."""
-        template = _BACKOFF[self._dialect]
-        return sql.expr(template, self.backoff_seconds, self.max_backoff_seconds)
+        return Backoff("attempts", self.backoff_seconds, self.max_backoff_seconds)
 
     def stop(self) -> None:
         """Ask `run()` to stop cleanly (from any thread or a signal handler)."""

@@ -108,7 +108,7 @@ class Queue(QueueCore[Engine]):
             except QueryExecutionError as exc:
                 if not created_meanwhile(exc) or attempt == CREATE_ATTEMPTS - 1:
                     raise
-        if self._dialect == "postgresql":
+        if self._dialect.supports_listen_notify:
             with self.engine.transaction() as tx:
                 tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
                 for ddl in self._notify_trigger_sql():
@@ -118,7 +118,7 @@ class Queue(QueueCore[Engine]):
         """Drop the message table (on PostgreSQL also the NOTIFY trigger functions, once no
         other queue table uses them)."""
         self.engine.drop_all(self.model)
-        if self._dialect == "postgresql":
+        if self._dialect.supports_listen_notify:
             for function in NOTIFY_FUNCTIONS:
                 # each in a transaction of its own: a drop that fails (another queue table
                 # uses the function) ends only its own

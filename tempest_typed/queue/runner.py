@@ -306,7 +306,7 @@ class LoopShell:
     def _started(self, kind: str) -> None:
         queue = self.queue
         logger.info("%s %r started on %s: batch %d, concurrency %d, lease %gs", kind,
-                    queue.consumer, queue._dialect, self.batch, self.book.concurrency,
+                    queue.consumer, queue._dialect.name, self.batch, self.book.concurrency,
                     queue.lease_seconds)
 
 
@@ -431,7 +431,7 @@ class Runner(LoopShell):
         # PostgreSQL: the claim, heartbeats and acks share one pooled connection (each took
         # its own before, and the pool's check: 4,694 -> 5,926 jobs a second in
         # bench/bench_queues.py). Elsewhere the claim runs in a transaction of its own.
-        if self._session is None and self.queue._dialect == "postgresql":
+        if self._session is None and self.queue._dialect.worker_holds_connection:
             self._session = self.queue.engine.session()
         return self._session
 

@@ -555,7 +555,7 @@ def test_stop_during_an_outage_hands_back_the_unstarted_messages_once_the_databa
             thread.join(60)
         summary = out[0]
         assert (summary.released, summary.processed, summary.abandoned) == (5, 1, 0)
-        stored = rows(queue)
+        stored = rows(watch)
         assert sorted((r.status, r.attempts) for r in stored) == [("queued", 0)] * 5 + [
             ("sent", 1)]
         assert all(r.lease_token is None for r in stored)
@@ -564,8 +564,9 @@ def test_stop_during_an_outage_hands_back_the_unstarted_messages_once_the_databa
     finally:
         go.set()
         faulty.fault.restore()
-        queue.drop_table()
+        watch.drop_table()
         engine.close()
+        direct.close()
 
 
 def test_an_outage_past_the_grace_period_is_reported_as_such_not_as_a_hand_back(

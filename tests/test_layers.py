@@ -1,0 +1,98 @@
+"""One place per decision: outside the dialects and the drivers, no code asks a database's name.
+
+What a database can do is a capability flag of its dialect (tempest_typed/dialects/base.py);
+the layers above read the flags. This test reads the package's source and fails on a line
+that compares a dialect name (`== "postgresql"`, `in ("mysql", "mariadb")`,
+`dialect.name == ...`), keys a dict by dialect names, or matches on one. A dialect name as a
+parameter's default, or passed to a function, is not a decision and may stay.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tempest_typed.dialects import _CLASSES
+
+PACKAGE = Path(__file__).resolve().parents[1] / "tempest_typed"
+#: the layers whose business is what each database does
+EXEMPT = (PACKAGE / "dialects", PACKAGE / "engine" / "drivers")
+#: every name a dialect answers to
+NAMES = frozenset(_CLASSES) | {cls.name for cls in _CLASSES.values()}
+
+
+def sources() -> list[Path]:
+    """The package's modules outside the exempt layers."""
+    return [path for path in sorted(PACKAGE.rglob("*.py"))
+            if not any(path.is_relative_to(layer) for layer in EXEMPT)]
+
+
+def _names_in(node: ast.AST) -> bool:
+    """Whether `node` is a dialect name, or a tuple, list or set holding one."""
+    if isinstance(node, ast.Constant):
+        return node.value in NAMES
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_names_in(item) for item in node.elts)
+    return False
+
+
+def _is_dialect_name(node: ast.AST) -> bool:
+    """Whether `node` reads a dialect's name: `<...dialect...>.name`."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "name"):
+        return False
+    inner = node.value
+    return "dialect" in ast.unparse(inner).lower()
+
+
+def _keyed_by_names(node: ast.AST) -> bool:
+    """Whether `node` is a dict display or a dict() call with a dialect name for a key."""
+    if isinstance(node, ast.Dict):
+        return any(key is not None and _names_in(key) for key in node.keys)
+    return (isinstance(node, ast.Call) and ast.unparse(node.func) == "dict"
+            and any(keyword.arg in NAMES for keyword in node.keywords))
+
+
+def decisions(tree: ast.AST) -> list[tuple[int, str]]:
+    """The lines of a module that decide by a dialect's name: (line, why)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(_names_in(side) for side in sides):
+                found.append((node.lineno, "compares a dialect name"))
+            elif any(_is_dialect_name(side) for side in sides):
+                found.append((node.lineno, "compares dialect.name"))
+        elif _keyed_by_names(node):
+            found.append((node.lineno, "a dict keyed by dialect names"))
+        elif isinstance(node, ast.match_case) and any(
+                isinstance(pattern, ast.MatchValue) and _names_in(pattern.value)
+                for pattern in ast.walk(node.pattern)):
+            found.append((node.pattern.lineno, "matches a dialect name"))
+    return sorted(found)
+
+
+def test_the_scan_sees_every_kind_of_decision() -> None:
+    code = '''
+if engine.dialect.name == other: pass
+if name == "postgresql": pass
+if self._dialect in ("mysql", "mariadb"): pass
+TEMPLATES = {"sqlite": "MIN", "mysql": "LEAST"}
+BY_NAME = dict(sqlite=1)
+match name:
+    case "mariadb": pass
+def compile(dialect: str = "postgresql") -> None: pass
+compile("postgresql")
+if column.name == attr: pass
+'''
+    assert [line for line, _ in decisions(ast.parse(code))] == [2, 3, 4, 5, 6, 8]
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_decision_by_dialect_name(path: Path) -> None:
+    text = path.read_text()
+    lines = text.splitlines()
+    found = [f"{path.relative_to(PACKAGE)}:{line}: {why}: {lines[line - 1].strip()}"
+             for line, why in decisions(ast.parse(text))]
+    assert not found, "ask a capability flag of the dialect instead:\n" + "\n".join(found)
