@@ -96,3 +96,52 @@ def test_no_decision_by_dialect_name(path: Path) -> None:
     found = [f"{path.relative_to(PACKAGE)}:{line}: {why}: {lines[line - 1].strip()}"
              for line, why in decisions(ast.parse(text))]
     assert not found, "ask a capability flag of the dialect instead:\n" + "\n".join(found)
+
+
+# -- the queue's modules: imports flow one way -----------------------------------------------
+
+QUEUE = PACKAGE / "queue"
+
+
+def _queue_imports(path: Path) -> set[str]:
+    """The modules of tempest_typed/queue/ that one of them imports, anywhere in it (at module
+    level, in a function, under TYPE_CHECKING). The package's __init__, which only gathers
+    the public names, counts only where it is imported by name."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module is None:
+                found.update(alias.name for alias in node.names)
+            else:
+                found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(
+                "tempest_typed.queue."):
+            found.add(node.module.split(".")[2])
+    known = {p.stem for p in QUEUE.glob("*.py")}
+    return {name for name in found if name in known and name != path.stem}
+
+
+def test_no_import_circle_in_the_queue() -> None:
+    graph = {p.stem: _queue_imports(p) for p in sorted(QUEUE.glob("*.py"))
+             if p.name != "__init__.py"}
+
+    def reaches(start: str, goal: str) -> list[str] | None:
+        paths, seen = [[start]], {start}
+        while paths:
+            path = paths.pop()
+            for nxt in sorted(graph.get(path[-1], ())):
+                if nxt == goal:
+                    return [*path, nxt]
+                if nxt not in seen:
+                    seen.add(nxt)
+                    paths.append([*path, nxt])
+        return None
+
+    found = {" -> ".join(loop) for name in graph if (loop := reaches(name, name))}
+    assert not found, "import circles in tempest_typed/queue/:\n" + "\n".join(sorted(found))
+
+
+def test_each_queue_module_says_what_it_holds() -> None:
+    for path in sorted(QUEUE.glob("*.py")):
+        docstring = ast.get_docstring(ast.parse(path.read_text()))
+        assert docstring, f"{path.name} has no module docstring"

@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (asyncio source, blocking target), relative to the repository
 FILES = [
     ("tempest_typed/engine/aio.py", "tempest_typed/engine/engine.py"),
+    ("tempest_typed/queue/execute_aio.py", "tempest_typed/queue/execute.py"),
+    ("tempest_typed/queue/aio.py", "tempest_typed/queue/queue.py"),
+    ("tempest_typed/queue/loop_aio.py", "tempest_typed/queue/loop.py"),
 ]
 
 #: names that become other names in the blocking module
@@ -48,6 +51,9 @@ NAMES = {
     "create_async_engine": "create_engine",
     "async_driver_for": "driver_for",
     "AsyncDriver": "Driver",
+    "AsyncQueue": "Queue",
+    "AsyncWork": "Work",
+    "AsyncLoop": "Loop",
 }
 
 #: `module.name` pairs that become another `module.name`

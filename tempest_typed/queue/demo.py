@@ -33,7 +33,8 @@ from ..errors import TempestError
 from ..row import Row
 from ..statements import Select, select
 from .aio import AsyncQueue
-from .core import Lease, Message, QueueCore
+from .core import QueueCore
+from .messages import Lease, Message
 from .model import QueueMessage, message_model
 from .queue import Queue
 
