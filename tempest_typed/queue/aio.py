@@ -19,7 +19,7 @@ from uuid import UUID
 from ..engine.aio import AsyncSession  # sync: from ..engine import Session
 from ..errors import QueryExecutionError
 from .core import CREATE_ATTEMPTS, created_meanwhile
-from .execute_aio import execute_op  # sync: from .execute import execute_op
+from .execute_aio import check_session, execute_op  # sync: from .execute import execute_op
 from .messages import Lease, Message
 from .model import Status
 from .notify import DDL_LOCK_KEY, DDL_LOCK_SQL, NOTIFY_FUNCTIONS
@@ -38,6 +38,7 @@ class AsyncQueue(AsyncWork):
 
     async def _run(self, make: Callable[[], Op[R]], session: AsyncSession | None = None) -> R:
         """Run an operation on `session` (or on the engine): steps.run_steps' actions, done."""
+        check_session(session)  # async only: refused before the first statement
         await self._know_dialect()  # async only
         return await execute_op(self.engine, make, session)
 

@@ -14,7 +14,7 @@ from ..engine import Engine, Session
 from ..errors import ValidationError
 from .steps import Op, run_steps
 
-__all__ = ["execute_op"]
+__all__ = ["check_session", "execute_op"]
 
 R = TypeVar("R")
 
@@ -24,14 +24,19 @@ def _exc_info(exc: BaseException | None) -> tuple[Any, Any, Any]:
     return (None, None, None) if exc is None else (type(exc), exc, exc.__traceback__)
 
 
-def execute_op(engine: Engine, make: Callable[[], Op[R]],
-                     session: Session | None = None) -> R:
-    """Run an operation on `session` (or on the engine): run_steps' actions, done."""
+def check_session(session: object) -> None:
+    """ValidationError unless `session` is None or a session of this kind of engine."""
     if session is not None and not isinstance(session, Session):
         kind = "a Session"
         raise ValidationError(
             f"session= takes {kind} of the engine (engine.session() or engine.transaction()), "
             f"got {session!r}")
+
+
+def execute_op(engine: Engine, make: Callable[[], Op[R]],
+                     session: Session | None = None) -> R:
+    """Run an operation on `session` (or on the engine): run_steps' actions, done."""
+    check_session(session)
     actions = run_steps(make, session is not None and session.in_transaction)
     opened: list[tuple[Any, Session | None]] = []  # (transaction, the session before it)
     current = session

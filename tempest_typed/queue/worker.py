@@ -1,10 +1,11 @@
 """The worker loop's decisions, free of I/O: which lease a handler may start, when to send a
 heartbeat, when to settle finished messages, what a stop hands back, and the summary.
 
-`Queue.run()` and `Queue.process()` are a thin shell over `WorkerBook` (threads, a database
-session, signals); an asyncio twin reuses it as it is, with tasks instead of threads. Nothing
-here sleeps, locks or talks to a database: every method takes the current time (a monotonic
-clock, in seconds) and says what to do; the shell does it and reports back.
+The worker loop (loop_aio.py, and loop.py generated from it) and its two shells (runner.py:
+threads, signals; arunner.py: tasks, LISTEN) are a thin layer over `WorkerBook`, which
+keeps the time of heartbeats in a `heartbeat.Heartbeat`. Nothing here sleeps, locks or talks
+to a database: every method takes the current time (a monotonic clock, in seconds) and says
+what to do; the shell does it and reports back.
 
 Lease times are kept on the worker's own monotonic clock. A lease's *deadline* is the moment
 the claim (or the heartbeat) that set it was sent plus its seconds: the database started the
