@@ -6,6 +6,7 @@ their blocking counterparts (NAMES, ATTRIBUTES below), `Awaitable[X]` becomes `X
 line markers say what else differs:
 
     code                     # sync: other code     the blocking module has `other code`
+    code                     # sync:                nothing (the line is dropped)
     code                     # async only           the blocking module has no such line
     # async only: begin ... # async only: end       nor these lines
 
