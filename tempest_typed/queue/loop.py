@@ -135,7 +135,6 @@ class Loop(LoopShell):
         """The loop has ended: give back the session (and whatever else the shell holds)."""
         self._close_session()
 
-
     # -- database work, each step waiting out database errors -------------------------------
 
     def _db(self, what: str, work: Callable[[Session | None], R],

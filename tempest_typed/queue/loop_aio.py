@@ -144,8 +144,8 @@ class AsyncLoop(LoopShell):
     async def _shielded(self, work: Awaitable[R]) -> R:
         """Await database work to its end (the asyncio shell notices a cancel meanwhile)."""
         return await work
-    # async only: end
 
+    # async only: end
     # -- database work, each step waiting out database errors -------------------------------
 
     async def _db(self, what: str, work: Callable[[AsyncSession | None], Awaitable[R]],
