@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         TransactionConflict,
         ValidationError,
     )
-    from .model import UNSET, Index, Model, column
+    from .model import UNSET, ForeignKey, Index, Model, column
     from .row import Row
     from .statements import (
         Condition,
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "UNSET", "AsyncEngine", "AsyncSession", "AsyncStream", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine",
-    "Grouped", "Index", "Insert", "IntegrityError", "Join", "LockNotAvailable", "Model",
+    "ForeignKey", "Grouped", "Index", "Insert", "IntegrityError", "Join", "LockNotAvailable", "Model",
     "MultipleResultsError", "NoResultError", "QueryExecutionError", "Result", "Row",
     "SchemaError", "Select", "Session", "Statement", "Stream", "Subquery", "TempestError", "Transaction",
     "TransactionAborted", "TransactionConflict", "Update", "ValidationError", "and_", "column", "create_async_engine",
@@ -79,7 +79,7 @@ _HOMES = {name: home for home, names in {
     "errors": ("ConfigurationError", "DialectError", "IntegrityError", "LockNotAvailable",
                "MultipleResultsError", "NoResultError", "QueryExecutionError", "SchemaError",
                "TempestError", "TransactionAborted", "TransactionConflict", "ValidationError"),
-    "model": ("UNSET", "Index", "Model", "column"),
+    "model": ("UNSET", "ForeignKey", "Index", "Model", "column"),
     "row": ("Row",),
     "statements": ("Condition", "Delete", "Grouped", "Insert", "Join", "Select", "Statement",
                    "Subquery", "Update", "and_", "delete", "insert", "join", "not_", "or_",

@@ -28,6 +28,7 @@ from .errors import ValidationError
 __all__ = [
     "UNSET",
     "ColumnMeta",
+    "ForeignKey",
     "Index",
     "Model",
     "ModelMeta",
@@ -246,6 +247,36 @@ class Index:
         return f"Index({self.name!r}, {list(self.columns)!r}, unique={self.unique})"
 
 
+class ForeignKey:
+    """A foreign key over several columns: the model's `columns` (attribute names) hold a key
+    of `table`, its `table_columns` (SQL names) in the same order."""
+
+    __slots__ = ("columns", "table", "table_columns")
+
+    def __init__(self, columns: list[str] | tuple[str, ...], table: str,
+                 table_columns: list[str] | tuple[str, ...]) -> None:
+        where = f"ForeignKey({columns!r}, {table!r})"
+        for name, given in (("columns", columns), ("table_columns", table_columns)):
+            if (not isinstance(given, list | tuple) or not given
+                    or not all(isinstance(c, str) for c in given)):
+                hint = f"; write [{given!r}]" if isinstance(given, str) else ""
+                raise ValidationError(
+                    f"{where}: {name} must be a non-empty list of column names, got "
+                    f"{given!r}{hint}")
+        if len(columns) != len(table_columns):
+            raise ValidationError(
+                f"{where}: {len(columns)} column(s) cannot hold a key of {len(table_columns)} "
+                f"column(s) ({list(table_columns)!r}); name one column of this model per "
+                "column of the key, in the key's order")
+        self.columns = tuple(columns)
+        self.table = check_identifier(table, where)
+        self.table_columns = tuple(check_identifier(c, where) for c in table_columns)
+
+    def __repr__(self) -> str:
+        return (f"ForeignKey({list(self.columns)!r}, {self.table!r}, "
+                f"{list(self.table_columns)!r})")
+
+
 @dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class ColumnMeta:
     """What every layer knows about one column."""
@@ -373,6 +404,18 @@ def _check_str(col: ColumnMeta, v: object) -> bool:
             f"got {len(v)}; raise column(max_length=...) or shorten the value"
         )
     check_text(f"{col.model_name}.{col.attr}", v)
+    return True
+
+
+def _check_bytes(col: ColumnMeta, v: object) -> bool:
+    if not isinstance(v, bytes | bytearray | memoryview):
+        return False
+    size = v.nbytes if isinstance(v, memoryview) else len(v)
+    if col.max_length is not None and size > col.max_length:
+        raise ValidationError(
+            f"{col.model_name}.{col.attr} holds at most {col.max_length} bytes, "
+            f"got {size}; raise column(max_length=...) or shorten the value"
+        )
     return True
 
 
@@ -539,7 +582,7 @@ _CHECKS: dict[str, Callable[[ColumnMeta, object], bool]] = {
     "float": _check_float,
     "decimal": _check_decimal,
     "bool": lambda c, v: isinstance(v, bool),
-    "bytes": lambda c, v: isinstance(v, bytes | bytearray | memoryview),
+    "bytes": _check_bytes,
     "datetime": _check_datetime,
     "date": lambda c, v: isinstance(v, _dt.date) and not isinstance(v, _dt.datetime),
     "uuid": lambda c, v: isinstance(v, uuid.UUID),
@@ -560,6 +603,8 @@ class ModelMeta:
     primary_key: tuple[ColumnMeta, ...]
     indexes: tuple[Index, ...]
     defaults: Mapping[str, Callable[[], object]]
+    #: the keys of `__foreign_keys__` (a column's own `references=` stays on the column)
+    foreign_keys: tuple[ForeignKey, ...] = ()
 
     def column(self, attr: object, where: str) -> ColumnMeta:
         """The column named `attr`, or a ValidationError that names the near misses."""
@@ -738,7 +783,7 @@ def _build_meta(model: type[Model]) -> ModelMeta:
     meta = ModelMeta(
         model=model, name=model.__name__, table=table, columns=tuple(columns),
         by_attr=by_attr, primary_key=tuple(c for c in columns if c.primary_key),
-        indexes=indexes, defaults=defaults,
+        indexes=indexes, defaults=defaults, foreign_keys=_foreign_keys_of(model),
     )
     from .statements.where import condition_node  # the where language sits above models
 
@@ -757,7 +802,18 @@ def _build_meta(model: type[Model]) -> ModelMeta:
             _check_server_default(meta, col)
         if col.references is not None:
             _check_reference(meta, col)
+    for key in meta.foreign_keys:
+        _check_foreign_key(meta, key)
     return meta
+
+
+def _foreign_keys_of(model: type) -> tuple[ForeignKey, ...]:
+    keys = tuple(getattr(model, "__foreign_keys__", ()) or ())
+    for key in keys:
+        if not isinstance(key, ForeignKey):
+            raise ValidationError(
+                f"{model.__name__}.__foreign_keys__ holds {key!r}, not a ForeignKey")
+    return keys
 
 
 def _options_of(field: dataclasses.Field[Any]) -> _ColumnOptions:
@@ -906,6 +962,48 @@ def _check_reference(meta: ModelMeta, col: ColumnMeta) -> None:
             f"{meta.name}.{col.attr} references={col.references!r}: {problems[-1]}")
 
 
+def foreign_key_problem(meta: ModelMeta, key: ForeignKey, target: ModelMeta) -> str | None:
+    """Why `target` cannot hold the key `key` of `meta` names (its columns, their types, a
+    primary key or unique index over exactly them)."""
+    found: list[ColumnMeta] = []
+    for own, name in zip(key.columns, key.table_columns, strict=True):
+        col = meta.by_attr[own]
+        other = next((c for c in target.columns if c.name == name), None)
+        if other is None:
+            names = ", ".join(c.name for c in target.columns)
+            return (f"{target.name} (table {target.table!r}) has no column {name!r} "
+                    f"(its SQL names: {names})")
+        if _KEY_FAMILY.get(other.kind, other.kind) != _KEY_FAMILY.get(col.kind, col.kind):
+            return (f"{target.name}.{other.attr} is {other.type_name()} and "
+                    f"{meta.name}.{col.attr} is {col.type_name()}: a foreign key joins "
+                    "values of one type")
+        found.append(other)
+    wanted = {c.attr for c in found}
+    is_key = (wanted == {c.attr for c in target.primary_key}
+              or any(i.unique and i.where is None and set(i.columns) == wanted
+                     for i in target.indexes)
+              or (len(found) == 1 and found[0].unique))
+    if not is_key:
+        return (f"({', '.join(key.table_columns)}) of {target.name} is neither its primary key "
+                "nor a unique index, and a foreign key references a key (PostgreSQL refuses "
+                "the table, SQLite every write); reference the primary key, or declare an "
+                "Index(..., unique=True) over exactly these columns")
+    return None
+
+
+def _check_foreign_key(meta: ModelMeta, key: ForeignKey) -> None:
+    """Raise ValidationError for a foreign key whose own columns are unknown, or that does
+    not fit a model of its table already defined (create_all() checks the others)."""
+    where = f"{meta.name} {key!r}"
+    for attr in key.columns:
+        meta.column(attr, where)
+    targets = [meta] if key.table == meta.table else [
+        meta_of(m) for m in list(_models_by_table.get(key.table, ()))]
+    problems = [foreign_key_problem(meta, key, target) for target in targets]
+    if problems and all(problems):
+        raise ValidationError(f"{where}: {problems[-1]}")
+
+
 def meta_of(model: object) -> ModelMeta:
     """The metadata of a model class, computed once on first use."""
     meta = getattr(model, "__tempest_meta__", None)
@@ -938,6 +1036,7 @@ class Model:
     __tempest_meta__: ClassVar[ModelMeta | None] = None
     __tempest_spec__: ClassVar[dict[str, Any]]
     __indexes__: ClassVar[Sequence[Index]] = ()
+    __foreign_keys__: ClassVar[Sequence[ForeignKey]] = ()
 
     def __init_subclass__(
         cls,

@@ -82,16 +82,20 @@ def sqlite_url(tmp_path: Path) -> str:
 
 
 @pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    """An engine on each of the three real databases in turn."""
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each of the three real databases in turn: the `pg_url` and `mysql_url` of the test's
+    directory (tests/engine/ gives each run a schema and a database of its own), or a
+    fresh SQLite file."""
     if request.param == "postgresql":
-        _check("postgresql", PG_URL)
-        url = PG_URL
-    elif request.param == "mysql":
-        _check("mysql", MYSQL_URL)
-        url = MYSQL_URL
-    else:
-        url = f"sqlite:///{tmp_path / 'test.db'}"
+        return str(request.getfixturevalue("pg_url"))
+    if request.param == "mysql":
+        return str(request.getfixturevalue("mysql_url"))
+    return f"sqlite:///{tmp_path / 'test.db'}"
+
+
+@pytest.fixture
+def engine(url: str) -> Iterator[Engine]:
+    """A blocking engine on each of the three real databases in turn (`url`)."""
     eng = create_engine(url)
     try:
         yield eng

@@ -12,17 +12,29 @@ such a model changes.
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import AssignmentStmt, CallExpr, MypyFile, NameExpr, RefExpr, StrExpr, TypeInfo
+from mypy.nodes import (
+    AssignmentStmt,
+    CallExpr,
+    Context,
+    ListExpr,
+    MypyFile,
+    NameExpr,
+    RefExpr,
+    StrExpr,
+    TupleExpr,
+    TypeInfo,
+)
 from mypy.plugin import ClassDefContext, FunctionContext
 from mypy.types import Type
 
 from .lib.messages import COLUMN, near
 from .lib.metadata import model_facts
 from .lib.names import COLUMN_FUNCTION
+from .lib.scopes import Scope
 from .lib.tables import sql_name, visible_models
 from .lib.typos import one_edit
 
-__all__ = ["check_references", "depend_on_referenced", "referenced_modules"]
+__all__ = ["check_foreign_key", "check_references", "depend_on_referenced", "referenced_modules"]
 
 #: module -> the modules whose models its foreign keys name (see referenced_modules)
 _REFERENCED: dict[str, set[str]] = {}
@@ -67,6 +79,18 @@ def check_references(ctx: FunctionContext) -> Type:
         api.fail(f'{label}: references="{written}" names a column of another table: write '
                  '"table.column"', expr, code=COLUMN)
         return ctx.default_return_type
+    known = _columns_of_table(api, table, f'{label}: references="{written}"', expr)
+    if known is not None and target not in known[1]:
+        _report_unknown_column(api, f'{label}: references="{written}"', table, known, target,
+                               expr)
+    return ctx.default_return_type
+
+
+def _columns_of_table(api: TypeChecker, table: str, label: str,
+                      context: Context) -> tuple[str, dict[str, str]] | None:
+    """The first model of `table` the module sees, and SQL name -> attribute over all of
+    them; None when they are not known here (no such model: reported only when one edit
+    from a model's table)."""
     module = api.tree.fullname
     models = visible_models(api.modules, module)
     found = models.get(table)
@@ -74,32 +98,64 @@ def check_references(ctx: FunctionContext) -> Type:
         guess = _one_edit_table(table, list(models))
         if guess is not None:
             owners = ", ".join(m.name for m in models[guess])
-            api.fail(f'{label}: references="{written}" names the table "{table}", which no '
-                     f'model has; did you mean "{guess}" (the table of {owners})?', expr,
-                     code=COLUMN)
-        return ctx.default_return_type
+            api.fail(f'{label} names the table "{table}", which no model has; did you mean '
+                     f'"{guess}" (the table of {owners})?', context, code=COLUMN)
+        return None
     _REFERENCED.setdefault(module, set()).update(m.module_name for m in found)
     names: dict[str, str] = {}  # SQL name -> attribute, over the models of that table
     for model in found:
         model_columns = model_facts(model)
         if model_columns is None:
-            return ctx.default_return_type
+            return None
         for col in model_columns.columns.values():
             name = sql_name(model, col.attr, col.sql_name)
             if name is None:  # a naming callable: the SQL names are not known here
-                return ctx.default_return_type
+                return None
             names[name] = col.attr
-    if target in names:
-        return ctx.default_return_type
-    owner = found[0].name
-    by_attr = [n for n, a in names.items() if a == target]
+    return found[0].name, names
+
+
+def _report_unknown_column(api: TypeChecker, label: str, table: str,
+                           known: tuple[str, dict[str, str]], target: str,
+                           context: Context) -> None:
+    owner, columns = known
+    by_attr = [n for n, a in columns.items() if a == target]
     if by_attr:
         hint = f'; "{target}" is the attribute, write the SQL name "{by_attr[0]}"'
     else:
-        guess = near(target, names)
+        guess = near(target, columns)
         hint = f'; did you mean "{guess}"?' if guess is not None else ""
-    api.fail(f'{label}: references="{written}": {owner} (table "{table}") has no column '
-             f'"{target}"{hint}', expr, code=COLUMN)
+    api.fail(f'{label}: {owner} (table "{table}") has no column "{target}"{hint}', context,
+             code=COLUMN)
+
+
+def check_foreign_key(ctx: FunctionContext) -> Type:
+    """`ForeignKey([columns], "table", [table_columns])` in a model's `__foreign_keys__`: its
+    columns against the model, the table's columns against the models of that table."""
+    assert isinstance(ctx.api, TypeChecker)
+    api = ctx.api
+    info = api.scope.active_class()
+    facts = model_facts(info) if info is not None else None
+    if facts is None:
+        return ctx.default_return_type
+    by_name = dict(zip(ctx.callee_arg_names, ctx.args, strict=False))
+    label = f"{facts.name} ForeignKey"
+    scope = Scope(api, facts, label)
+    for columns in by_name.get("columns") or []:
+        scope.columns(columns)
+    tables = [t for t in by_name.get("table") or [] if isinstance(t, StrExpr)]
+    if not tables:
+        return ctx.default_return_type
+    table = tables[0].value
+    known = _columns_of_table(api, table, f'{label} "{table}"', tables[0])
+    if known is None:
+        return ctx.default_return_type
+    for listed in by_name.get("table_columns") or []:
+        items = listed.items if isinstance(listed, ListExpr | TupleExpr) else []
+        for item in items:
+            if isinstance(item, StrExpr) and item.value not in known[1]:
+                _report_unknown_column(api, f'{label} "{table}"', table, known, item.value,
+                                       item)
     return ctx.default_return_type
 
 

@@ -38,7 +38,7 @@ from .lib.tables import collect_table
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.3.0"
+__version__ = "0.3.1"
 
 _S = "tempest_typed.statements"
 
@@ -46,6 +46,7 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.select.select": statements.select_columns,
     "tempest_typed.sql.raw": raw.check_raw,
     "tempest_typed.model.Index": indexes.check_index,
+    "tempest_typed.model.ForeignKey": foreign_keys.check_foreign_key,
     f"{_S}.join.join": joins.start,
     "tempest_typed.sql.exists": exists.check_exists,
     "tempest_typed.sql.not_exists": exists.check_not_exists,

@@ -57,6 +57,11 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
     if meta.primary_key and not inline_pk:
         keys = ", ".join(dialect.quote_identifier(c.name) for c in meta.primary_key)
         lines.append(f"PRIMARY KEY ({keys})")
+    q = dialect.quote_identifier
+    for key in meta.foreign_keys:
+        own = ", ".join(q(meta.by_attr[attr].name) for attr in key.columns)
+        theirs = ", ".join(q(name) for name in key.table_columns)
+        lines.append(f"FOREIGN KEY ({own}) REFERENCES {q(key.table)} ({theirs})")
     body = ",\n    ".join(lines)
     return (f"CREATE TABLE IF NOT EXISTS {dialect.quote_identifier(meta.table)} (\n    {body}\n)"
             f"{dialect.table_options}")

@@ -109,6 +109,27 @@ def _converter(kind: str, adapters: dict[str, Adapter], aggregate: bool = False,
     return _BUILTIN.get(convert, convert)
 
 
+#: the start of every builder: it turns the fetched list into the result in place, each
+#: tuple let go as its row is made, so the fetched tuples and the rows made of them are never
+#: all alive at once (a new list would double the peak of a large result)
+_IN_PLACE = "    if type(rows) is not list:\n        rows = list(rows)\n    i = 0\n"
+
+
+def _stores(obj: str, meta: ModelMeta, cells: list[str], indent: str) -> str:
+    """The lines storing each cell on the new instance `obj`.
+
+    An attribute store keeps CPython's inline instance values (no per-instance dict is made
+    until one is asked for): less memory and less time than filling `obj.__dict__`. A model
+    whose class defines its own `__setattr__` is filled through its `__dict__`, as its
+    constructor's fields would be without running that hook.
+    """
+    if meta.model.__setattr__ is object.__setattr__:
+        return "".join(f"{indent}{obj}.{c.attr} = {cell}\n"
+                       for c, cell in zip(meta.columns, cells, strict=True))
+    return f"{indent}d = {obj}.__dict__\n" + "".join(
+        f"{indent}d[{c.attr!r}] = {cell}\n" for c, cell in zip(meta.columns, cells, strict=True))
+
+
 def row_builder(result: ResultShape,
                 adapters: dict[str, Adapter]) -> Callable[[Sequence[Any]], list[Any]] | None:
     """The function turning fetched tuples into model instances or Rows, resolved once."""
@@ -135,28 +156,30 @@ def row_builder(result: ResultShape,
     unpack = "".join(f"v{i}, " for i in range(len(kinds)))
     if isinstance(result, ModelMeta):
         names["model"] = result.model
-        stores = "".join(f"        d[{c.attr!r}] = {cell}\n"
-                         for c, cell in zip(result.columns, cells, strict=True))
+        stores = _stores("obj", result, cells, "        ")
         source = (
             "def build(rows):\n"
-            "    out = []\n"
-            "    append = out.append\n"
+            f"{_IN_PLACE}"
             f"    for {unpack}in rows:\n"
             "        obj = new(model)\n"
-            "        d = obj.__dict__\n"
             f"{stores}"
-            "        append(obj)\n"
-            "    return out\n"
+            "        rows[i] = obj\n"
+            "        i += 1\n"
+            "    return rows\n"
         )
     else:
         names["row_cls"] = row_class(tuple(f.name for f in result))
-        if not any(cell != f"v{i}" for i, cell in enumerate(cells)):
-            source = "def build(rows):\n    return [make(row_cls, raw) for raw in rows]\n"
-        else:
-            source = (
-                "def build(rows):\n"
-                f"    return [make(row_cls, ({', '.join(cells)},)) for {unpack}in rows]\n"
-            )
+        made = ("make(row_cls, raw)" if not any(cell != f"v{i}" for i, cell in enumerate(cells))
+                else f"make(row_cls, ({', '.join(cells)},))")
+        loop = "raw " if made == "make(row_cls, raw)" else unpack
+        source = (
+            "def build(rows):\n"
+            f"{_IN_PLACE}"
+            f"    for {loop}in rows:\n"
+            f"        rows[i] = {made}\n"
+            "        i += 1\n"
+            "    return rows\n"
+        )
     exec(source, names)
     built: Callable[[Sequence[Any]], list[Any]] = names["build"]
     return _without_gc_pauses(built)
@@ -171,17 +194,18 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
     for n, (meta, optional) in enumerate(zip(result.metas, result.optional, strict=True)):
         names[f"model{n}"] = meta.model
         first = position
-        body: list[str] = [f"o{n} = new(model{n})", "d = o{n}.__dict__".replace("{n}", str(n))]
+        cells: list[str] = []
         for col in meta.columns:
             i = position
             position += 1
             convert = _converter(col.kind, adapters, scale=col.scale)
             if convert is None:
-                cell = f"v{i}"
+                cells.append(f"v{i}")
             else:
                 names[f"c{i}"] = convert
-                cell = f"(c{i}(v{i}) if v{i} is not None else None)"
-            body.append(f"d[{col.attr!r}] = {cell}")
+                cells.append(f"(c{i}(v{i}) if v{i} is not None else None)")
+        body = [f"o{n} = new(model{n})",
+                *_stores(f"o{n}", meta, cells, "").splitlines()]
         if optional:
             keys = meta.primary_key or meta.columns
             test = " and ".join(f"v{first + meta.columns.index(k)} is None" for k in keys)
@@ -196,12 +220,12 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
     made = ", ".join(f"o{n}" for n in range(len(result.metas)))
     source = (
         "def build(rows):\n"
-        "    out = []\n"
-        "    append = out.append\n"
+        f"{_IN_PLACE}"
         f"    for {unpack}in rows:\n"
         + "".join(line + "\n" for line in lines)
-        + f"        append(make(row_cls, ({made},)))\n"
-        "    return out\n"
+        + f"        rows[i] = make(row_cls, ({made},))\n"
+        "        i += 1\n"
+        "    return rows\n"
     )
     exec(source, names)
     built: Callable[[Sequence[Any]], list[Any]] = names["build"]

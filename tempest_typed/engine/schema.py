@@ -21,7 +21,15 @@ from typing import Any
 from ..dialects import Dialect
 from ..dialects.catalog import ExistingIndex, TableColumn, split_collation
 from ..errors import QueryExecutionError, SchemaDifference, SchemaError
-from ..model import Index, ModelMeta, meta_of, reference_problem, split_reference
+from ..model import (
+    ForeignKey,
+    Index,
+    ModelMeta,
+    foreign_key_problem,
+    meta_of,
+    reference_problem,
+    split_reference,
+)
 
 __all__ = [
     "ExistingIndex", "TableColumn", "check_models", "compare_tables", "dependency_order",
@@ -48,11 +56,12 @@ def dependency_order(models: Sequence[type]) -> list[type]:
     parents: list[set[int]] = []
     for i, meta in enumerate(metas):
         found = set()
-        for col in meta.columns:
-            if col.references:
-                j = by_table.get(col.references.partition(".")[0])
-                if j is not None and j != i:
-                    found.add(j)
+        tables = [col.references.partition(".")[0] for col in meta.columns if col.references]
+        tables += [key.table for key in meta.foreign_keys]
+        for table in tables:
+            j = by_table.get(table)
+            if j is not None and j != i:
+                found.add(j)
         parents.append(found)
     done: list[int] = []
     placed: set[int] = set()
@@ -278,6 +287,9 @@ def referenced_tables(models: Sequence[type]) -> list[str]:
                 table, _ = split_reference(meta, col)
                 if table.casefold() not in own and table not in found:
                     found.append(table)
+        for key in meta.foreign_keys:
+            if key.table.casefold() not in own and key.table not in found:
+                found.append(key.table)
     return found
 
 
@@ -315,7 +327,41 @@ def reference_differences(models: Sequence[type],
                     meta.table, col.name, "unknown reference", f"{table}.{column}",
                     f"{table} has no column {column} (its columns: {names})",
                     f"correct references= of {where}"))
+        for key in meta.foreign_keys:
+            found.extend(_foreign_key_differences(meta, key, metas, columns_of_table, dialect))
     return found
+
+
+def _foreign_key_differences(meta: ModelMeta, key: ForeignKey, metas: list[ModelMeta],
+                             columns_of_table: Callable[[str], list[TableColumn] | None],
+                             dialect: Dialect) -> list[SchemaDifference]:
+    """A composite foreign key that names nothing: not a model given with it, nor a table
+    of the database holding its columns."""
+    own = ", ".join(meta.by_attr[attr].name for attr in key.columns)
+    target = f"{key.table}({', '.join(key.table_columns)})"
+    where = f"the ForeignKey of {meta.name} over ({own})"
+    targets = [m for m in metas if _key(dialect, m.table) == _key(dialect, key.table)]
+    if targets:
+        problems = [foreign_key_problem(meta, key, t) for t in targets]
+        if all(problems):
+            return [SchemaDifference(meta.table, own, "unknown reference", target,
+                                     str(problems[-1]), f"correct {where}")]
+        return []
+    have = columns_of_table(key.table)
+    if have is None:
+        return [SchemaDifference(
+            meta.table, own, "unknown reference", target, f"no table {key.table}",
+            f"give create_all() the model of {key.table} too, create the table first, "
+            f"or correct {where}")]
+    names = {_key(dialect, c.name) for c in have}
+    missing = [c for c in key.table_columns if _key(dialect, c) not in names]
+    if missing:
+        listed = ", ".join(c.name for c in have)
+        return [SchemaDifference(
+            meta.table, own, "unknown reference", target,
+            f"{key.table} has no column {', '.join(missing)} (its columns: {listed})",
+            f"correct {where}")]
+    return []
 
 
 def check_models(run: Runner, dialect: Dialect, models: Sequence[type], *,

@@ -410,7 +410,7 @@ def escape_like(text: str) -> str:
 
 # -- values longer than the column holds ---------------------------------------------------
 #
-# No row holds a string longer than its column's max_length: PostgreSQL's and MySQL's
+# No row holds a string (or bytes) longer than its column's max_length: PostgreSQL's and MySQL's
 # varchar(n) refuse one, and insert() and update() refuse one on SQLite, which has no limit
 # of its own. A lookup by such a value (user input, often) is then a question with a known
 # answer, not a mistake: `eq` and `in` match no row, `ne` and `not_in` every row whose
@@ -421,9 +421,14 @@ def escape_like(text: str) -> str:
 
 
 def _too_long(col: ColumnMeta, value: object) -> bool:
-    """True when `value` is a string longer than any the column holds (its text checked)."""
+    """True when `value` is a string (or bytes) longer than any the column holds (its text
+    checked)."""
     limit = col.max_length
-    if limit is None or not isinstance(value, str) or len(value) <= limit or col.kind != "str":
+    if limit is None:
+        return False
+    if col.kind == "bytes" and isinstance(value, bytes | bytearray | memoryview):
+        return (value.nbytes if isinstance(value, memoryview) else len(value)) > limit
+    if not isinstance(value, str) or len(value) <= limit or col.kind != "str":
         return False
     check_text(f"{col.model_name}.{col.attr}", value)
     return True

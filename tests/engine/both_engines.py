@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -124,25 +123,18 @@ def _now(coroutine: Any) -> Any:
     raise RuntimeError("a coroutine over the blocking adapter waited")
 
 
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each database in turn (this run's schema/database on the servers)."""
-    if request.param == "postgresql":
-        return str(request.getfixturevalue("pg_url"))
-    if request.param == "mysql":
-        return str(request.getfixturevalue("mysql_url"))
-    return f"sqlite:///{tmp_path / 'contract.db'}"
-
-
 @pytest_asyncio.fixture(params=["sync", "async"])
 async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
-    """Both engines on `url`, with empty eng_items, eng_parents and eng_children tables."""
+    """Both engines on `url`, with the test module's `MODELS` (eng_items, eng_parents and
+    eng_children when it names none) dropped, created empty, and dropped after, even when
+    the test fails; a module with `CREATE_MODELS = False` gets them dropped only."""
     engine: Any = (SyncEngine(create_engine(url)) if request.param == "sync"
                    else create_async_engine(url))
-    models = (Item, Parent, Child)
+    models = tuple(getattr(request.module, "MODELS", (Item, Parent, Child)))
     try:
         await engine.drop_all(*models)
-        await engine.create_all(*models)
+        if getattr(request.module, "CREATE_MODELS", True):
+            await engine.create_all(*models)
         yield engine
     finally:
         try:

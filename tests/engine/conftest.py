@@ -12,16 +12,16 @@ import uuid as _uuid
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import Literal
 from urllib.parse import quote, urlsplit, urlunsplit
-from uuid import UUID, uuid4
+from uuid import UUID
 
 import pytest
 
-from tempest_typed import Engine, Index, Model, column, create_engine
+from tempest_typed import Engine, Model, column, create_engine
 
-Status = Literal["queued", "sending", "sent", "failed"]
+from ..models import Outbound as Outbound  # the seed's queue table, one model for every test
+from ..models import Status as Status
 
 
 class Item(Model, table="eng_items"):
@@ -66,24 +66,6 @@ class Child(Model, table="eng_children"):
     state: Literal["new", "old"] = "new"
 
 
-class Outbound(Model, table="eng_outbound_messages"):
-    """The seed's queue table."""
-
-    id: UUID = column(primary_key=True, default_factory=uuid4)
-    consumer: str
-    idempotency_key: str | None = None
-    status: Status = "queued"
-    attempts: int = 0
-    next_attempt_at: datetime
-    updated_at: datetime | None = None
-
-    __indexes__ = (
-        Index("eng_outbound_idempotency_unique", ["consumer", "idempotency_key"],
-              unique=True, where={"idempotency_key": {"is_null": False}}),
-        Index("eng_outbound_claim", ["status", "next_attempt_at"]),
-    )
-
-
 class Claim(Model, table="eng_claims"):
     """One row per (message, worker) claim: a row claimed twice shows up here twice."""
 
@@ -117,22 +99,6 @@ def mysql_url(mysql_url: str) -> Iterator[str]:
         admin.execute_sql(f"DROP DATABASE IF EXISTS `{_RUN}`")
 
 
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    """An engine on each of the three real databases in turn (this run's schema/database)."""
-    if request.param == "postgresql":
-        url = request.getfixturevalue("pg_url")
-    elif request.param == "mysql":
-        url = request.getfixturevalue("mysql_url")
-    else:
-        url = f"sqlite:///{tmp_path / 'test.db'}"
-    eng = create_engine(url)
-    try:
-        yield eng
-    finally:
-        eng.close()
-
-
 @pytest.fixture
 def fresh(engine: Engine) -> Iterator[Fresh]:
     """`fresh(*models)`: the parametrized engine, with those tables dropped and created empty."""
@@ -149,4 +115,4 @@ def fresh(engine: Engine) -> Iterator[Fresh]:
         engine.drop_all(*created)
 
 
-from .both_engines import db, url  # noqa: E402, F401  # the fixtures of both engines (after the models they use)
+from .both_engines import db  # noqa: E402, F401  # the fixture of both engines (after the models it uses)

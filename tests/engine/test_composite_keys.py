@@ -8,12 +8,9 @@ required, and check_schema() compares the key. Run on both engines (the contract
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from tempest_typed import (
     IntegrityError,
@@ -22,15 +19,11 @@ from tempest_typed import (
     SchemaError,
     ValidationError,
     column,
-    create_async_engine,
-    create_engine,
     delete,
     insert,
     join,
     select,
 )
-
-from .both_engines import SyncEngine
 
 pytestmark = pytest.mark.asyncio
 
@@ -60,30 +53,6 @@ class PostTagOneKey(Model, table="eng_ck_post_tags"):
 
 
 MODELS = (PostTag, Tag, Post)
-
-
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each database in turn (this run's schema/database on the servers)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'keys.db'}"
-    return str(request.getfixturevalue("pg_url" if request.param == "postgresql" else "mysql_url"))
-
-
-@pytest_asyncio.fixture(params=["sync", "async"])
-async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
-    """Both engines on each database, with empty link tables."""
-    engine: Any = (SyncEngine(create_engine(url)) if request.param == "sync"
-                   else create_async_engine(url))
-    try:
-        await engine.drop_all(*MODELS)
-        await engine.create_all(*MODELS)
-        yield engine
-    finally:
-        try:
-            await engine.drop_all(*MODELS)
-        finally:
-            await engine.dispose()
 
 
 async def test_a_link_table_is_created_written_read_and_dropped(db: Any) -> None:

@@ -15,15 +15,6 @@ DOC = Path(__file__).parents[2] / "docs" / "async.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 
 
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "postgresql":
-        return str(request.getfixturevalue("pg_url"))
-    if request.param == "mysql":
-        return str(request.getfixturevalue("mysql_url"))
-    return f"sqlite:///{tmp_path / 'notes.db'}"
-
-
 def test_the_fastapi_example_and_its_test_run(url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(BLOCKS) == 2, "the guide's two Python blocks: the service and its test"
     monkeypatch.setenv("DATABASE_URL", url)

@@ -64,7 +64,7 @@ def test_a_partial_unique_index_is_named_on_the_servers(fresh: Fresh) -> None:
                                                         next_attempt_at=when)))
     assert info.value.kind == "unique"
     if engine.dialect.name != "sqlite":
-        assert info.value.constraint == "eng_outbound_idempotency_unique"
+        assert info.value.constraint == "outbound_idempotency_unique"
 
 
 def test_foreign_key_not_null_and_check_violations_say_their_kind(fresh: Fresh) -> None:

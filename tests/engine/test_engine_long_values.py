@@ -115,3 +115,28 @@ def test_writing_a_value_longer_than_the_column_is_still_an_error() -> None:
         update(Code).set({"code": LONG}).where({"id": 1})
     with pytest.raises(ValidationError, match="NUL character"):
         select(Code).where({"code": "ab\x00cd"})
+
+
+class Blob(Model, table="eng_long_blobs"):
+    id: int = column(primary_key=True)
+    data: bytes = column(max_length=4)
+
+
+def test_bytes_longer_than_the_column_are_refused_on_write_and_match_nothing(
+    fresh: Fresh,
+) -> None:
+    # PostgreSQL's bytea and SQLite's BLOB have no limit of their own: without the check a
+    # max_length of 4 would store 6 bytes there and refuse them on MySQL's VARBINARY(4).
+    for build in (lambda: insert(Blob).values({"data": b"123456"}),
+                  lambda: insert(Blob).values([{"data": b"12"}, {"data": memoryview(b"12345")}]),
+                  lambda: update(Blob).set({"data": bytearray(b"12345")}).where({"id": 1})):
+        with pytest.raises(ValidationError, match=r"Blob\.data holds at most 4 bytes, got [56]"):
+            build()
+    engine = fresh(Blob)
+    engine.execute(insert(Blob).values([{"id": 1, "data": b"1234"}, {"id": 2, "data": b"12"}]))
+    found = engine.execute(select(Blob, ["id"]).where({"data": b"123456"})).scalars()
+    assert list(found) == []
+    found = engine.execute(select(Blob, ["id"]).where({"data": {"ne": b"123456"}})).scalars()
+    assert sorted(found) == [1, 2]
+    found = engine.execute(select(Blob, ["id"]).where({"data": {"in": [b"123456", b"12"]}}))
+    assert list(found.scalars()) == [2]

@@ -6,10 +6,12 @@ import pytest
 
 from tempest_typed import (
     Engine,
+    Model,
     MultipleResultsError,
     NoResultError,
     Row,
     TempestError,
+    column,
     delete,
     insert,
     select,
@@ -165,3 +167,26 @@ def test_hand_written_sql_without_parameters_may_contain_a_percent_sign(three: E
 def test_returning_that_matches_nothing_is_an_empty_list(three: Engine) -> None:
     assert three.execute(delete(Item).where({"name": "zz"}).returning()).all() == []
     assert three.execute(delete(Item).where({"name": "zz"}).returning("id")).scalars() == []
+
+
+class Guarded(Model, table="res_guarded"):
+    """A model whose class runs code on every attribute store."""
+
+    id: int = column(primary_key=True)
+    name: str
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{name} is read-only")
+
+
+def test_rows_are_made_in_the_fetched_list_and_without_the_models_own_setattr() -> None:
+    from tempest_typed.engine.result import row_builder
+
+    meta = Guarded.__tempest_meta__
+    build = row_builder(meta, {})
+    assert build is not None
+    fetched = [(1, "a"), (2, "b")]
+    rows = build(fetched)
+    assert rows is fetched  # made in place: no second list of the whole result
+    assert [(r.id, r.name) for r in rows] == [(1, "a"), (2, "b")]
+    assert [(r.id, r.name) for r in build(((3, "c"),))] == [(3, "c")]  # a tuple of rows too

@@ -8,16 +8,13 @@ driver raises reaches the caller as a TempestError.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import Enum
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from tempest_typed import (
     QueryExecutionError,
@@ -31,57 +28,12 @@ from tempest_typed import (
     update,
 )
 
+from .both_engines import SyncEngine
 from .conftest import Item, Typed
 
+MODELS = (Item, Typed)
+
 pytestmark = pytest.mark.asyncio
-
-
-class _Blocking:
-    """The blocking Engine with awaitable methods, so one test states what both engines do."""
-
-    def __init__(self, url: str) -> None:
-        self.engine = create_engine(url)
-        self.dialect = self.engine.dialect
-
-    async def execute(self, stmt: Any) -> Any:
-        return self.engine.execute(stmt)
-
-    async def execute_sql(self, text: Any, params: Any = ()) -> Any:
-        return self.engine.execute_sql(text, params)
-
-    async def create_all(self, *models: type) -> None:
-        self.engine.create_all(*models)
-
-    async def drop_all(self, *models: type) -> None:
-        self.engine.drop_all(*models)
-
-    async def dispose(self) -> None:
-        self.engine.dispose()
-
-
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each database in turn (this run's schema/database on the servers)."""
-    if request.param == "postgresql":
-        return str(request.getfixturevalue("pg_url"))
-    if request.param == "mysql":
-        return str(request.getfixturevalue("mysql_url"))
-    return f"sqlite:///{tmp_path / 'hostile.db'}"
-
-
-@pytest_asyncio.fixture(params=["sync", "async"])
-async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
-    """Both engines on `url`, with empty eng_items and eng_typed tables."""
-    engine: Any = _Blocking(url) if request.param == "sync" else create_async_engine(url)
-    try:
-        await engine.drop_all(Item, Typed)
-        await engine.create_all(Item, Typed)
-        yield engine
-    finally:
-        try:
-            await engine.drop_all(Item, Typed)
-        finally:
-            await engine.dispose()
 
 
 async def _items(db: Any, *rows: tuple[int, str, int]) -> None:
@@ -279,7 +231,7 @@ async def test_an_exception_a_driver_call_raises_is_a_tempest_error(
     async def refuse_async(*args: object) -> object:
         return refuse()
 
-    if isinstance(db, _Blocking):
+    if isinstance(db, SyncEngine):
         monkeypatch.setattr(db.engine._driver, "run", refuse)
     else:
         monkeypatch.setattr(db._io, "run", refuse_async)

@@ -12,52 +12,21 @@ Run on both engines (the contract's adapter), on the three databases.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from tempest_typed import (
     Model,
     ValidationError,
     column,
-    create_async_engine,
-    create_engine,
     insert,
     select,
     update,
 )
 
-from .both_engines import SyncEngine
-
 pytestmark = pytest.mark.asyncio
-
-
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each database in turn (this run's schema/database on the servers)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'values.db'}"
-    return str(request.getfixturevalue("pg_url" if request.param == "postgresql" else "mysql_url"))
-
-
-@pytest_asyncio.fixture(params=["sync", "async"])
-async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
-    """Both engines on each database, with this module's tables empty."""
-    engine: Any = (SyncEngine(create_engine(url)) if request.param == "sync"
-                   else create_async_engine(url))
-    try:
-        await engine.drop_all(Amounts, Doc)
-        await engine.create_all(Amounts, Doc)
-        yield engine
-    finally:
-        try:
-            await engine.drop_all(Amounts, Doc)
-        finally:
-            await engine.dispose()
 
 
 class Amounts(Model, table="eng_lv_amounts"):
@@ -95,6 +64,9 @@ async def test_an_unsized_decimal_mysql_would_round_is_refused_there(db: Any) ->
 class Doc(Model, table="eng_lv_docs"):
     id: int = column(primary_key=True)
     body: dict[str, Any]
+
+
+MODELS = (Amounts, Doc)
 
 
 #: what each database gives back for the same document (the README's table says so)

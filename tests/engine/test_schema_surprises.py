@@ -14,50 +14,20 @@ adapter), on the three databases.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from tempest_typed import (
     Index,
     Model,
     SchemaError,
     column,
-    create_async_engine,
-    create_engine,
     insert,
 )
 from tempest_typed.model import meta_of
 
-from .both_engines import SyncEngine
-
 pytestmark = pytest.mark.asyncio
-
-
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each database in turn (this run's schema/database on the servers)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'surprises.db'}"
-    return str(request.getfixturevalue("pg_url" if request.param == "postgresql" else "mysql_url"))
-
-
-@pytest_asyncio.fixture(params=["sync", "async"])
-async def db(request: pytest.FixtureRequest, url: str) -> AsyncIterator[Any]:
-    """Both engines on each database; every table of this module dropped before and after."""
-    engine: Any = (SyncEngine(create_engine(url)) if request.param == "sync"
-                   else create_async_engine(url))
-    try:
-        await engine.drop_all(*ALL)
-        yield engine
-    finally:
-        try:
-            await engine.drop_all(*ALL)
-        finally:
-            await engine.dispose()
 
 
 def per_schema(db: Any) -> bool:
@@ -363,3 +333,5 @@ async def test_a_reference_to_a_table_that_is_not_a_model(db: Any) -> None:
 
 
 ALL = (Account, Invite, Flagged, Keyed, Coded, Shadow, Comment, Article, Legacy)
+#: the `db` fixture drops these before and after each test, and creates none
+MODELS, CREATE_MODELS = ALL, False

@@ -564,8 +564,8 @@ def test_stop_during_an_outage_hands_back_the_unstarted_messages_once_the_databa
     finally:
         go.set()
         faulty.fault.restore()
-        watch.drop_table()
         engine.close()
+        watch.drop_table()
         direct.close()
 
 
