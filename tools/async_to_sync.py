@@ -7,6 +7,7 @@ line markers say what else differs:
 
     code                     # sync: other code     the blocking module has `other code`
     code                     # sync:                nothing (the line is dropped)
+    # sync: other code                               (a line only the blocking module has)
     code                     # async only           the blocking module has no such line
     # async only: begin ... # async only: end       nor these lines
 
@@ -32,6 +33,9 @@ FILES = [
     ("tempest_typed/queue/execute_aio.py", "tempest_typed/queue/execute.py"),
     ("tempest_typed/queue/aio.py", "tempest_typed/queue/queue.py"),
     ("tempest_typed/queue/loop_aio.py", "tempest_typed/queue/loop.py"),
+    ("tempest_typed/engine/drivers/driver_async.py", "tempest_typed/engine/drivers/driver.py"),
+    ("tempest_typed/engine/drivers/psycopg_async.py", "tempest_typed/engine/drivers/psycopg.py"),
+    ("tempest_typed/engine/drivers/mysql_async.py", "tempest_typed/engine/drivers/mysql.py"),
 ]
 
 #: names that become other names in the blocking module
@@ -55,12 +59,19 @@ NAMES = {
     "AsyncQueue": "Queue",
     "AsyncWork": "Work",
     "AsyncLoop": "Loop",
+    "AsyncPool": "Pool",
+    "AsyncConnection": "Connection",
+    "AsyncConnectionPool": "ConnectionPool",
+    "AsyncPsycopgDriver": "PsycopgDriver",
+    "AsyncmyDriver": "PyMySQLDriver",
+    "driver_async": "driver",
 }
 
 #: `module.name` pairs that become another `module.name`
 ATTRIBUTES = {
     ("asyncio", "sleep"): ("time", "sleep"),
     ("asyncio", "current_task"): ("threading", "get_ident"),
+    ("asyncio", "Semaphore"): ("threading", "BoundedSemaphore"),
 }
 
 _SYNC_LINE = re.compile(r"^(?P<indent>\s*)(?P<code>.*?)\s*#\s*sync:\s?(?P<sync>.*)$")
@@ -94,10 +105,10 @@ def _lines(text: str) -> str:
             if replacement:
                 out.append(marked.group("indent") + replacement + "\n")
             code = marked.group("code")
-            skipping = code.count("(") - code.count(")")
+            skipping = max(0, code.count("(") - code.count(")"))  # a closing line opens none
             continue
         out.append(line)
-    return "".join(out)
+    return "".join(out).rstrip("\n") + "\n"  # a module ending in an async-only block too
 
 
 def convert(text: str) -> str:

@@ -133,7 +133,7 @@ def _update_returning(meta: ModelMeta, statement: StatementNode | None) -> str:
 
 #: The bind kind of a value stored into a Decimal column without a size: that column is
 #: DECIMAL(65, 30), which rounds away digits past the 30th after the point with only a note,
-#: so the driver checks each such value (drivers/mysql.py). Comparisons keep the kind
+#: so the driver checks each such value (drivers/mysql_rules.py). Comparisons keep the kind
 #: "decimal": MySQL compares such a value exactly.
 STORED_DECIMAL = "decimal_stored"
 

@@ -24,7 +24,8 @@ from ..errors import ConfigurationError, TempestError, TransactionAborted, Trans
 from ..statements.base import Statement
 from . import core
 from .core import EngineCore, SessionCore, Step, Steps, log_ok, log_step, logger, paused, resume
-from .drivers.base import AsyncDriver, Listener  # sync: from .drivers.base import Driver
+from .drivers.base import Listener  # async only
+from .drivers.driver_async import AsyncDriver
 from .options import async_driver_for
 from .result import Result
 from .streams import AsyncStream

@@ -40,7 +40,7 @@ from ..statements.delete import Delete
 from ..statements.nodes import ConflictUpdate, InsertStatement, RowParams, StatementNode
 from ..statements.update import Update
 from . import schema
-from .drivers.base import Driver
+from .drivers.base import DriverRules
 from .result import Result, row_builder
 from .types import Adapter
 from .url import DatabaseURL
@@ -60,7 +60,7 @@ class _Prepared:
 
     __slots__ = ("batch", "binders", "build", "order", "passes_values", "sql")
 
-    def __init__(self, shape: CompiledShape, driver: Driver, dialect: Dialect) -> None:
+    def __init__(self, shape: CompiledShape, driver: DriverRules, dialect: Dialect) -> None:
         self.sql = shape.sql
         self.order = shape.order
         #: for a multi-row insert the driver runs faster one row per statement: the one-row
@@ -180,7 +180,7 @@ def check_sql(sql: object) -> str:
     return check_statement_text(sql)
 
 
-def sql_params(driver: Driver, params: Sequence[object]) -> tuple[object, ...] | None:
+def sql_params(driver: DriverRules, params: Sequence[object]) -> tuple[object, ...] | None:
     """execute_sql() parameters as the driver binds them; None for none.
 
     Each is a value every driver stores as it is (as sql.expr takes; a dict as JSON), or a
@@ -331,7 +331,7 @@ class SessionCore:
 
     def __init__(self, engine: EngineCore) -> None:
         self._engine = engine
-        self._driver: Driver = engine._driver
+        self._driver: DriverRules = engine._driver
         self._conn: Any = None
         self._broken = False
         self._depth = 0
@@ -783,7 +783,7 @@ class SessionCore:
 class EngineCore:
     """A database: its dialect, a pool of connections, and the prepared statement shapes."""
 
-    def __init__(self, url: DatabaseURL, driver: Driver, *, echo: bool = False) -> None:
+    def __init__(self, url: DatabaseURL, driver: DriverRules, *, echo: bool = False) -> None:
         self.url = url
         self._driver = driver
         self._prepared: dict[CompiledShape, _Prepared] = {}

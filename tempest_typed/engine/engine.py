@@ -20,7 +20,7 @@ from ..errors import ConfigurationError, TempestError, TransactionAborted, Trans
 from ..statements.base import Statement
 from . import core
 from .core import EngineCore, SessionCore, Step, Steps, log_ok, log_step, logger, paused, resume
-from .drivers.base import Driver
+from .drivers.driver import Driver
 from .options import driver_for
 from .result import Result
 from .streams import Stream

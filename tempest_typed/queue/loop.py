@@ -201,4 +201,3 @@ class Loop(LoopShell):
         end = time.monotonic() + seconds
         while (left := self._sleep_left(end)) > 0:
             time.sleep(min(left, SLICE))
-

@@ -12,7 +12,7 @@ import pytest
 
 from tempest_typed import and_, insert, not_, or_, select, sql, update
 
-from .models import Account, Everything, Outbound, Quoted
+from ..models import Account, Everything, Outbound, Quoted
 
 DIALECTS = ["postgresql", "sqlite", "mysql", "mariadb"]
 PH = {"postgresql": "%s", "sqlite": "?", "mysql": "%s", "mariadb": "%s"}

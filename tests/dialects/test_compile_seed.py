@@ -14,7 +14,7 @@ import pytest
 
 from tempest_typed import DialectError, Statement, delete, insert, select, sql, update
 
-from .models import Outbound
+from ..models import Outbound
 
 ID1 = UUID(int=1)
 ID2 = UUID(int=2)

@@ -14,7 +14,7 @@ from tempest_typed.dialects import get_dialect
 from tempest_typed.dialects.ddl import CreateIndex, CreateTable, create_statements
 from tempest_typed.model import meta_of
 
-from .models import Everything, Outbound, Quoted
+from ..models import Everything, Outbound, Quoted
 
 OUTBOUND_PG = '''CREATE TABLE IF NOT EXISTS "outbound_messages" (
     "id" uuid NOT NULL,

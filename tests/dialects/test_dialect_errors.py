@@ -11,7 +11,7 @@ import pytest
 from tempest_typed import DialectError, delete, insert, select, update
 from tempest_typed.dialects import get_dialect
 
-from .models import Account, Everything, Outbound
+from ..models import Account, Everything, Outbound
 
 
 def test_unknown_dialect() -> None:

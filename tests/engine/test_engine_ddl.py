@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pymysql
 
-from tempest_typed.engine.drivers.mysql import PyMySQLDriver
+from tempest_typed.engine.drivers.mysql_rules import MySQLRules
 
 
 def test_an_existing_index_is_what_create_all_asked_for() -> None:
-    driver = object.__new__(PyMySQLDriver)  # the answer needs no connection
+    driver = object.__new__(MySQLRules)  # the answer needs no connection
     assert driver.ddl_already_done(pymysql.err.OperationalError(1061, "Duplicate key name 'x'"))
     assert not driver.ddl_already_done(pymysql.err.OperationalError(1050, "Table exists"))
     assert not driver.ddl_already_done(pymysql.err.ProgrammingError())

@@ -26,7 +26,7 @@ from tempest_typed import (
     select,
     update,
 )
-from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+from tempest_typed.engine.drivers.psycopg_rules import PsycopgRules
 
 
 class FaultRow(Model, table=f"eng_fault_rows_{os.getpid()}"):
@@ -94,7 +94,7 @@ def test_a_serialization_failure_keeps_the_pooled_connection(
     (psycopg.OperationalError("server closed the connection unexpectedly"), True),
 ])
 def test_only_a_lost_connection_is_a_disconnect(exc: Exception, lost: bool) -> None:
-    assert PsycopgDriver.is_disconnect(object.__new__(PsycopgDriver), exc) is lost
+    assert PsycopgRules.is_disconnect(object.__new__(PsycopgRules), exc) is lost
 
 
 # -- the retry helper --------------------------------------------------------------------------

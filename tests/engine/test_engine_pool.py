@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tempest_typed import Engine, QueryExecutionError, create_engine
-from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+from tempest_typed.engine.drivers.psycopg_rules import PsycopgRules
 
 
 def _kill_pooled_connection(url: str) -> Engine:
@@ -22,7 +22,7 @@ def _kill_pooled_connection(url: str) -> Engine:
 def test_an_idle_connection_killed_by_the_server_is_replaced_before_use(
     pg_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)  # as if idle for long
+    monkeypatch.setattr(PsycopgRules, "_PING_AFTER_IDLE", 0.0)  # as if idle for long
     engine = _kill_pooled_connection(pg_url)
     try:
         assert engine.execute_sql("SELECT 1").scalar() == 1

@@ -84,7 +84,7 @@ def test_postgresql_engine_uses_a_psycopg_pool(pg_url: str) -> None:
 
     with create_engine(pg_url, pool_size=2) as engine:
         assert engine.dialect.name == "postgresql"
-        assert isinstance(engine._driver._pool, ConnectionPool)  # type: ignore[attr-defined]
+        assert isinstance(engine._io._pool, ConnectionPool)  # type: ignore[attr-defined]
         assert engine.execute_sql("SELECT 1").scalar() == 1
 
 

@@ -232,7 +232,7 @@ async def test_an_exception_a_driver_call_raises_is_a_tempest_error(
         return refuse()
 
     if isinstance(db, SyncEngine):
-        monkeypatch.setattr(db.engine._driver, "run", refuse)
+        monkeypatch.setattr(db.engine._io, "run", refuse)
     else:
         monkeypatch.setattr(db._io, "run", refuse_async)
     with pytest.raises(QueryExecutionError, match="OverflowError") as caught:

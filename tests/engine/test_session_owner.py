@@ -65,7 +65,7 @@ def test_another_thread_cannot_use_a_session_inside_its_transaction(fresh: Fresh
 
 def test_another_thread_cannot_use_a_session_while_a_statement_runs(fresh: Fresh) -> None:
     engine = fresh(Item)
-    driver: Any = engine._driver
+    driver: Any = engine._io
     running, release = threading.Event(), threading.Event()
     run = driver.run
 

@@ -626,9 +626,9 @@ async def test_a_pool_whose_idle_connections_were_terminated_hands_out_a_new_one
 ) -> None:
     """As the blocking engine's (test_faults.py): the pool's check backed off 1 s, 2 s ...
     between dead connections; the worker missed its heartbeats meanwhile."""
-    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+    from tempest_typed.engine.drivers.psycopg_rules import PsycopgRules
 
-    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)  # ping every connection
+    monkeypatch.setattr(PsycopgRules, "_PING_AFTER_IDLE", 0.0)  # ping every connection
     app = f"tq_apool_{os.getpid()}"
     engine = create_async_engine(f"{pg_url}?application_name={app}", pool_size=4,
                                  pool_timeout=2)
@@ -700,10 +700,10 @@ async def test_run_under_repeated_terminations_never_raises_nor_runs_a_message_t
     """After repeated terminations the async worker waited 6 s in the pool's check, missed
     heartbeats (five messages ran twice at once, 18 handlers outside their lease), and then
     run() raised "no connection free"."""
-    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+    from tempest_typed.engine.drivers.psycopg_rules import PsycopgRules
 
     # every connection taken from the pool is pinged, as one idle for a while would be
-    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)
+    monkeypatch.setattr(PsycopgRules, "_PING_AFTER_IDLE", 0.0)
     app = f"tq_aterms_{os.getpid()}"
     engine = create_async_engine(f"{pg_url}?application_name={app}", pool_size=4,
                                  pool_timeout=3)

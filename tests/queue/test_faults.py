@@ -625,9 +625,9 @@ def test_a_pool_whose_idle_connections_were_terminated_hands_out_a_new_one_at_on
 ) -> None:
     """psycopg_pool's check backed off 1 s, 2 s ... between the dead connections it found:
     with four of them, longer than pool_timeout, and the engine said "no connection free"."""
-    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+    from tempest_typed.engine.drivers.psycopg_rules import PsycopgRules
 
-    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)  # ping every connection
+    monkeypatch.setattr(PsycopgRules, "_PING_AFTER_IDLE", 0.0)  # ping every connection
     app = f"tq_pool_{os.getpid()}"
     engine = create_engine(f"{pg_url}?application_name={app}", pool_size=4, pool_timeout=2)
     killer = create_engine(pg_url, pool_size=1)
@@ -693,10 +693,10 @@ def test_run_under_repeated_terminations_never_raises_nor_runs_a_message_twice_a
     """Terminated backends made the worker wait in the pool's check, miss heartbeats (five
     messages ran twice at once, 18 handlers outside their lease), and then run() raised
     "no connection free"."""
-    from tempest_typed.engine.drivers.psycopg import PsycopgDriver
+    from tempest_typed.engine.drivers.psycopg_rules import PsycopgRules
 
     # every connection taken from the pool is pinged, as one idle for a while would be
-    monkeypatch.setattr(PsycopgDriver, "_PING_AFTER_IDLE", 0.0)
+    monkeypatch.setattr(PsycopgRules, "_PING_AFTER_IDLE", 0.0)
     app = f"tq_terms_{os.getpid()}"
     model = message_model(table_name("terms"))
     engine = create_engine(f"{pg_url}?application_name={app}", pool_size=4, pool_timeout=3)

@@ -17,7 +17,7 @@ import pytest
 
 from tempest_typed import ValidationError, delete, insert, select, sql, update
 
-from .models import Everything
+from ..models import Everything
 
 
 def params(stmt: Any, dialect: str = "postgresql") -> tuple[object, ...]:

@@ -9,7 +9,7 @@ import pytest
 
 from tempest_typed import delete, insert, select, sql, update
 
-from .models import Account, Outbound
+from ..models import Account, Outbound
 
 
 def snapshot(stmt: Any) -> tuple[str, tuple[object, ...]]:

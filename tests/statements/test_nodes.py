@@ -9,7 +9,7 @@ from tempest_typed import select, sql, update
 from tempest_typed.statements.nodes import InSubquery, Lock, SelectQuery, UpdateStatement
 from tempest_typed.statements.where import Subquery
 
-from .models import Account, Outbound
+from ..models import Account, Outbound
 
 
 def _claim_subquery() -> Subquery[Any, Any]:

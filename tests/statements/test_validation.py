@@ -12,7 +12,7 @@ import pytest
 
 from tempest_typed import ValidationError, and_, delete, insert, not_, or_, select, sql, update
 
-from .models import Account, Everything, Keyed, Outbound, Snake
+from ..models import Account, Everything, Keyed, Outbound, Snake
 
 NOW = datetime(2024, 1, 1, tzinfo=UTC)
 

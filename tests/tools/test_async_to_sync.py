@@ -93,3 +93,39 @@ class Loop:
     _kind = "worker"
 '''
 
+
+def test_a_comment_line_marked_sync_is_blocking_code_and_a_closing_line_skips_nothing() -> None:
+    source = '''async def take(slots: asyncio.Semaphore, timeout: float) -> bool:
+    # async only: begin
+    await asyncio.wait_for(slots.acquire(), timeout)
+    return True
+    # async only: end
+    # sync: return slots.acquire(timeout=timeout)
+
+
+def make() -> Rules:
+    return Rules(url,
+                 errors=asyncmy.errors)  # sync: errors=pymysql.err)
+    after = AsyncConnectionPool(AsyncConnection)
+'''
+    assert tool.convert(source) == '''def take(slots: threading.BoundedSemaphore, timeout: float) -> bool:
+    return slots.acquire(timeout=timeout)
+
+
+def make() -> Rules:
+    return Rules(url,
+                 errors=pymysql.err)
+    after = ConnectionPool(Connection)
+'''
+
+
+def test_every_generated_module_says_so_and_names_its_source() -> None:
+    for source, target in tool.FILES:
+        text = (ROOT / target).read_text()
+        assert text.startswith(tool.header(source)), target
+        assert "do not edit" in text.splitlines()[0]
+
+
+def test_a_module_ending_in_an_async_only_block_ends_with_one_newline() -> None:
+    source = "x = 1\n\n\n# async only: begin\nclass Listener:\n    pass\n# async only: end\n"
+    assert tool.convert(source) == "x = 1\n"

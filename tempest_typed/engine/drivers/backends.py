@@ -18,8 +18,9 @@ _TRANSACTIONS = ("connections run in autocommit mode and engine.transaction() op
 
 @dataclasses.dataclass(frozen=True)
 class Backend:
-    """One database family: its URLs, its options, and its drivers (named in its module of
-    tempest_typed.engine.drivers; importing the module imports the driver library)."""
+    """One database family: its URLs, its options, and its drivers, named in its modules of
+    tempest_typed.engine.drivers (importing one imports the driver library): each name as
+    `name` (in `module`) or `module:name`."""
 
     name: str
     #: how the error messages name it
@@ -35,7 +36,7 @@ class Backend:
     module: str
     #: the blocking driver class
     blocking: str
-    #: the asyncio driver class (or factory), as `name` or `module:name`
+    #: the asyncio driver class (or factory)
     asyncio: str
     #: the function naming what the driver's connect() takes (the URL options), if any
     url_option_names: str | None
@@ -51,7 +52,8 @@ BACKENDS: Mapping[str, Backend] = {backend.name: backend for backend in (
             ("postgresql", "postgres", "postgresql+psycopg"), ("connect_timeout",),
             {"autocommit": _TRANSACTIONS},
             "libpq's connection parameters (sslmode, application_name, options, ...)",
-            "psycopg", "PsycopgDriver", "AsyncPsycopgDriver", "url_option_names"),
+            "psycopg", "PsycopgDriver", "psycopg_async:AsyncPsycopgDriver",
+            "psycopg_rules:url_option_names"),
     Backend("sqlite", "SQLite (sqlite:///path)", ("sqlite",),
             ("busy_timeout", "journal_mode", "synchronous"),
             {"timeout": "use busy_timeout= (seconds)", "isolation_level": _TRANSACTIONS,
@@ -61,7 +63,8 @@ BACKENDS: Mapping[str, Backend] = {backend.name: backend for backend in (
     Backend("mysql", "MySQL/MariaDB (mysql://, mariadb://)",
             ("mysql", "mariadb", "mysql+pymysql"), (), {"autocommit": _TRANSACTIONS},
             "pymysql.connect()'s parameters (charset, ssl_ca, read_timeout, ...)",
-            "mysql", "PyMySQLDriver", "asyncmy:AsyncmyDriver", "url_option_names",
+            "mysql", "PyMySQLDriver", "mysql_async:AsyncmyDriver",
+            "mysql_rules:url_option_names",
             needs_database=True),
 )}
 #: the backend a URL scheme names

@@ -1,18 +1,21 @@
-"""The driver interface: the only code that talks to a database library.
+"""What a driver decides without waiting: the rules both engines share.
 
-A driver opens and pools connections, runs SQL with parameters, begins and ends
-transactions and savepoints, adapts values by column kind, and translates the library's
-exceptions into tempest_typed's, keeping the original as `__cause__`.
+A driver is two parts. Its rules (DriverRules here, one subclass per database) adapt values by
+column kind, translate the library's exceptions into tempest_typed's (keeping the original as
+`__cause__`), say what the database can do (`stream_coexists`, `batches_rows`, ...) and spell
+the SQL of its transaction control; they never touch a connection. Its connections (opening,
+pooling, running SQL, streaming, closing) are driver_async.py's AsyncDriver, written once for
+asyncio, and driver.py's Driver, the blocking copy generated from it by
+tools/async_to_sync.py. The engine reads the rules (`engine._driver`) and waits on the
+connections (`engine._io`), so both engines read values, name errors and spell statements alike.
+
+Listener, the interface of a LISTEN connection, is here too: only the asyncio engine has one,
+so it has no blocking copy to be generated.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import queue
-import threading
-from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ...dialects import Dialect
@@ -20,8 +23,8 @@ from ...errors import ConfigurationError, DialectError, QueryExecutionError, Val
 from ...values import untyped_value
 from ..types import Adapter, Adapters
 
-__all__ = ["MISSING_COLUMN_HINT", "MISSING_TABLE_HINT", "AsyncDriver", "AsyncPool", "Driver", "SimplePool",
-           "ThreadedDriver", "hinted"]
+__all__ = ["MISSING_COLUMN_HINT", "MISSING_TABLE_HINT", "DriverRules", "Listener", "hinted",
+           "isolation_sql", "no_listen", "pool_exhausted"]
 
 #: how adapt_any() names the value in its messages when the caller says nothing closer
 UNTYPED = "a value bound without a column type"
@@ -45,8 +48,8 @@ def isolation_sql(level: str) -> str:
     return found
 
 
-class Driver:
-    """One database library behind one engine."""
+class DriverRules:
+    """What one database library decides without a connection: values, errors, capabilities."""
 
     dialect: Dialect
     #: adapters from a Python value to the driver's, by column kind
@@ -87,80 +90,9 @@ class Driver:
             return self.adapt_any
         return self.bind.get(kind)
 
-    @property
-    def rules(self) -> Driver:
-        """What reads values, names errors and spells statements: this driver itself."""
-        return self
-
-    def call(self, name: str, conn: Any, *args: Any) -> Any:
-        """Run the driver call `name` (run, begin, fetch, ...) on `conn`."""
-        return getattr(self, name)(conn, *args)
-
-    def listen(self, channel: str) -> Listener:
-        """LISTEN on `channel` (PostgreSQL, the asyncio engine only)."""
-        raise DialectError("LISTEN/NOTIFY is the asyncio engine's: AsyncEngine.listen()")
-
-    def connect_dialect(self) -> Dialect:
-        """The dialect, once known (MySQL and MariaDB are told apart on connecting)."""
-        return self.dialect
-
-    def acquire(self) -> Any:
-        """A connection from the pool."""
-        raise NotImplementedError
-
-    def release(self, conn: Any, *, broken: bool = False) -> None:
-        """Give a connection back; a broken one is closed instead."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        """Close every pooled connection."""
-        raise NotImplementedError
-
-    def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
-        """Execute one statement: (rows or None when it returns none, rows affected)."""
-        raise NotImplementedError
-
     def batches_rows(self, n_rows: int, returning: bool) -> bool:
         """True when run_many() of a one-row insert beats one multi-row VALUES statement."""
         return False
-
-    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
-                 returning: bool) -> tuple[list[Any] | None, int]:
-        """Execute one statement per parameter set: (the rows all returned, rows affected)."""
-        rows: list[Any] = []
-        total = 0
-        for p in params:
-            fetched, count = self.run(conn, sql, p)
-            rows.extend(fetched or ())
-            total += max(count, 0)
-        return (rows if returning else None), total
-
-    def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
-        """Start a transaction with the given isolation and access mode."""
-        raise NotImplementedError
-
-    def commit(self, conn: Any) -> None:
-        """Commit the open transaction."""
-        self.run(conn, "COMMIT", None)
-
-    def rollback(self, conn: Any) -> None:
-        """Roll the open transaction back."""
-        self.run(conn, "ROLLBACK", None)
-
-    def end_transaction(self, conn: Any) -> None:
-        """Undo what begin() set on the connection beyond the transaction itself."""
-
-    def savepoint(self, conn: Any, name: str) -> None:
-        """Set a savepoint."""
-        self.run(conn, f"SAVEPOINT {name}", None)
-
-    def release_savepoint(self, conn: Any, name: str) -> None:
-        """Release a savepoint."""
-        self.run(conn, f"RELEASE SAVEPOINT {name}", None)
-
-    def rollback_to(self, conn: Any, name: str) -> None:
-        """Roll back to a savepoint."""
-        self.run(conn, f"ROLLBACK TO SAVEPOINT {name}", None)
 
     #: True when a cursor left open on the server lives only inside a transaction
     #: (PostgreSQL's named cursors): stream() outside one opens one for the stream's length
@@ -168,20 +100,6 @@ class Driver:
     #: True when another statement can run on the connection while a stream's cursor is
     #: open there, inside a transaction (not MySQL's unbuffered reads)
     stream_coexists: ClassVar[bool] = True
-
-    def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None, size: int) -> Any:
-        """Execute a select on a cursor that fetches as asked (stream()): the cursor."""
-        cur = conn.execute(sql, params or ())
-        cur.arraysize = size
-        return cur
-
-    def fetch(self, conn: Any, cursor: Any, size: int) -> list[Any]:
-        """The next `size` rows of an open_stream() cursor; empty at the end."""
-        return list(cursor.fetchmany(size))
-
-    def close_stream(self, conn: Any, cursor: Any) -> None:
-        """Close an open_stream() cursor, leaving the connection ready for the next statement."""
-        cursor.close()
 
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         """The tempest_typed error for a driver exception."""
@@ -217,62 +135,6 @@ def hinted(message: str, hint: str | None) -> str:
     return message if hint is None else f"{message}\n  {hint}"
 
 
-class SimplePool:
-    """A small thread-safe pool for drivers whose library has none (sqlite3, PyMySQL)."""
-
-    def __init__(self, connect: Callable[[], Any], close: Callable[[Any], None], size: int,
-                 timeout: float, what: str) -> None:
-        self._connect = connect
-        self._close = close
-        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
-        self._slots = threading.BoundedSemaphore(size)
-        self._timeout = timeout
-        self._what = what
-        self._closed = False
-        self.size = size
-
-    def acquire(self) -> Any:
-        """A connection from the pool."""
-        if self._closed:
-            raise ConfigurationError(f"{self._what}: the engine is closed")
-        if not self._slots.acquire(timeout=self._timeout):
-            raise pool_exhausted(self._what, self._timeout, self.size)
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            try:
-                return self._connect()
-            except BaseException:
-                self._slots.release()
-                raise
-
-    def release(self, conn: Any, broken: bool = False) -> None:
-        """Give a connection back; a broken one is closed instead."""
-        _give_back(conn, broken or self._closed, self._close, self._idle.put)
-        self._slots.release()
-
-    def close(self) -> None:
-        """Close every pooled connection."""
-        self._closed = True
-        while True:
-            try:
-                conn = self._idle.get_nowait()
-            except queue.Empty:
-                return
-            with contextlib.suppress(Exception):
-                self._close(conn)
-
-
-def _give_back(conn: Any, discard: bool, close: Callable[[Any], Any],
-               keep: Callable[[Any], None]) -> None:
-    """Keep a returned connection for the next acquire, or close it (broken, or pool closed)."""
-    if discard:
-        with contextlib.suppress(Exception):  # closing a broken connection may fail too
-            close(conn)
-    else:
-        keep(conn)
-
-
 def pool_exhausted(what: str, timeout: float, size: int) -> ConfigurationError:
     """The error of a pool that had no connection free in time."""
     return ConfigurationError(
@@ -293,190 +155,6 @@ class Listener:
         raise NotImplementedError
 
 
-class AsyncDriver:
-    """The asyncio side of a driver: only the calls that wait.
-
-    Everything that does not wait (adapters, error translation, the dialect, the SQL of
-    BEGIN) is `rules`'s, the blocking driver of the same database, so both engines read
-    values, name errors and spell statements alike.
-    """
-
-    rules: Driver
-
-    async def acquire(self) -> Any:
-        """A connection from the pool."""
-        raise NotImplementedError
-
-    async def release(self, conn: Any, *, broken: bool = False) -> None:
-        """Give a connection back; a broken one is closed instead."""
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        """Close every pooled connection."""
-        raise NotImplementedError
-
-    async def listen(self, channel: str) -> Listener:
-        """A Listener on `channel` over a connection outside the pool (PostgreSQL only)."""
-        raise DialectError(
-            f"{self.rules.dialect.name} has no LISTEN/NOTIFY: poll instead"
-        )
-
-    async def call(self, name: str, conn: Any, *args: Any) -> Any:
-        """Run the driver call `name` (run, begin, fetch, ...: Driver's names) on `conn`."""
-        method: Callable[..., Awaitable[Any]] = getattr(self, name)
-        return await method(conn, *args)
-
-    async def run(self, conn: Any, sql: str,
-                  params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
-        """Execute one statement: (rows or None when it returns none, rows affected)."""
-        raise NotImplementedError
-
-    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
-                       returning: bool) -> tuple[list[Any] | None, int]:
-        """Execute one statement per parameter set: (the rows all returned, rows affected)."""
-        raise NotImplementedError
-
-    async def begin(self, conn: Any, isolation: str | None, read_only: bool,
-                    write: bool) -> None:
-        """Start a transaction with the given isolation and access mode."""
-        raise NotImplementedError
-
-    async def commit(self, conn: Any) -> None:
-        """Commit the open transaction."""
-        await self.run(conn, "COMMIT", None)
-
-    async def rollback(self, conn: Any) -> None:
-        """Roll the open transaction back."""
-        await self.run(conn, "ROLLBACK", None)
-
-    async def end_transaction(self, conn: Any) -> None:
-        """Undo what begin() set on the connection beyond the transaction itself."""
-
-    async def savepoint(self, conn: Any, name: str) -> None:
-        """Set a savepoint."""
-        await self.run(conn, f"SAVEPOINT {name}", None)
-
-    async def release_savepoint(self, conn: Any, name: str) -> None:
-        """Release a savepoint."""
-        await self.run(conn, f"RELEASE SAVEPOINT {name}", None)
-
-    async def rollback_to(self, conn: Any, name: str) -> None:
-        """Roll back to a savepoint."""
-        await self.run(conn, f"ROLLBACK TO SAVEPOINT {name}", None)
-
-    async def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None,
-                          size: int) -> Any:
-        """Execute a select on a cursor that fetches as asked (stream()): the cursor."""
-        raise NotImplementedError
-
-    async def fetch(self, conn: Any, cursor: Any, size: int) -> list[Any]:
-        """The next `size` rows of an open_stream() cursor; empty at the end."""
-        return list(await cursor.fetchmany(size))
-
-    async def close_stream(self, conn: Any, cursor: Any) -> None:
-        """Close an open_stream() cursor, leaving the connection ready for the next statement."""
-        await cursor.close()
-
-
-class AsyncPool:
-    """A small asyncio pool for drivers whose library has none we use (asyncmy)."""
-
-    def __init__(self, connect: Callable[[], Awaitable[Any]], close: Callable[[Any], Any],
-                 size: int, timeout: float, what: str) -> None:
-        self._connect = connect
-        self._close = close
-        self._idle: list[Any] = []
-        self._slots = asyncio.Semaphore(size)
-        self._timeout = timeout
-        self._what = what
-        self._closed = False
-        self.size = size
-
-    async def acquire(self) -> Any:
-        """A connection from the pool."""
-        if self._closed:
-            raise ConfigurationError(f"{self._what}: the engine is closed")
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self._timeout)
-        except TimeoutError:
-            raise pool_exhausted(self._what, self._timeout, self.size) from None
-        if self._idle:
-            return self._idle.pop()
-        try:
-            return await self._connect()
-        except BaseException:
-            self._slots.release()
-            raise
-
-    async def release(self, conn: Any, broken: bool = False) -> None:
-        """Give a connection back; a broken one is closed instead."""
-        _give_back(conn, broken or self._closed, self._close, self._idle.append)
-        self._slots.release()
-
-    async def close(self) -> None:
-        """Close every pooled connection."""
-        self._closed = True
-        while self._idle:
-            with contextlib.suppress(Exception):
-                self._close(self._idle.pop())
-
-
-class ThreadedDriver(AsyncDriver):
-    """A blocking driver run on worker threads, one per pooled connection.
-
-    For SQLite: a local file has no socket to await, so the stdlib driver on a thread is all
-    an asyncio driver could be (aiosqlite is the same: sqlite3 on a thread of its own per
-    connection), and the blocking driver's own code (its pool, PRAGMAs, busy timeout, error
-    translation) serves both engines unchanged, with no dependency added.
-    """
-
-    def __init__(self, rules: Driver, size: int, timeout: float, what: str) -> None:
-        self.rules = rules
-        self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="tempest")
-        # Waiting for a free connection happens here, on the event loop: a thread blocked in
-        # the blocking pool would hold a worker that a connection's holder needs.
-        self._slots = asyncio.Semaphore(size)
-        self._timeout = timeout
-        self._what = what
-        self._size = size
-
-    async def _thread(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
-
-    async def acquire(self) -> Any:
-        """A connection from the blocking driver's pool, opened on a worker thread."""
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self._timeout)
-        except TimeoutError:
-            raise pool_exhausted(self._what, self._timeout, self._size) from None
-        try:
-            return await self._thread(self.rules.acquire)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    async def release(self, conn: Any, *, broken: bool = False) -> None:
-        """Give a connection back (on a worker thread: it may roll back)."""
-        try:
-            await self._thread(lambda: self.rules.release(conn, broken=broken))
-        finally:
-            self._slots.release()
-
-    async def close(self) -> None:
-        """Close every pooled connection and stop the worker threads."""
-        await self._thread(self.rules.close)
-        self._executor.shutdown(wait=False)
-
-    async def call(self, name: str, conn: Any, *args: Any) -> Any:
-        """Run the blocking driver's call `name` on a worker thread."""
-        return await self._thread(getattr(self.rules, name), conn, *args)
-
-    async def run(self, conn: Any, sql: str,
-                  params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
-        """Execute one statement on a worker thread."""
-        return await self._thread(self.rules.run, conn, sql, params)  # type: ignore[no-any-return]  # the blocking driver's (rows, count)
-
-    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
-                       returning: bool) -> tuple[list[Any] | None, int]:
-        """Execute one statement per parameter set on a worker thread."""
-        return await self._thread(self.rules.run_many, conn, sql, params, returning)  # type: ignore[no-any-return]  # the blocking driver's (rows, count)
+def no_listen(rules: DriverRules) -> DialectError:
+    """The error of listen() on a database without LISTEN/NOTIFY."""
+    return DialectError(f"{rules.dialect.name} has no LISTEN/NOTIFY: poll instead")

@@ -1,45 +1,32 @@
-"""MySQL 8 and MariaDB through PyMySQL. The only file importing pymysql.
+# Generated from tempest_typed/engine/drivers/mysql_async.py by tools/async_to_sync.py: do not edit.
+# Change the asyncio source and run `python tools/async_to_sync.py`.
+"""MySQL 8 and MariaDB on asyncio through asyncmy: the connections, written once.
 
-PyMySQL is pure Python, maintained, and installs everywhere without a C toolchain or client
-library; it speaks to MySQL and MariaDB alike. Connections are set to UTC, READ COMMITTED
-(as PostgreSQL's default, and what lets SKIP LOCKED claimers avoid gap locks), and report
-matched rather than changed rows, so `rows_affected()` means the same on every dialect.
+asyncmy is a Cython port of PyMySQL, with the same connection, cursor and error API, so this
+asyncio module (AsyncmyDriver) is the source of mysql.py (PyMySQLDriver), which
+tools/async_to_sync.py writes from it: a few marked lines give the blocking spelling of the
+calls that differ (the library imported, how a connection is made, the unbuffered cursor
+class). What does not wait (options, value adapters, error translation, which server answered)
+is mysql_rules.py's MySQLRules, which both share. Against aiomysql (PyMySQL's own code on
+asyncio) asyncmy fetched a 20,000-row result 7x faster with the same round-trip time
+(bench/bench_mysql_async.py; BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from typing_extensions import override
 
-from ...dialects import Dialect, get_dialect
-from ...dialects.mysql import STORED_DECIMAL
-from ...errors import (
-    ConfigurationError,
-    IntegrityError,
-    LockNotAvailable,
-    QueryExecutionError,
-    TempestError,
-    TransactionConflict,
-)
-from .. import types as t
-from ..types import Adapters
+from ...errors import ConfigurationError
 from ..url import DatabaseURL
-from .base import (
-    MISSING_COLUMN_HINT,
-    MISSING_TABLE_HINT,
-    Driver,
-    SimplePool,
-    hinted,
-    isolation_sql,
-)
+from .driver import Driver, Pool
+from .mysql_rules import SETUP, MySQLRules, begin_statements, log_warnings, logger
 
 try:
     import pymysql
-    import pymysql.constants.CLIENT
     import pymysql.cursors
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
@@ -48,155 +35,44 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 __all__ = ["PyMySQLDriver"]
 
-_INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 1048: "not_null",
-                    3819: "check", 4025: "check"}
-_LOCK_ERRORS = {3572, 1205}  # NOWAIT on MySQL 8; lock wait (NOWAIT) on MariaDB
-_CONFLICT_ERRORS = {1213, 1020}  # deadlock; MariaDB's "record has changed since last read"
-_DISCONNECT_ERRORS = {2006, 2013, 2014, 2045, 2055, 4031, 1927}
-_HINTS = {1146: MISSING_TABLE_HINT, 1054: MISSING_COLUMN_HINT}  # no such table; unknown column
-_KEY_NAME = re.compile(r"for key '([^']+)'")
-# 1451/1452 (foreign key) and 3819/4025 (check) name the constraint as CONSTRAINT `name`.
-_CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
 
-
-#: what every new connection runs after its init_command
-SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
-
-#: The engine's logger. A statement's warnings (INSERT IGNORE skipping a duplicate: "Duplicate
-#: entry ...") are logged here at DEBUG, read with SHOW WARNINGS only when DEBUG is on; the
-#: drivers print nothing of their own. PyMySQL only counts them; asyncmy would read each back
-#: with an extra SHOW WARNINGS and log it to its own logger, which Python's last-resort
-#: handler prints to stderr.
-logger = logging.getLogger("tempest_typed.sql")
-SHOW_WARNINGS = "SHOW WARNINGS"
-
-
-def log_warnings(sql: str, warnings: Sequence[Sequence[Any]] | None) -> None:
-    """Log the rows of SHOW WARNINGS (level, code, message) that `sql` left, at DEBUG."""
-    for level, code, message in warnings or ():
-        logger.debug("MySQL %s %s: %s (after: %s)", str(level).lower(), code, message, sql)
-
-
-def begin_statements(isolation: str | None, read_only: bool) -> list[str]:
-    """The statements that start a transaction with this isolation and access mode."""
-    first = ["SET TRANSACTION ISOLATION LEVEL " + isolation_sql(isolation)] if isolation else []
-    return [*first, "START TRANSACTION READ ONLY" if read_only else "START TRANSACTION"]
-
-
-def url_option_names() -> frozenset[str]:
-    """The keyword arguments pymysql.connect() takes (the query options of a mysql:// URL)."""
-    import inspect
-
-    params = inspect.signature(pymysql.connections.Connection.__init__).parameters
-    return frozenset(name for name in params if name != "self")
-
-
-def _auto(value: Any) -> Any:
-    import datetime as _dt
-    import uuid
-
-    if isinstance(value, _dt.datetime) and value.tzinfo is not None:
-        return t.datetime_to_naive_utc(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, dict | list):
-        return t.json_dumps(value)
-    return value
+def _close(conn: Any) -> None:
+    conn.close()
 
 
 class PyMySQLDriver(Driver):
     """PyMySQL connections in autocommit mode, pooled; MariaDB or MySQL told apart on connect."""
 
-    bind: ClassVar[Adapters] = {"uuid": t.uuid_to_str, "datetime": t.datetime_to_naive_utc, "json": t.json_dumps,
-                                STORED_DECIMAL: t.unsized_mysql_decimal}
-    result: ClassVar[Adapters] = {
-        "uuid": t.str_to_uuid, "datetime": t.naive_utc_to_datetime, "json": t.json_loads,
-        "bool": t.to_bool, "decimal": t.to_decimal, "float": t.to_float, "bytes": t.to_bytes,
-    }
-
-    #: the library's exception classes, read by translate() and is_disconnect(): the async
-    #: driver (asyncmy, a port of PyMySQL) has the same errors with the same codes
-    _error: ClassVar[type[Exception]] = pymysql.Error
-    _integrity_error: ClassVar[type[Exception]] = pymysql.err.IntegrityError
-    _interface_error: ClassVar[type[Exception]] = pymysql.err.InterfaceError
+    rules: MySQLRules
 
     def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
                  connect_args: dict[str, Any] | None = None) -> None:
-        self._pool_size, self._pool_timeout, self._what = pool_size, pool_timeout, str(url)
-        kwargs: dict[str, Any] = {
-            "host": url.host or "127.0.0.1", "user": url.user or "root",
-            "password": url.password or "", "database": url.database, "charset": "utf8mb4",
-            "autocommit": True, "client_flag": pymysql.constants.CLIENT.FOUND_ROWS,
-            # NO_AUTO_VALUE_ON_ZERO: an explicit 0 in an identity column is stored as 0, as
-            # on PostgreSQL and SQLite, instead of asking for the next generated value.
-            # sql_notes = 0: IF [NOT] EXISTS raises no note, which counts as a warning ("Unknown
-            # table ..." on every drop_all, logged at DEBUG: see log_warnings).
-            "init_command": "SET time_zone = '+00:00', "
-                            "sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO'), "
-                            "sql_notes = 0",
-        }
-        if url.port:
-            kwargs["port"] = url.port
-        kwargs.update(url.options)
-        kwargs.update(connect_args or {})
-        flags = kwargs.get("client_flag")
-        if isinstance(flags, int):
-            # One statement per execute, whatever the options ask: with MULTI_STATEMENTS,
-            # "...; DROP TABLE t" in a text would run as a second statement.
-            kwargs["client_flag"] = flags & ~pymysql.constants.CLIENT.MULTI_STATEMENTS
-        self._kwargs = kwargs
-        self._dialect: Dialect | None = None
-        if url.scheme == "mariadb":
-            self._dialect = get_dialect("mariadb")
-        self._pool = SimplePool(self._open, lambda c: c.close(), pool_size, pool_timeout,
-                                str(url))
+        rules = self.rules = MySQLRules(url, pool_size=pool_size, pool_timeout=pool_timeout,
+                                        connect_args=connect_args,
+                                        errors=pymysql.err)
+        self._pool = Pool(self._open, _close, pool_size, pool_timeout, rules._what)
+        # The blocking engine may ask for the dialect before its first statement: its rules
+        # connect once to learn the server then. The asyncio rules cannot wait there.
+        rules.connect_first = self._connect_once
+
+    def _connect_once(self) -> None:
+        """Connect once, to learn which server this is (MySQL or MariaDB)."""
+        self._pool.release(self._pool.acquire())
 
     def _open(self) -> Any:
+        rules = self.rules
         try:
-            conn = pymysql.connect(**self._kwargs)
-        except (pymysql.Error, TypeError, ValueError) as exc:  # TypeError, ValueError: a URL
-            raise self._connect_failed(exc) from exc           # option of the wrong type
+            conn: Any = pymysql.connect(**rules._kwargs)
+        except (rules._error, TypeError, ValueError) as exc:  # TypeError, ValueError: a URL
+            raise rules._connect_failed(exc) from exc          # option of the wrong type
         try:
             with conn.cursor() as cur:
                 cur.execute(SETUP)
-        except pymysql.Error as exc:
+        except rules._error as exc:
             conn.close()
-            raise self._setup_failed(exc) from exc
-        self._know_server(str(conn.get_server_info()))  # type: ignore[no-untyped-call]  # untyped in types-PyMySQL
+            raise rules._setup_failed(exc) from exc
+        rules._know_server(str(conn.get_server_info()))
         return conn
-
-    def _connect_failed(self, exc: BaseException) -> TempestError:
-        """The error of a connection refused: the server's, or a bad connection option's."""
-        if isinstance(exc, self._error):
-            return QueryExecutionError(f"cannot connect to MySQL: {exc}", "", ())
-        return ConfigurationError(
-            f"the driver refused the connection options: {exc}. A URL option is a "
-            "string: pass a number or a flag in connect_args (connect_args="
-            "{'connect_timeout': 5})")
-
-    def _setup_failed(self, exc: BaseException) -> QueryExecutionError:
-        return QueryExecutionError(f"cannot set up the MySQL connection: {exc}", SETUP, ())
-
-    def _know_server(self, version: str) -> None:
-        """Tell MariaDB from MySQL by the server's version, on the first connection."""
-        if self._dialect is None:
-            self._dialect = get_dialect("mariadb" if "mariadb" in version.lower() else "mysql")
-
-    @override
-    @property
-    def dialect(self) -> Dialect:  # type: ignore[override]  # a property where the base has an attribute
-        if self._dialect is None:
-            self._pool.release(self._pool.acquire())
-        assert self._dialect is not None
-        return self._dialect
-
-    @override
-    def sequence_param(self, items: list[Any], where: str) -> Any:
-        return tuple(items)  # escaped as (a, b, ...): `IN %s`
-
-    @override
-    def adapt_untyped(self, value: Any) -> Any:
-        return _auto(value)
 
     @override
     def acquire(self) -> Any:
@@ -211,62 +87,29 @@ class PyMySQLDriver(Driver):
         self._pool.close()
 
     @override
-    def run(self, conn: Any, sql: str, params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+    def run(self, conn: Any, sql: str,
+                  params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:
             count = cur.execute(sql, params)
             rows = list(cur.fetchall()) if cur.description is not None else None
-            if cur.warning_count and logger.isEnabledFor(logging.DEBUG):
-                cur.execute(SHOW_WARNINGS)
-                log_warnings(sql, cur.fetchall())
+            result = cur._result  # the warning count is the result's on both libraries
+            if (result is not None and result.warning_count
+                    and logger.isEnabledFor(logging.DEBUG)):
+                log_warnings(sql, conn.show_warnings())
             return rows, count
 
     @override
-    def begin(self, conn: Any, isolation: str | None, read_only: bool, write: bool) -> None:
+    def begin(self, conn: Any, isolation: str | None, read_only: bool,
+                    write: bool) -> None:
         with conn.cursor() as cur:
             for sql in begin_statements(isolation, read_only):
                 cur.execute(sql)
 
-    #: an unbuffered cursor holds the connection until its last row is read
-    stream_coexists: ClassVar[bool] = False
-
     @override
-    def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None, size: int) -> Any:
+    def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None,
+                          size: int) -> Any:
         # An unbuffered cursor reads rows off the socket as fetched; closing it early reads
         # (and drops) the rest, so the connection is ready for its next statement.
         cur = conn.cursor(pymysql.cursors.SSCursor)
         cur.execute(sql, params)
         return cur
-
-    @override
-    def driver_errors(self) -> tuple[type[BaseException], ...]:
-        return (self._error,)
-
-    @override
-    def ddl_already_done(self, exc: BaseException) -> bool:
-        # MySQL 8 has no CREATE INDEX IF NOT EXISTS: an existing index is what was asked for.
-        return bool(exc.args) and exc.args[0] == 1061  # ER_DUP_KEYNAME
-
-    @override
-    def is_disconnect(self, exc: BaseException) -> bool:
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
-        return isinstance(exc, self._interface_error) or code in _DISCONNECT_ERRORS
-
-    @override
-    def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
-        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
-        message = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
-        if code is not None:
-            message = f"({code}) {message}"
-        if code in _LOCK_ERRORS:
-            return LockNotAvailable(message, sql, params)
-        if code in _CONFLICT_ERRORS:
-            return TransactionConflict(message, sql, params)
-        if isinstance(exc, self._integrity_error) or code in _INTEGRITY_KINDS:
-            found = _KEY_NAME.search(message)
-            constraint = found.group(1).rsplit(".", 1)[-1] if found else None
-            if constraint is None and code in (1451, 1452, 3819, 4025):
-                m = _CONSTRAINT_NAME.search(message)
-                constraint = m.group(1) if m else None
-            return IntegrityError(message, sql, params, constraint=constraint,
-                                  kind=_INTEGRITY_KINDS.get(code or 0, "integrity"))
-        return QueryExecutionError(hinted(message, _HINTS.get(code or 0)), sql, params)

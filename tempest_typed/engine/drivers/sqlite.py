@@ -3,13 +3,21 @@
 Connections run in autocommit mode (`isolation_level=None`); a write transaction starts with
 BEGIN IMMEDIATE, so several threads or processes wait for the write lock (busy timeout)
 instead of failing halfway through a claim.
+
+Unlike psycopg's and MySQL's, this driver is written blocking, and the asyncio engine runs it
+on worker threads (ThreadedDriver): a local file has no socket to await, so the stdlib driver
+on a thread is all an asyncio driver could be (aiosqlite is the same: sqlite3 on a thread of
+its own per connection). So both engines run one SQLiteDriver, with its rules (SQLiteRules),
+its pool, PRAGMAs and busy timeout, and nothing of it is written twice or generated.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from typing_extensions import override
@@ -22,14 +30,15 @@ from ..url import DatabaseURL
 from .base import (
     MISSING_COLUMN_HINT,
     MISSING_TABLE_HINT,
-    Driver,
-    SimplePool,
-    ThreadedDriver,
+    DriverRules,
     hinted,
     isolation_sql,
+    pool_exhausted,
 )
+from .driver import Driver, Pool
+from .driver_async import AsyncDriver, acquire_within
 
-__all__ = ["SQLiteDriver", "threaded_sqlite_driver"]
+__all__ = ["SQLiteDriver", "SQLiteRules", "ThreadedDriver", "threaded_sqlite_driver"]
 
 _INTEGRITY_KINDS = {
     "SQLITE_CONSTRAINT_UNIQUE": "unique", "SQLITE_CONSTRAINT_PRIMARYKEY": "unique",
@@ -76,8 +85,8 @@ def _no_string_identifiers(conn: Any) -> None:
         setconfig(ddl, False)
 
 
-class SQLiteDriver(Driver):
-    """sqlite3 connections; an in-memory database is one connection shared under a lock."""
+class SQLiteRules(DriverRules):
+    """What sqlite3 decides without a connection: values kept as text, errors by message."""
 
     bind: ClassVar[Adapters] = {
         "uuid": t.uuid_to_str, "datetime": t.datetime_to_utc_text, "date": t.date_to_text,
@@ -89,12 +98,68 @@ class SQLiteDriver(Driver):
         "bytes": t.to_bytes,
     }
 
+    def __init__(self) -> None:
+        self.dialect = get_dialect("sqlite")
+
+    @override
+    def adapt_untyped(self, value: Any) -> Any:
+        return _auto(value)
+
+    @override
+    def batches_rows(self, n_rows: int, returning: bool) -> bool:
+        # sqlite3's executemany() steps the one-row statement in C and takes the row tuples
+        # values() made as they are. The 20,000-row batch of bench/bench_sqlite.py through the
+        # engine, process time against sqlite3's own executemany, two runs each: executemany
+        # 0.85x and 0.66x, 8,191-row VALUES statements 0.97x and 0.78x: no steady difference,
+        # so the path without 8,191-row statement texts stays. executemany returns no rows, so
+        # an insert with RETURNING stays one statement.
+        return not returning
+
+    @override
+    def driver_errors(self) -> tuple[type[BaseException], ...]:
+        return (sqlite3.Error,)
+
+    @override
+    def is_disconnect(self, exc: BaseException) -> bool:
+        return isinstance(exc, sqlite3.ProgrammingError) and "closed" in str(exc)
+
+    @override
+    def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
+        message = str(exc).strip() or type(exc).__name__
+        if isinstance(exc, sqlite3.IntegrityError):
+            name = getattr(exc, "sqlite_errorname", "")
+            # SQLite names a CHECK constraint (or its column); for UNIQUE, PRIMARY KEY and
+            # NOT NULL it lists table.column, which is no constraint name: the message keeps it.
+            constraint = None
+            if name == "SQLITE_CONSTRAINT_CHECK" and ":" in message:
+                constraint = message.split(":", 1)[1].strip()
+            return IntegrityError(message, sql, params, constraint=constraint,
+                                  kind=_INTEGRITY_KINDS.get(name, "integrity"))
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
+            return LockNotAvailable(
+                message + " (another connection held the write lock past the busy timeout)",
+                sql, params,
+            )
+        if isinstance(exc, sqlite3.OperationalError):
+            # SQLite has no error code of its own for these: its message is all it says
+            if message.startswith("no such table:"):
+                return QueryExecutionError(hinted(message, MISSING_TABLE_HINT), sql, params)
+            if message.startswith("no such column:") or " has no column named " in message:
+                return QueryExecutionError(hinted(message, MISSING_COLUMN_HINT), sql, params)
+        return QueryExecutionError(message, sql, params)
+
+
+class SQLiteDriver(Driver):
+    """sqlite3 connections; an in-memory database is one connection shared under a lock."""
+
+    rules: SQLiteRules
+
     def __init__(self, url: DatabaseURL, *, pool_size: int = 5, pool_timeout: float = 30.0,
                  busy_timeout: float = 30.0, journal_mode: str | None = None,
                  synchronous: str | None = None,
                  connect_args: dict[str, Any] | None = None) -> None:
         # The options arrive checked by create_engine() (engine/options.py).
-        self.dialect = get_dialect("sqlite")
+        self.rules = SQLiteRules()
         self.path = url.database or ":memory:"
         self.memory = self.path == ":memory:"
         self.busy_timeout = busy_timeout
@@ -102,7 +167,7 @@ class SQLiteDriver(Driver):
         self.synchronous = synchronous
         self._connect_args = connect_args or {}
         size = 1 if self.memory else pool_size
-        self._pool = SimplePool(self._open, _close, size, pool_timeout, f"sqlite:///{self.path}")
+        self._pool = Pool(self._open, _close, size, pool_timeout, f"sqlite:///{self.path}")
         self._lock = threading.Lock()
 
     def _open(self) -> Any:
@@ -148,10 +213,6 @@ class SQLiteDriver(Driver):
         return pragmas
 
     @override
-    def adapt_untyped(self, value: Any) -> Any:
-        return _auto(value)
-
-    @override
     def acquire(self) -> Any:
         return self._pool.acquire()
 
@@ -175,16 +236,6 @@ class SQLiteDriver(Driver):
         return rows, cur.rowcount
 
     @override
-    def batches_rows(self, n_rows: int, returning: bool) -> bool:
-        # sqlite3's executemany() steps the one-row statement in C and takes the row tuples
-        # values() made as they are. The 20,000-row batch of bench/bench_sqlite.py through the
-        # engine, process time against sqlite3's own executemany, two runs each: executemany
-        # 0.85x and 0.66x, 8,191-row VALUES statements 0.97x and 0.78x: no steady difference,
-        # so the path without 8,191-row statement texts stays. executemany returns no rows, so
-        # an insert with RETURNING stays one statement.
-        return not returning
-
-    @override
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
                  returning: bool) -> tuple[list[Any] | None, int]:
         cur = conn.executemany(sql, params)
@@ -201,45 +252,79 @@ class SQLiteDriver(Driver):
             conn.execute("BEGIN IMMEDIATE")
 
     @override
+    def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None, size: int) -> Any:
+        cur = conn.execute(sql, params or ())
+        cur.arraysize = size
+        return cur
+
+    @override
     def end_transaction(self, conn: Any) -> None:
         conn.execute("PRAGMA query_only = OFF")
 
-    @override
-    def driver_errors(self) -> tuple[type[BaseException], ...]:
-        return (sqlite3.Error,)
+
+class ThreadedDriver(AsyncDriver):
+    """A blocking driver run on worker threads, one per pooled connection (SQLite's, on the
+    asyncio engine: see the module's docstring)."""
+
+    def __init__(self, driver: Driver, size: int, timeout: float, what: str) -> None:
+        self.rules = driver.rules
+        self._driver = driver
+        self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="tempest")
+        # Waiting for a free connection happens here, on the event loop: a thread blocked in
+        # the blocking pool would hold a worker that a connection's holder needs.
+        self._slots = asyncio.Semaphore(size)
+        self._timeout = timeout
+        self._what = what
+        self._size = size
+
+    async def _thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
     @override
-    def is_disconnect(self, exc: BaseException) -> bool:
-        return isinstance(exc, sqlite3.ProgrammingError) and "closed" in str(exc)
+    async def acquire(self) -> Any:
+        """A connection from the blocking driver's pool, opened on a worker thread."""
+        if not await acquire_within(self._slots, self._timeout):
+            raise pool_exhausted(self._what, self._timeout, self._size)
+        try:
+            return await self._thread(self._driver.acquire)
+        except BaseException:
+            self._slots.release()
+            raise
 
     @override
-    def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
-        message = str(exc).strip() or type(exc).__name__
-        if isinstance(exc, sqlite3.IntegrityError):
-            name = getattr(exc, "sqlite_errorname", "")
-            # SQLite names a CHECK constraint (or its column); for UNIQUE, PRIMARY KEY and
-            # NOT NULL it lists table.column, which is no constraint name: the message keeps it.
-            constraint = None
-            if name == "SQLITE_CONSTRAINT_CHECK" and ":" in message:
-                constraint = message.split(":", 1)[1].strip()
-            return IntegrityError(message, sql, params, constraint=constraint,
-                                  kind=_INTEGRITY_KINDS.get(name, "integrity"))
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
-            return LockNotAvailable(
-                message + " (another connection held the write lock past the busy timeout)",
-                sql, params,
-            )
-        if isinstance(exc, sqlite3.OperationalError):
-            # SQLite has no error code of its own for these: its message is all it says
-            if message.startswith("no such table:"):
-                return QueryExecutionError(hinted(message, MISSING_TABLE_HINT), sql, params)
-            if message.startswith("no such column:") or " has no column named " in message:
-                return QueryExecutionError(hinted(message, MISSING_COLUMN_HINT), sql, params)
-        return QueryExecutionError(message, sql, params)
+    async def release(self, conn: Any, *, broken: bool = False) -> None:
+        """Give a connection back (on a worker thread: it may roll back)."""
+        try:
+            await self._thread(lambda: self._driver.release(conn, broken=broken))
+        finally:
+            self._slots.release()
+
+    @override
+    async def close(self) -> None:
+        """Close every pooled connection and stop the worker threads."""
+        await self._thread(self._driver.close)
+        self._executor.shutdown(wait=False)
+
+    @override
+    async def call(self, name: str, conn: Any, *args: Any) -> Any:
+        """Run the blocking driver's call `name` on a worker thread."""
+        return await self._thread(getattr(self._driver, name), conn, *args)
+
+    @override
+    async def run(self, conn: Any, sql: str,
+                  params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+        """Execute one statement on a worker thread."""
+        return await self._thread(self._driver.run, conn, sql, params)  # type: ignore[no-any-return]  # the blocking driver's (rows, count)
+
+    @override
+    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+                       returning: bool) -> tuple[list[Any] | None, int]:
+        """Execute one statement per parameter set on a worker thread."""
+        return await self._thread(self._driver.run_many, conn, sql, params, returning)  # type: ignore[no-any-return]  # the blocking driver's (rows, count)
 
 
 def threaded_sqlite_driver(url: DatabaseURL, **kwargs: Any) -> ThreadedDriver:
     """The asyncio engine's SQLite driver: the blocking one, run on worker threads."""
-    rules = SQLiteDriver(url, **kwargs)
-    return ThreadedDriver(rules, rules._pool.size, float(kwargs.get("pool_timeout", 30.0)),
+    driver = SQLiteDriver(url, **kwargs)
+    return ThreadedDriver(driver, driver._pool.size, float(kwargs.get("pool_timeout", 30.0)),
                           str(url))

@@ -1,0 +1,259 @@
+"""PostgreSQL through psycopg 3, pooled by psycopg_pool: the connections, written once.
+
+This asyncio module (AsyncPsycopgDriver, on AsyncConnectionPool) is the source of psycopg.py
+(PsycopgDriver, on ConnectionPool), which tools/async_to_sync.py writes from it: psycopg's
+two sides have the same API, so the pool's watch on its connection attempts, the ping of a
+connection idle too long and the statements run are one text. What does not wait (options,
+adapters, error translation, what the attempts told) is psycopg_rules.py's. The files importing
+psycopg are these three.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from typing_extensions import override
+
+from ...errors import ConfigurationError
+from ..url import DatabaseURL
+from .base import Listener  # async only
+from .driver_async import AsyncDriver
+from .psycopg_rules import SETUP, PsycopgRules, begin_sql, one_statement, stream_name
+
+try:
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ConfigurationError(
+        "postgresql:// needs psycopg 3 and psycopg_pool: pip install 'tempest-typed[postgres]'"
+    ) from exc
+
+__all__ = ["AsyncPsycopgDriver"]
+
+
+class AsyncPsycopgDriver(AsyncDriver):
+    """psycopg 3's AsyncConnection in an AsyncConnectionPool, opened on first use."""  # sync: """psycopg 3's Connection in a ConnectionPool, opened with the engine."""
+
+    rules: PsycopgRules
+
+    def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
+                 connect_timeout: float = 5.0,
+                 connect_args: dict[str, Any] | None = None) -> None:
+        rules = self.rules = PsycopgRules(url, pool_size=pool_size, pool_timeout=pool_timeout,
+                                          connect_timeout=connect_timeout,
+                                          connect_args=connect_args)
+        self._pool = AsyncConnectionPool(
+            kwargs=rules._kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout,
+            open=False, configure=self._configure, name="tempest_typed",  # sync: open=True, configure=self._configure, name="tempest_typed",
+            connection_class=self._watched(),
+        )  # no check=: _checked_conn() pings, without the pool's backoff
+        self._opened = False  # async only
+
+    def _watched(self) -> type[psycopg.AsyncConnection[Any]]:
+        """The pool's connection class, telling the rules how each attempt of the pool ends."""
+        rules = self.rules
+
+        class WatchedConnection(psycopg.AsyncConnection[Any]):
+            @classmethod
+            async def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
+                rules._attempt_began()
+                try:
+                    conn = await super().connect(conninfo, **kwargs)
+                except psycopg.Error as exc:
+                    rules._attempt_ended(exc)
+                    raise
+                except BaseException:
+                    rules._attempt_ended(None)
+                    raise
+                rules._attempt_ended(None)
+                return conn
+
+        return WatchedConnection
+
+    async def _probe(self) -> None:
+        """Connect directly once: raise the server's error (it says no, at once), or return
+        when it answers."""
+        rules = self.rules
+        try:
+            await (await psycopg.AsyncConnection.connect(**rules._kwargs)).close()
+        except psycopg.Error as exc:
+            raise rules._unreachable(exc) from exc
+
+    # psycopg_pool's own check (its check= callback) sleeps 1 s, then 2, 4 ... between
+    # connections that fail it, as if the server were down: after a few backends of idle
+    # connections were terminated, a queue worker waited 5 s for a connection while 2 were
+    # free, and missed its heartbeats. A dead connection found here is discarded and the next
+    # one taken at once; the pool connects replacements (with its backoff when the server is
+    # really down), and getconn() waits for them within the same timeout.
+    async def _checked_conn(self, timeout: float) -> Any:
+        """A pooled connection that answers, within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            conn = await self._pool.getconn(timeout=max(0.0, deadline - time.monotonic()))
+            if not self.rules._needs_ping(conn):
+                return conn
+            try:
+                await AsyncConnectionPool.check_connection(conn)
+            except BaseException as exc:
+                await self.release(conn, broken=True)
+                if not isinstance(exc, psycopg.Error):
+                    raise
+                continue
+            return conn
+
+    @staticmethod
+    async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+        await conn.execute(SETUP)
+
+    @override
+    async def acquire(self) -> Any:
+        # The pool connects on its own threads (or tasks) and, while the server is down, only
+        # logs why. Its attempts report how they end (_watched): when the last one failed,
+        # connect directly once, which raises the real cause at once or finds the server
+        # back. While one is under way, wait in short turns to see how it ends; otherwise
+        # wait up to connect_timeout, then, if the pool is still trying, connect directly
+        # once: a server that is down fails in connect_timeout, saying why, and a pool whose
+        # every connection is in use waits the rest of pool_timeout for one to come back.
+        rules = self.rules
+        # async only: begin
+        if not self._opened:
+            self._opened = True
+            await self._pool.open(wait=False)
+        # async only: end
+        if rules._refused is not None:
+            await self._probe()
+        first = min(rules._connect_timeout, rules._pool_timeout)
+        until = time.monotonic() + first
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            try:
+                return await self._checked_conn(
+                    min(left, rules._LOOK_AGAIN) if rules._uncertain() else left)
+            except PoolClosed as exc:
+                raise rules._closed_error(exc) from exc
+            except PoolTimeout:
+                pass
+            if rules._refused is not None:
+                await self._probe()
+        if rules._uncertain() or rules._refused is not None:
+            await self._probe()
+        try:
+            return await self._checked_conn(max(0.0, rules._pool_timeout - first))
+        except PoolClosed as exc:
+            raise rules._closed_error(exc) from exc
+        except PoolTimeout as exc:
+            raise rules._exhausted() from exc
+
+    @override
+    async def release(self, conn: Any, *, broken: bool = False) -> None:
+        self.rules._returned(conn, broken)
+        if broken:
+            with contextlib.suppress(Exception):
+                await conn.close()
+        await self._pool.putconn(conn)
+
+    @override
+    async def close(self) -> None:
+        await self._pool.close()
+
+    # async only: begin
+    @override
+    async def listen(self, channel: str) -> Listener:
+        rules = self.rules
+        statement = 'LISTEN "' + channel.replace('"', '""') + '"'
+        try:
+            conn = await psycopg.AsyncConnection.connect(**rules._kwargs)
+        except psycopg.Error as exc:
+            raise rules._unreachable(exc) from exc
+        try:
+            await conn.execute(statement)  # the connection is in autocommit mode
+        except psycopg.Error as exc:
+            await conn.close()
+            raise rules.translate(exc, statement, ()) from exc
+        return _PsycopgListener(conn, rules, statement)
+
+    # async only: end
+    @override
+    async def run(self, conn: Any, sql: str,
+                  params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
+        # One cursor per connection, kept on it: conn.execute() makes a new cursor for every
+        # statement, and that is 10 of the 35 us of client CPU a primary-key select of the
+        # seed's table costs (median of 15 x 1,000 calls, process CPU time; compare the
+        # "client CPU" rows of `.venv/bin/python bench/bench_statements.py`). The rows are
+        # fetched at once, so the cursor holds nothing a later statement could trip over.
+        try:
+            cur = conn._tempest_cursor
+        except AttributeError:
+            cur = conn._tempest_cursor = conn.cursor()
+        if params is None and ";" in sql:
+            await cur.execute(sql, None, **one_statement(conn))
+        else:
+            await cur.execute(sql, params)
+        rows = await cur.fetchall() if cur.description is not None else None
+        return rows, cur.rowcount
+
+    @override
+    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+                       returning: bool) -> tuple[list[Any] | None, int]:
+        async with conn.cursor() as cur:
+            await cur.executemany(sql, params, returning=returning)
+            if not returning:
+                return None, max(cur.rowcount, 0)
+            # Every result has the same columns: asking for cur.description on each made
+            # 1,000 Column objects per batch, 6 of the 8 us per row the batch cost above
+            # psycopg's own executemany (cProfile of bench/bench_enqueue.py's batch).
+            rows: list[Any] = await cur.fetchall()
+            total = max(cur.rowcount, 0)
+            while cur.nextset():
+                rows.extend(await cur.fetchall())
+                total += max(cur.rowcount, 0)
+            return rows, total
+
+    @override
+    async def begin(self, conn: Any, isolation: str | None, read_only: bool,
+                    write: bool) -> None:
+        await conn.execute(begin_sql(isolation, read_only))
+
+    @override
+    async def open_stream(self, conn: Any, sql: str, params: Sequence[Any] | None,
+                          size: int) -> Any:
+        # A named cursor: DECLARE ... then FETCH FORWARD size at a time.
+        cur = conn.cursor(name=stream_name())
+        cur.itersize = size
+        await cur.execute(sql, params)
+        return cur
+
+
+# async only: begin
+class _PsycopgListener(Listener):
+    """LISTEN on a connection of its own; notifications queue on it until wait() reads them."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any], rules: PsycopgRules,
+                 statement: str) -> None:
+        self._conn = conn
+        self._rules = rules
+        self._statement = statement
+
+    @override
+    async def wait(self, timeout: float) -> bool:
+        try:
+            got = False
+            async for _ in self._conn.notifies(timeout=timeout, stop_after=1):
+                got = True
+            if got:  # the rest that came meanwhile: one wake-up for all of them
+                async for _ in self._conn.notifies(timeout=0.0):
+                    pass
+            return got
+        except psycopg.Error as exc:
+            raise self._rules.translate(exc, self._statement, ()) from exc
+
+    @override
+    async def close(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            await self._conn.close()
+# async only: end
