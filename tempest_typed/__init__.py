@@ -43,7 +43,9 @@ if TYPE_CHECKING:
         Grouped,
         Insert,
         Join,
+        NamedSelect,
         Select,
+        SetQuery,
         Statement,
         Subquery,
         Update,
@@ -60,8 +62,9 @@ if TYPE_CHECKING:
 __all__ = [
     "UNSET", "AsyncEngine", "AsyncSession", "AsyncStream", "Compiled", "Condition", "ConfigurationError", "Delete", "DialectError", "Engine",
     "ForeignKey", "Grouped", "Index", "Insert", "IntegrityError", "Join", "LockNotAvailable", "Model",
+    "NamedSelect",
     "MultipleResultsError", "NoResultError", "QueryExecutionError", "Result", "Row",
-    "SchemaError", "Select", "Session", "Statement", "Stream", "Subquery", "TempestError", "Transaction",
+    "SchemaError", "Select", "Session", "SetQuery", "Statement", "Stream", "Subquery", "TempestError", "Transaction",
     "TransactionAborted", "TransactionConflict", "Update", "ValidationError", "and_", "column", "create_async_engine",
     "create_engine",
     "delete", "insert", "join", "not_", "or_", "select", "sql", "update",
@@ -81,8 +84,8 @@ _HOMES = {name: home for home, names in {
                "TempestError", "TransactionAborted", "TransactionConflict", "ValidationError"),
     "model": ("UNSET", "ForeignKey", "Index", "Model", "column"),
     "row": ("Row",),
-    "statements": ("Condition", "Delete", "Grouped", "Insert", "Join", "Select", "Statement",
-                   "Subquery", "Update", "and_", "delete", "insert", "join", "not_", "or_",
+    "statements": ("Condition", "Delete", "Grouped", "Insert", "Join", "NamedSelect", "Select",
+                   "SetQuery", "Statement", "Subquery", "Update", "and_", "delete", "insert", "join", "not_", "or_",
                    "select", "update"),
 }.items() for name in names}
 #: The submodules that are attributes of the package once imported (`tempest_typed.sql`).

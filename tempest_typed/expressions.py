@@ -3,6 +3,8 @@
 A value in where/set/values is either a scalar of the column's type, bound as a parameter,
 or one of these branded objects. Nothing else is accepted, so a stray dict can never be
 bound by mistake. These are plain immutable data; the dialects decide how to spell them.
+The computed values (`Call`, `CaseValue`, `TypedValue`, `Over`) are resolved against a
+statement's columns by statements/compute.py; the values inside them stay bound parameters.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from typing import Final
 
 from typing_extensions import override
 
-__all__ = ["Backoff", "ColumnReference", "Excluded", "Expr", "Expression", "Now", "Raw",
-           "ScalarValue"]
+__all__ = ["Backoff", "Call", "CaseValue", "ColumnReference", "Computed", "Excluded", "Expr",
+           "Expression", "Now", "Over", "Raw", "ScalarValue", "TypedValue"]
 
 
 class Expression:
@@ -125,7 +127,130 @@ class Excluded(Expression):
 NOW: Final = Now()
 
 
-class ColumnReference(Expression):
+class Computed(Expression):
+    """An expression that takes arithmetic: `sql.col("likes") * 2 + sql.col("shares")`.
+
+    `/` is true division: a float on every database (and NULL where the divisor is 0).
+    """
+
+    __slots__ = ()
+
+    def _arith(self, op: str, other: object, reflected: bool = False) -> Call:
+        return Call(op, (other, self) if reflected else (self, other))
+
+    def __add__(self, other: object) -> Call:
+        return self._arith("+", other)
+
+    def __radd__(self, other: object) -> Call:
+        return self._arith("+", other, True)
+
+    def __sub__(self, other: object) -> Call:
+        return self._arith("-", other)
+
+    def __rsub__(self, other: object) -> Call:
+        return self._arith("-", other, True)
+
+    def __mul__(self, other: object) -> Call:
+        return self._arith("*", other)
+
+    def __rmul__(self, other: object) -> Call:
+        return self._arith("*", other, True)
+
+    def __truediv__(self, other: object) -> Call:
+        return self._arith("/", other)
+
+    def __rtruediv__(self, other: object) -> Call:
+        return self._arith("/", other, True)
+
+
+class Call(Computed):
+    """A function of columns and values (sql.lower("email"), sql.date_trunc("month", c), ...)
+    or arithmetic (`name` + - * /); a str argument is a column name."""
+
+    __slots__ = ("arguments", "name", "option")
+
+    def __init__(self, name: str, arguments: tuple[object, ...],
+                 option: str | None = None) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.option = option
+
+    @override
+    def shape(self) -> tuple[object, ...]:
+        return ("call", self.name, self.option, len(self.arguments))
+
+    def over(self, *, partition_by: object = (), order_by: object = ()) -> Over:
+        """This ranking function (row_number, rank, dense_rank, lag, lead) over a window."""
+        return Over(self, partition_by, order_by)
+
+    def __repr__(self) -> str:
+        if self.name in ("+", "-", "*", "/"):
+            return f"({self.arguments[0]!r} {self.name} {self.arguments[1]!r})"
+        shown = [repr(self.option)] if self.option is not None else []
+        shown += [repr(a) for a in self.arguments]
+        return f"sql.{self.name}({', '.join(shown)})"
+
+
+class TypedValue(Computed):
+    """sql.value(x): a bound value where a column name would be read (a function argument, a
+    CASE branch, a computed column)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    @override
+    def shape(self) -> tuple[object, ...]:
+        return ("value",)
+
+    @override
+    def args(self) -> tuple[object, ...]:
+        return (self.value,)
+
+    def __repr__(self) -> str:
+        return f"sql.value({self.value!r})"
+
+
+class CaseValue(Computed):
+    """sql.case((condition, value), ..., else_=value): the value of the first condition that
+    holds (conditions in the where language)."""
+
+    __slots__ = ("otherwise", "whens")
+
+    def __init__(self, whens: tuple[tuple[object, object], ...], otherwise: object) -> None:
+        self.whens = whens
+        self.otherwise = otherwise
+
+    @override
+    def shape(self) -> tuple[object, ...]:
+        return ("case", len(self.whens))
+
+    def __repr__(self) -> str:
+        return f"sql.case({', '.join(map(repr, self.whens))}, else_={self.otherwise!r})"
+
+
+class Over(Expression):
+    """A window function: a ranking function or an aggregate over the rows of its partition,
+    in its order (`sql.sum("amount").over(order_by=["created_at"])` is a running total)."""
+
+    __slots__ = ("function", "order_by", "partition_by")
+
+    def __init__(self, function: object, partition_by: object, order_by: object) -> None:
+        self.function = function
+        self.partition_by = partition_by
+        self.order_by = order_by
+
+    @override
+    def shape(self) -> tuple[object, ...]:
+        return ("over",)
+
+    def __repr__(self) -> str:
+        return (f"{self.function!r}.over(partition_by={self.partition_by!r}, "
+                f"order_by={self.order_by!r})")
+
+
+class ColumnReference(Computed):
     """sql.col(name): a column where a value goes, `"column"` or `"alias.column"`."""
 
     __slots__ = ("name",)

@@ -28,6 +28,7 @@ from .errors import ValidationError
 __all__ = [
     "UNSET",
     "ColumnMeta",
+    "DerivedColumn",
     "ForeignKey",
     "Index",
     "Model",
@@ -124,6 +125,39 @@ def column(
     precision: int | None = ...,
     scale: int | None = ...,
 ) -> T: ...
+
+
+# A JSON column's `default_factory=dict` / `list`: the bare class would solve T as
+# `dict[Unknown, Unknown]`, which pyright --strict reports in the user's model ("partially
+# unknown"); typed `Any` inside, the declared annotation is the column's type.
+@overload
+def column(
+    *,
+    default_factory: type[dict[Any, Any]],
+    primary_key: bool = ...,
+    server_default: object = ...,
+    unique: bool = ...,
+    name: str | None = ...,
+    max_length: int | None = ...,
+    references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
+) -> dict[Any, Any]: ...
+
+
+@overload
+def column(
+    *,
+    default_factory: type[list[Any]],
+    primary_key: bool = ...,
+    server_default: object = ...,
+    unique: bool = ...,
+    name: str | None = ...,
+    max_length: int | None = ...,
+    references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
+) -> list[Any]: ...
 
 
 @overload
@@ -612,6 +646,12 @@ class ModelMeta:
         if col is None:
             raise ValidationError(unknown_column_message(self, attr, where))
         return col
+
+
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class DerivedColumn(ColumnMeta):
+    """A column of a named select (sql.cte): computed by the database, so read back as its
+    kind whatever type the driver returns (a SUM is a numeric on PostgreSQL)."""
 
 
 def unknown_column_message(meta: ModelMeta, attr: object, where: str) -> str:

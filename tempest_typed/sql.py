@@ -1,4 +1,6 @@
-"""The `sql` namespace: raw, expr, now and excluded, the expressions accepted as values."""
+"""The `sql` namespace: the expressions accepted as values (raw, expr, now, excluded, col,
+scalar), the aggregates, the functions and window functions of computed columns, and the
+named selects (cte, recursive_cte)."""
 
 from __future__ import annotations
 
@@ -7,16 +9,34 @@ import math
 from typing import Any, LiteralString
 
 from .errors import ValidationError
-from .expressions import NOW, ColumnReference, Excluded, Expr, Expression, Now, Raw, ScalarValue
+from .expressions import (
+    NOW,
+    Call,
+    CaseValue,
+    ColumnReference,
+    Computed,
+    Excluded,
+    Expr,
+    Expression,
+    Now,
+    Raw,
+    ScalarValue,
+    TypedValue,
+)
 from .sqltext import PLACEHOLDER, check_fragment, check_unicode
 from .statements.aggregate import AggregateFunction
 from .statements.base import Statement
+from .statements.compute import DATE_PARTS, DATE_UNITS
+from .statements.cte import NamedSelect, named, recursive
 from .statements.query import Query
 from .statements.where import ExistsCondition, Subquery
 from .values import untyped_value
 
-__all__ = ["Expression", "avg", "col", "count", "count_distinct", "excluded", "exists", "expr",
-           "max", "min", "not_exists", "now", "raw", "scalar", "sum"]
+__all__ = ["Expression", "abs", "avg", "case", "coalesce", "col", "count", "count_distinct", "cte",
+           "recursive_cte",
+           "date_trunc", "dense_rank", "excluded", "exists", "expr", "extract", "lag", "lead",
+           "length", "lower", "max", "min", "not_exists", "now", "rank", "raw", "round",
+           "row_number", "scalar", "sum", "upper", "value"]
 
 
 def raw(text: LiteralString) -> Expression:
@@ -204,7 +224,7 @@ def excluded(column: str) -> Expression:
     return Excluded(column)
 
 
-def col(name: str) -> Expression:
+def col(name: str) -> Computed:
     """A column where a value goes: `"column"`, or `"alias.column"` (a join alias, or the table
     of an enclosing statement)."""
     if not isinstance(name, str) or not name:
@@ -280,3 +300,110 @@ def _named(column: object, func: str) -> str:
     if not isinstance(column, str) or not column:
         raise ValidationError(f"sql.{func}() takes a column name, got {column!r}")
     return column
+
+
+# -- computed values: a str argument is a column name, sql.value(x) a bound value ----------
+
+
+def value(x: object) -> Computed:
+    """A bound value where a column name would be read: sql.value("draft") in a CASE."""
+    return TypedValue(x)
+
+
+def coalesce(first: object, second: object, /, *more: object) -> Computed:
+    """The first of the values that is not NULL (COALESCE)."""
+    return Call("coalesce", (first, second, *more))
+
+
+def lower(column: object) -> Computed:
+    """The text in lower case."""
+    return Call("lower", (column,))
+
+
+def upper(column: object) -> Computed:
+    """The text in upper case."""
+    return Call("upper", (column,))
+
+
+def length(column: object) -> Computed:
+    """How many characters the text has (characters, not bytes, on every database)."""
+    return Call("length", (column,))
+
+
+def abs(column: object) -> Computed:
+    """The number without its sign."""
+    return Call("abs", (column,))
+
+
+def round(column: object, digits: int = 0) -> Computed:
+    """The number rounded to `digits` places after the point, halves away from zero."""
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 30:
+        raise ValidationError(f"sql.round(digits=...) takes an int from 0 to 30, got {digits!r}")
+    return Call("round", (column,), str(digits))
+
+
+def date_trunc(unit: str, column: object) -> Computed:
+    """The datetime (in UTC) or date cut down to its year, month, day, hour or minute."""
+    if unit not in DATE_UNITS:
+        raise ValidationError(
+            f"sql.date_trunc() takes a unit of {', '.join(map(repr, DATE_UNITS))}, got {unit!r}")
+    return Call("date_trunc", (column,), unit)
+
+
+def extract(part: str, column: object) -> Computed:
+    """One part of a datetime (in UTC) or date as an int; `dow` is 0 for Sunday to 6."""
+    if part not in DATE_PARTS:
+        raise ValidationError(
+            f"sql.extract() takes a part of {', '.join(map(repr, DATE_PARTS))}, got {part!r}")
+    return Call("extract", (column,), part)
+
+
+def case(*whens: tuple[object, object], else_: object = None) -> Computed:
+    """The value of the first (condition, value) whose condition holds (the where language),
+    else `else_` (NULL when not given)."""
+    return CaseValue(tuple(whens), else_)
+
+
+def row_number() -> Call:
+    """The row's number in its window, from 1: add .over(partition_by=, order_by=)."""
+    return Call("row_number", ())
+
+
+def rank() -> Call:
+    """The row's rank in its window, with gaps after ties: add .over(...)."""
+    return Call("rank", ())
+
+
+def dense_rank() -> Call:
+    """The row's rank in its window, without gaps after ties: add .over(...)."""
+    return Call("dense_rank", ())
+
+
+def _offset(name: str, column: object, n: int) -> Call:
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 2**31 - 1:
+        raise ValidationError(f"sql.{name}(n=...) takes an int >= 0, got {n!r}")
+    return Call(name, (column,), str(n))
+
+
+def lag(column: object, n: int = 1) -> Call:
+    """The value `n` rows before this one in its window (NULL before the first): .over(...)."""
+    return _offset("lag", column, n)
+
+
+def lead(column: object, n: int = 1) -> Call:
+    """The value `n` rows after this one in its window (NULL after the last): .over(...)."""
+    return _offset("lead", column, n)
+
+
+def cte(name: str, statement: object) -> NamedSelect:
+    """The select under a name (WITH name AS (...)): select() and join() take it as a model,
+    its columns the statement's row fields."""
+    return named(name, statement)
+
+
+def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect:
+    """A named select that reads itself (WITH RECURSIVE): the rows of `base`, then of
+    `step(table)` over the rows found so far, until it finds none. `step` gets the named
+    select being defined and joins it, e.g. `lambda t: join(Comment, "c").inner_join(t, "t",
+    {"c.parent_id": "t.id"}).project({...})`, with the same columns as `base`."""
+    return recursive(name, base, step)

@@ -16,14 +16,16 @@ from decimal import Decimal
 from typing import Any, ClassVar, Final, NamedTuple, Protocol, TypeAlias, TypeVar
 
 from ..errors import DialectError, ValidationError
-from ..model import DDL_LITERALS, ColumnMeta, Index, ModelMeta, ddl_literal_problem
+from ..model import DDL_LITERALS, ColumnMeta, DerivedColumn, Index, ModelMeta, ddl_literal_problem
 from ..statements.nodes import (
     ALL_COLUMNS,
     Aggregate,
     And,
     BackoffDelay,
     Between,
+    CommonTable,
     Compare,
+    Compound,
     Condition,
     ConflictNothing,
     ConflictUpdate,
@@ -32,6 +34,7 @@ from ..statements.nodes import (
     ExcludedValue,
     Exists,
     FalseCondition,
+    Function,
     InList,
     InParams,
     InsertStatement,
@@ -87,11 +90,13 @@ class ResultField(NamedTuple):
 
 
 class JoinedModels(NamedTuple):
-    """Rows of a join: one model per alias, in column order; `optional` sides may be None."""
+    """Rows of a join: one model per alias, in column order; `optional` sides may be None;
+    then the computed columns of add_columns(), if any."""
 
     aliases: tuple[str, ...]
     metas: tuple[ModelMeta, ...]
     optional: tuple[bool, ...]
+    extra: tuple[ResultField, ...] = ()
 
 
 #: what a fetched row becomes: a model, a Row of fields, models by alias, or no rows at all
@@ -150,8 +155,8 @@ class Compiled:
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
-    __slots__ = ("kinds", "literals", "offset", "order", "parts", "qualifier", "scopes",
-                 "statement")
+    __slots__ = ("group_labels", "hoisted", "kinds", "literals", "offset", "order", "parts", "qualifier",
+                 "scopes", "statement")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
@@ -167,6 +172,10 @@ class _Out:
         self.scopes: list[dict[str, ModelMeta]] = []
         #: the statement being compiled (a subquery's DialectError names the way out for it)
         self.statement: StatementNode | None = None
+        #: while HAVING is written where it names computed groups by label: expression -> label
+        self.group_labels: dict[Function, str] | None = None
+        #: the members of the set operation being written, whose WITH is written before it
+        self.hoisted: set[SelectQuery] | None = None
 
 
 # A statement's SQL is compiled once per shape; a statement built again binds its values
@@ -181,9 +190,10 @@ _Visit: TypeAlias = Callable[[Any, _Out], None]
 _VALUE_VISITORS: dict[type, str] = {
     Param: "visit_param", RawSQL: "visit_raw", SQLExpr: "visit_expr",
     CurrentTime: "visit_current_time", ExcludedValue: "visit_excluded_value",
-    ColumnMeta: "visit_column", QualifiedColumn: "visit_qualified",
+    ColumnMeta: "visit_column", DerivedColumn: "visit_column", QualifiedColumn: "visit_qualified",
     OuterColumn: "visit_outer", Aggregate: "visit_aggregate",
-    ScalarSubquery: "visit_scalar_subquery", BackoffDelay: "visit_backoff",
+    ScalarSubquery: "visit_scalar_subquery", Function: "visit_function",
+    BackoffDelay: "visit_backoff",
 }
 _CONDITION_VISITORS: dict[type, str] = {
     Compare: "visit_compare", IsNull: "visit_is_null", Between: "visit_between",
@@ -231,6 +241,8 @@ class Dialect:
     terminate_connection_sql: ClassVar[str | None] = None
     #: the longest identifier the database keeps whole, in bytes of UTF-8 (None: no limit)
     max_identifier_bytes: ClassVar[int | None] = None
+    #: a bulk copy of rows into a table (PostgreSQL's COPY ... FROM STDIN): copy_from_sql()
+    supports_copy_from: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.catalog = self.catalog_class(self)
@@ -244,6 +256,12 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
+
+    def copy_from_sql(self, table: str, columns: list[str]) -> str:
+        """The statement that takes rows of `columns` into `table` in bulk (where
+        supports_copy_from)."""
+        raise DialectError(f"{self.display_name} has no bulk copy: insert the rows with "
+                           "insert().values()")
 
     # -- entry points -----------------------------------------------------------------------
 
@@ -282,6 +300,9 @@ class Dialect:
         if type(key) is SelectQuery:
             self.visit_select(key, out)
             result = self.result_of(key)
+        elif isinstance(key, Compound):
+            self.visit_compound(key, out)
+            result = self.result_of(key.parts[0])
         elif type(key) is InsertStatement:
             self.visit_insert(key, out)
             result = self.returned(key.meta, key.returning)
@@ -300,26 +321,22 @@ class Dialect:
     def result_of(query: SelectQuery) -> ResultShape:
         """What a row of this select is."""
         items = query.items
-        if items is None:
-            if query.source.alias is None:
-                return query.source.meta
-            sources = [(query.source, False)] + [(j.source, j.kind == "left") for j in query.joins]
+        joined = query.source.alias is not None
+        sources = [(query.source, False)] + [(j.source, j.kind == "left") for j in query.joins]
+        width = sum(len(s.meta.columns) for s, _ in sources)
+        # a join's rows are models by alias, and after add_columns() its labels too
+        if items is None or (joined and query.group_by is None and len(items) > width
+                             and not isinstance(items[0], Labeled)):
+            if not joined:
+                meta = query.source.meta
+                if query.source.definition is not None:  # a named select: Rows of its columns
+                    return tuple(_field(c) for c in meta.columns)
+                return meta
             return JoinedModels(tuple(s.alias or s.meta.table for s, _ in sources),
                                 tuple(s.meta for s, _ in sources),
-                                tuple(optional for _, optional in sources))
-        fields: list[ResultField] = []
-        for item in items:
-            if isinstance(item, Labeled):
-                agg = item.value
-                if isinstance(agg, Aggregate):
-                    fields.append(ResultField(item.label, agg.kind, True, agg.scale))
-                else:
-                    col = _column_of(agg)
-                    fields.append(ResultField(item.label, col.kind, False, col.scale))
-            else:
-                col = _column_of(item)
-                fields.append(ResultField(col.attr, col.kind, False, col.scale))
-        return tuple(fields)
+                                tuple(optional for _, optional in sources),
+                                tuple(_field(item) for item in (items or ())[width:]))
+        return tuple(_field(item) for item in items)
 
     @staticmethod
     def returned(meta: ModelMeta, returning: Returning) -> ResultShape:
@@ -416,6 +433,113 @@ class Dialect:
             f"statement or of one that encloses it; qualify with a join alias or the table "
             "name of the statement it belongs to"
         )
+
+    # -- computed values ----------------------------------------------------------------------
+
+    #: the SQL type true division casts its dividend to
+    float_type: ClassVar[str] = "DOUBLE PRECISION"
+    #: the function counting a string's characters
+    length_function: ClassVar[str] = "CHAR_LENGTH"
+
+    #: HAVING names a computed group by its label (MariaDB does not see that the expression
+    #: is the one grouped by position); elsewhere the expression is written again
+    having_names_labels: ClassVar[bool] = False
+
+    def visit_function(self, node: Function, out: _Out) -> None:
+        """Write a function, arithmetic, CASE or window function."""
+        name, args, parts = node.name, node.args, out.parts
+        if out.group_labels is not None and node in out.group_labels:
+            parts.append(self.quote(out.group_labels[node]))
+            return
+        if name in ("+", "-", "*"):
+            self.check_arithmetic(node)
+            parts.append("(")
+            self.visit_value(args[0], out)
+            parts.append(f" {name} ")
+            self.visit_value(args[1], out)
+            parts.append(")")
+        elif name == "/":
+            # true division, NULL where the divisor is 0 (PostgreSQL would fail the statement)
+            parts.append("(CAST(")
+            self.visit_value(args[0], out)
+            parts.append(f" AS {self.float_type}) / NULLIF(")
+            self.visit_value(args[1], out)
+            parts.append(", 0))")
+        elif name == "case":
+            parts.append("CASE")
+            for condition, value in zip(node.conditions, args, strict=False):
+                parts.append(" WHEN ")
+                self.visit_condition(condition, out)
+                parts.append(" THEN ")
+                self.visit_value(value, out)
+            if node.option == "else":
+                parts.append(" ELSE ")
+                self.visit_value(args[-1], out)
+            parts.append(" END")
+        elif name == "over":
+            self.visit_window(node, out)
+        elif name == "value":
+            self.typed_value(node, out)
+        elif name == "round":
+            self.write_round(node, out)
+        elif name == "date_trunc":
+            self.write_date_trunc(node, out)
+        elif name == "extract":
+            self.write_extract(node, out)
+        else:
+            spelled = self.length_function if name == "length" else name.upper()
+            parts.append(spelled + "(")
+            self._comma_separated(args, self.visit_value, out)
+            parts.append(")")
+
+    def typed_value(self, node: Function, out: _Out) -> None:
+        """Write a value bound where no column gives it a type (sql.value, 2 in `col * 2`)."""
+        self.visit_value(node.args[0], out)
+
+    def check_arithmetic(self, node: Function) -> None:
+        """Raise DialectError for arithmetic this database cannot compute exactly."""
+
+    def visit_window(self, node: Function, out: _Out) -> None:
+        """Write `function OVER (PARTITION BY ... ORDER BY ...)`."""
+        inner = node.args[0]
+        if isinstance(inner, Function) and inner.name in ("lag", "lead"):
+            out.parts.append(inner.name.upper() + "(")
+            self.visit_value(inner.args[0], out)
+            if len(inner.args) > 1:
+                out.parts.append(", ")
+                self.window_offset(inner.args[1], out)
+            out.parts.append(")")
+        elif isinstance(inner, Function):
+            out.parts.append(inner.name.upper() + "()")
+        else:
+            self.visit_value(inner, out)
+        out.parts.append(" OVER (")
+        partition = node.args[1:]
+        if partition:
+            out.parts.append("PARTITION BY ")
+            self._comma_separated(partition, self.visit_value, out)
+        if node.order:
+            out.parts.append(" ORDER BY " if partition else "ORDER BY ")
+            self._comma_separated(node.order, self.order_item, out)
+        out.parts.append(")")
+
+    def window_offset(self, offset: Value, out: _Out) -> None:
+        """Write lag()/lead()'s row offset."""
+        self.visit_value(offset, out)
+
+    def write_round(self, node: Function, out: _Out) -> None:
+        """Write round(value, digits), halves away from zero."""
+        out.parts.append("ROUND(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f", {int(node.option or 0)})")
+
+    def write_date_trunc(self, node: Function, out: _Out) -> None:
+        """Write a datetime (UTC) or date truncated to node.option."""
+        raise NotImplementedError
+
+    def write_extract(self, node: Function, out: _Out) -> None:
+        """Write a part of a datetime (UTC) or date as an integer (dow 0 = Sunday)."""
+        raise NotImplementedError
 
     def visit_aggregate(self, node: Aggregate, out: _Out) -> None:
         """Write COUNT(*), COUNT(col), COUNT(DISTINCT col), SUM(col) ..."""
@@ -671,6 +795,7 @@ class Dialect:
             scope[join.source.alias or join.source.meta.table] = join.source.meta
         out.scopes.append(scope)
         parts = out.parts
+        self.visit_with(query, out)
         parts.append("SELECT DISTINCT " if query.distinct else "SELECT ")
         self.visit_items(query, out)
         parts.append(" FROM " + self.source(source))
@@ -683,10 +808,28 @@ class Dialect:
             self.visit_condition(query.where, out)
         if query.group_by:
             parts.append(" GROUP BY ")
-            self._comma_separated(query.group_by, self.visit_value, out)
+            items = query.items or ()
+            for i, group in enumerate(query.group_by):
+                if i:
+                    parts.append(", ")
+                if isinstance(group, Labeled) and group in items:
+                    # By position: the expression written again would bind its values again,
+                    # and PostgreSQL groups `f($1)` apart from `f($2)`.
+                    parts.append(str(items.index(group) + 1))
+                elif isinstance(group, Labeled):  # not selected (a subquery of one column)
+                    self.visit_value(group.value, out)
+                else:
+                    self.visit_value(group, out)
         if query.having is not None:
             parts.append(" HAVING ")
-            self.visit_condition(query.having, out)
+            labels = {g.value: g.label for g in query.group_by or ()
+                      if isinstance(g, Labeled) and isinstance(g.value, Function)}
+            saved, out.group_labels = out.group_labels, (
+                labels if labels and self.having_names_labels else None)
+            try:
+                self.visit_condition(query.having, out)
+            finally:
+                out.group_labels = saved
         if query.order:
             parts.append(" ORDER BY ")
             self._comma_separated(query.order, self.order_item, out)
@@ -694,6 +837,72 @@ class Dialect:
         if query.lock is not None:
             parts.append(" " + self.lock_clause(query, query.lock))
         out.scopes.pop()
+
+    def visit_compound(self, node: Compound, out: _Out) -> None:
+        """Write selects combined by UNION / INTERSECT / EXCEPT, then ORDER BY and LIMIT; the
+        named selects its members read go in one WITH before them all."""
+        self._write_with(self._definitions(node.parts, node.offsets), out)
+        saved = out.hoisted
+        out.hoisted = set(node.parts)
+        try:
+            for i, part in enumerate(node.parts):
+                if i:
+                    out.parts.append(f" {node.ops[i - 1]} ")
+                self._subquery(part, node.offsets[i], out)
+        finally:
+            out.hoisted = saved
+        if node.order:
+            out.parts.append(" ORDER BY ")
+            self._comma_separated(node.order, self.order_item, out)
+        self.visit_limit_offset(node.limit, node.offset, out)
+
+    def visit_with(self, query: SelectQuery, out: _Out) -> None:
+        """Write WITH [RECURSIVE] for the named selects the query reads."""
+        if out.hoisted is not None and query in out.hoisted:
+            return  # a member of a set operation, whose WITH is written before it
+        self._write_with(self._definitions((query,), (0,)), out)
+
+    def _definitions(self, queries: tuple[SelectQuery, ...], offsets: tuple[int, ...]
+                     ) -> list[tuple[CommonTable, int]]:
+        """The named selects the queries read, each once, with where the values of the query
+        that reads it start."""
+        written: dict[str, tuple[CommonTable, int]] = {}
+        for query, base in zip(queries, offsets, strict=True):
+            for source in (query.source, *(j.source for j in query.joins)):
+                definition = source.definition
+                if definition is None:
+                    continue
+                if definition.name in written:
+                    if written[definition.name][0].query != definition.query:
+                        raise ValidationError(
+                            f"{self._label(query)}: two different selects are named "
+                            f"{definition.name!r}; give each sql.cte() its own name")
+                    continue
+                written[definition.name] = (definition, base)
+        return list(written.values())
+
+    def _write_with(self, definitions: list[tuple[CommonTable, int]], out: _Out) -> None:
+        if not definitions:
+            return
+        recursive = any(d.step is not None for d, _ in definitions)
+        out.parts.append("WITH RECURSIVE " if recursive else "WITH ")
+        for i, (definition, base) in enumerate(definitions):
+            out.parts.append((", " if i else "") + self.quote(definition.name) + " ("
+                             + ", ".join(self.quote(c) for c in definition.columns) + ") AS (")
+            if isinstance(definition.query, Compound):
+                saved = out.offset
+                out.offset = saved + base + definition.offset
+                try:
+                    self.visit_compound(definition.query, out)
+                finally:
+                    out.offset = saved
+            else:
+                self._subquery(definition.query, base + definition.offset, out)
+            if definition.step is not None:
+                out.parts.append(" UNION ALL ")
+                self._subquery(definition.step, base + definition.step_offset, out)
+            out.parts.append(")")
+        out.parts.append(" ")
 
     @staticmethod
     def _comma_separated(items: tuple[T, ...], write: Callable[[T, _Out], None],
@@ -731,7 +940,11 @@ class Dialect:
 
     def order_item(self, item: OrderItem, out: _Out) -> None:
         """One ORDER BY item (NULLs sort first ascending and last descending everywhere)."""
-        self.visit_value(item.operand, out)
+        operand = item.operand
+        if isinstance(operand, Labeled):
+            out.parts.append(self.quote(operand.label))
+        else:
+            self.visit_value(operand, out)
         out.parts.append(" DESC" if item.descending else " ASC")
 
     def visit_limit_offset(self, limit: Value | None, offset: Value | None, out: _Out) -> None:
@@ -788,7 +1001,13 @@ class Dialect:
             f"{self.insert_verb(key.conflict)} {self.quote(meta.table)} "
             f"({self.column_list(cols)}) VALUES "
         )
-        if isinstance(rows, RowParams):
+        if isinstance(rows, SelectQuery | Compound):
+            out.parts[-1] = out.parts[-1].removesuffix("VALUES ")
+            if isinstance(rows, SelectQuery):
+                self._subquery(rows, 0, out)
+            else:
+                self.visit_compound(rows, out)
+        elif isinstance(rows, RowParams):
             width = len(cols)
             row_text = "(" + ", ".join([self.placeholder] * width) + ")"
             out.parts.append(", ".join([row_text] * rows.n_rows))
@@ -797,6 +1016,7 @@ class Dialect:
             out.kinds.extend([c.kind for c in cols] * rows.n_rows)
         else:
             for r, row in enumerate(rows):
+                assert isinstance(row, tuple)  # a row of value nodes
                 out.parts.append(", (" if r else "(")
                 for i, cell in enumerate(row):
                     if i:
@@ -875,13 +1095,30 @@ class Dialect:
             self.visit_condition(where, out)
 
 
-def _column_of(operand: ColumnMeta | QualifiedColumn | OuterColumn | Aggregate) -> ColumnMeta:
+def _field(item: Value | Labeled) -> ResultField:
+    """The row field a select item becomes: its name, and how its value is read back."""
+    if isinstance(item, Labeled):
+        value = item.value
+        if isinstance(value, Aggregate | Function):
+            # computed by the database: read as the kind whatever type the driver returns
+            return ResultField(item.label, value.kind, True, value.scale)
+        if isinstance(value, ScalarSubquery):
+            inner = Dialect.result_of(value.query)
+            assert isinstance(inner, tuple) and len(inner) == 1  # as_subquery() selects one
+            return inner[0]._replace(name=item.label)
+        col = _column_of(value)
+        return ResultField(item.label, col.kind, False, col.scale)
+    col = _column_of(item)
+    return ResultField(col.attr, col.kind, type(col) is DerivedColumn, col.scale)
+
+
+def _column_of(operand: object) -> ColumnMeta:
     """The column an operand of a select list reads."""
     if isinstance(operand, QualifiedColumn):
         return operand.column
     if isinstance(operand, ColumnMeta):
         return operand
-    raise ValidationError(f"a select list holds columns and labeled aggregates, not {operand!r}")
+    raise ValidationError(f"a select list holds columns and labeled values, not {operand!r}")
 
 
 def subqueries(node: tuple[object, ...]) -> list[SelectQuery]:

@@ -36,10 +36,12 @@ from ..statements.nodes import (
     Aggregate,
     And,
     BackoffDelay,
+    Compound,
     Condition,
     ConflictNothing,
     ConflictUpdate,
     DeleteStatement,
+    Function,
     InsertStatement,
     IsNull,
     Lock,
@@ -332,6 +334,44 @@ class MySQLDialect(Dialect):
             return
         super().visit_aggregate(node, out)
 
+    float_type = "DOUBLE"
+    having_names_labels = True
+
+    #: DATE_FORMAT formats of date_trunc (MySQL's minutes are %i)
+    _TRUNC: ClassVar[dict[str, str]] = {
+        "year": "%Y-01-01", "month": "%Y-%m-01", "day": "%Y-%m-%d",
+        "hour": "%Y-%m-%d %H:00:00", "minute": "%Y-%m-%d %H:%i:00",
+    }
+    _PARTS: ClassVar[dict[str, str]] = {
+        "year": "YEAR", "month": "MONTH", "day": "DAYOFMONTH", "hour": "HOUR", "minute": "MINUTE",
+    }
+
+    @override
+    def write_round(self, node: Function, out: _Out) -> None:
+        if node.source_kind != "float":
+            super().write_round(node, out)
+            return
+        # ROUND of a DOUBLE rounds halves to even here: as a DECIMAL, away from zero
+        out.parts.append("ROUND(CAST(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f" AS DECIMAL(65, 30)), {int(node.option or 0)})")
+
+    @override
+    def write_date_trunc(self, node: Function, out: _Out) -> None:
+        # DATETIME(6) holds UTC without a zone (engine/types.py): truncating it is in UTC
+        text = self.escape_text(self._TRUNC[node.option or "day"])
+        out.parts.append("CAST(DATE_FORMAT(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f", '{text}') AS "
+                         + ("DATE)" if node.source_kind == "date" else "DATETIME(6))"))
+
+    @override
+    def write_extract(self, node: Function, out: _Out) -> None:
+        part = node.option or "day"
+        out.parts.append("(DAYOFWEEK(" if part == "dow" else self._PARTS[part] + "(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(") - 1)" if part == "dow" else ")")  # DAYOFWEEK: 1 is Sunday
+
     @override
     def check_subquery(self, query: SelectQuery, out: _Out) -> None:
         if query.limit is not None or query.offset is not None:
@@ -425,7 +465,7 @@ class MySQLDialect(Dialect):
         if key.returning is not None:
             self.check_returning("insert", key.meta, key)
         rows, cols = key.rows, key.columns
-        if not any(_unsized_decimal(c) for c in cols):
+        if isinstance(rows, SelectQuery | Compound) or not any(_unsized_decimal(c) for c in cols):
             super().visit_insert(key, out)
             return
         if isinstance(rows, RowParams):

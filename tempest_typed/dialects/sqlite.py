@@ -27,6 +27,8 @@ from ..statements.nodes import (
     BackoffDelay,
     Between,
     Compare,
+    Function,
+    Labeled,
     Lock,
     OrderItem,
     SelectQuery,
@@ -207,6 +209,59 @@ class SQLiteDialect(Dialect):
                     "on SQLite"
                 )
 
+    float_type = "REAL"
+    length_function = "LENGTH"  # characters of text
+
+    #: strftime formats of date_trunc: a datetime as the fixed-width UTC text it is stored as
+    _TRUNC: ClassVar[dict[str, str]] = {
+        "year": "%Y-01-01 00:00:00.000000", "month": "%Y-%m-01 00:00:00.000000",
+        "day": "%Y-%m-%d 00:00:00.000000", "hour": "%Y-%m-%d %H:00:00.000000",
+        "minute": "%Y-%m-%d %H:%M:00.000000",
+    }
+    _PARTS: ClassVar[dict[str, str]] = {
+        "year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "dow": "%w",
+    }
+
+    def _decimal_computed(self, node: Function, what: str) -> None:
+        if "decimal" in (node.kind, node.source_kind):
+            raise DialectError(
+                f"{what}: SQLite stores Decimal as text, so it cannot compute with it exactly; "
+                "compute it in Python over the fetched values, or store an int (e.g. cents) "
+                "or a float on SQLite"
+            )
+
+    @override
+    def check_arithmetic(self, node: Function) -> None:
+        if node.kind == "decimal":
+            self._decimal_computed(node, f"arithmetic ({node.name}) on a Decimal")
+
+    @override
+    def write_round(self, node: Function, out: _Out) -> None:
+        self._decimal_computed(node, "sql.round() of a Decimal")
+        super().write_round(node, out)
+
+    @override
+    def visit_function(self, node: Function, out: _Out) -> None:
+        if node.name == "abs":
+            self._decimal_computed(node, "sql.abs() of a Decimal")
+        super().visit_function(node, out)
+
+    @override
+    def write_date_trunc(self, node: Function, out: _Out) -> None:
+        unit = node.option or "day"
+        text = self._TRUNC[unit]
+        if node.source_kind == "date":
+            text = text[:len("%Y-%m-%d")]  # a date is stored as its ISO text
+        out.parts.append(f"strftime('{text}', ")
+        self.visit_value(node.args[0], out)
+        out.parts.append(")")
+
+    @override
+    def write_extract(self, node: Function, out: _Out) -> None:
+        out.parts.append(f"CAST(strftime('{self._PARTS[node.option or 'day']}', ")
+        self.visit_value(node.args[0], out)
+        out.parts.append(") AS INTEGER)")
+
     @override
     def visit_compare(self, node: Compare, out: _Out) -> None:
         if node.op not in ("=", "<>"):
@@ -215,7 +270,8 @@ class SQLiteDialect(Dialect):
 
     @override
     def order_item(self, item: OrderItem, out: _Out) -> None:
-        self._ordered_decimal(item.operand, "order_by")
+        if not isinstance(item.operand, Labeled):
+            self._ordered_decimal(item.operand, "order_by")
         super().order_item(item, out)
 
     @override

@@ -58,7 +58,7 @@ STREAM_CHUNK = 1000
 class _Prepared:
     """A statement shape made ready for one driver."""
 
-    __slots__ = ("batch", "binders", "build", "order", "passes_values", "sql")
+    __slots__ = ("batch", "binders", "build", "copy", "order", "passes_values", "sql")
 
     def __init__(self, shape: CompiledShape, driver: DriverRules, dialect: Dialect) -> None:
         self.sql = shape.sql
@@ -66,6 +66,9 @@ class _Prepared:
         #: for a multi-row insert the driver runs faster one row per statement: the one-row
         #: form, the number of rows, their width and where their values start
         self.batch: tuple[_Prepared, int, int, int] | None = None
+        #: for a batch the driver writes fastest as a bulk copy (PostgreSQL's COPY): the
+        #: statement that takes the rows
+        self.copy: str | None = None
         binders = tuple(driver.bind_adapter(k) for k in shape.kinds)
         self.binders: tuple[Adapter | None, ...] | None = (
             binders if any(b is not None for b in binders) else None
@@ -458,7 +461,8 @@ class SessionCore:
         else:
             param_sets = [values[i:i + width] for i in range(0, n_rows * width, width)]
         returning = prepared.build is not None
-        run = self._run_many_steps(single.sql, param_sets, returning)
+        run = (self._run_many_steps(single.sql, param_sets, returning) if prepared.copy is None
+               else self._copy_steps(prepared.copy, param_sets))
         fetched, count = yield from (run if self._depth else self._transaction_steps(None, False, run))
         rows = None
         if prepared.build is not None:
@@ -468,6 +472,9 @@ class SessionCore:
     def _run_many_steps(self, sql: str, param_sets: list[Sequence[object]],
                         returning: bool) -> Steps:
         return (yield ("run_many", (sql, param_sets, returning), sql, ()))
+
+    def _copy_steps(self, sql: str, rows: list[Sequence[object]]) -> Steps:
+        return (yield ("copy_rows", (sql, rows), sql, ()))
 
     def _chunk_steps(self, stmt: Statement[Any]) -> Steps:
         """A multi-row insert too large for one statement, as several in one transaction."""
@@ -820,6 +827,8 @@ class EngineCore:
             self._prepared[shape] = prepared
             if isinstance(key, InsertStatement):
                 prepared.batch = self._batch_of(key)
+                if prepared.batch is not None:
+                    prepared.copy = self._copy_of(key, dialect)
         if len(self._by_key) >= 8192:
             self._by_key.clear()
         self._by_key[key] = prepared
@@ -838,6 +847,17 @@ class EngineCore:
             return None
         single = self._prepared_for_key(key._replace(rows=RowParams(1, rows.start)))
         return (single, rows.n_rows, len(key.columns), rows.start)
+
+
+    def _copy_of(self, key: InsertStatement, dialect: Dialect) -> str | None:
+        """The bulk copy a batch is written with, when its database and driver have one and
+        the insert asks for nothing a copy cannot do (no conflict clause, no RETURNING)."""
+        rows = key.rows
+        if (key.conflict is not None or key.returning is not None
+                or not isinstance(rows, RowParams) or not dialect.supports_copy_from
+                or not self._driver.copies_rows(rows.n_rows)):
+            return None
+        return dialect.copy_from_sql(key.meta.table, [c.name for c in key.columns])
 
 
 def echo_on() -> None:

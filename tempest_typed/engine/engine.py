@@ -79,14 +79,17 @@ class Session(SessionCore):
 
     def _run(self, sql: str, params: Sequence[object] | None, *,
                    many: list[Sequence[object]] | None = None,
-                   returning: bool = False) -> tuple[list[Any] | None, int]:
-        """Run one statement, or one per parameter set of `many`: logged, errors translated."""
+                   returning: bool = False, copy: bool = False) -> tuple[list[Any] | None, int]:
+        """Run one statement, one per parameter set of `many`, or a bulk copy of the rows
+        `many` (`copy`): logged, errors translated."""
         conn = self._connection()
         log = logger.isEnabledFor(logging.INFO)
         started = time.perf_counter() if log else 0.0
         try:
             if many is None:
                 result = self._io.run(conn, sql, params)
+            elif copy:
+                result = self._io.copy_rows(conn, sql, many)
             else:
                 result = self._io.run_many(conn, sql, many, returning)
         except self._driver.driver_errors() as exc:
@@ -106,6 +109,8 @@ class Session(SessionCore):
             return self._run(*args)
         if name == "run_many":
             return self._run(args[0], None, many=args[1], returning=args[2])
+        if name == "copy_rows":
+            return self._run(args[0], None, many=args[1], copy=True)
         if name == "reconnect":
             self._io.release(self._conn, broken=True)
             self._conn, self._broken = None, False

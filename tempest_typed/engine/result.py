@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 from ..dialects.base import JoinedModels, ResultShape
 from ..errors import MultipleResultsError, NoResultError, TempestError
-from ..model import ModelMeta
+from ..model import DerivedColumn, ModelMeta
 from ..row import row_class
 from .types import Adapter, decimal_reader, to_bool, to_float
 
@@ -194,18 +194,20 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
     for n, (meta, optional) in enumerate(zip(result.metas, result.optional, strict=True)):
         names[f"model{n}"] = meta.model
         first = position
+        # a named select (sql.cte) under an alias is a Row of its columns, a model otherwise
+        derived = bool(meta.columns) and type(meta.columns[0]) is DerivedColumn
         cells: list[str] = []
         for col in meta.columns:
             i = position
             position += 1
-            convert = _converter(col.kind, adapters, scale=col.scale)
+            convert = _converter(col.kind, adapters, derived, scale=col.scale)
             if convert is None:
                 cells.append(f"v{i}")
             else:
                 names[f"c{i}"] = convert
                 cells.append(f"(c{i}(v{i}) if v{i} is not None else None)")
-        body = [f"o{n} = new(model{n})",
-                *_stores(f"o{n}", meta, cells, "").splitlines()]
+        body = ([f"o{n} = make(model{n}, ({', '.join(cells)},))"] if derived else
+                [f"o{n} = new(model{n})", *_stores(f"o{n}", meta, cells, "").splitlines()])
         if optional:
             keys = meta.primary_key or meta.columns
             test = " and ".join(f"v{first + meta.columns.index(k)} is None" for k in keys)
@@ -215,9 +217,19 @@ def _joined_builder(result: JoinedModels, adapters: dict[str, Adapter],
             lines.extend("            " + line for line in body)
         else:
             lines.extend("        " + line for line in body)
-    names["row_cls"] = row_class(result.aliases)
+    labels: list[str] = []
+    for field in result.extra:  # add_columns(): the labels after the models
+        i = position
+        position += 1
+        convert = _converter(field.kind, adapters, field.aggregate, field.scale)
+        if convert is None:
+            labels.append(f"v{i}")
+        else:
+            names[f"c{i}"] = convert
+            labels.append(f"(c{i}(v{i}) if v{i} is not None else None)")
+    names["row_cls"] = row_class((*result.aliases, *(f.name for f in result.extra)))
     unpack = "".join(f"v{i}, " for i in range(position))
-    made = ", ".join(f"o{n}" for n in range(len(result.metas)))
+    made = ", ".join([f"o{n}" for n in range(len(result.metas))] + labels)
     source = (
         "def build(rows):\n"
         f"{_IN_PLACE}"

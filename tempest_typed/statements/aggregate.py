@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from typing_extensions import TypeVar as DefaultTypeVar
 
 from ..errors import ValidationError
+from ..expressions import Over
 from ..model import ColumnMeta
 from ..row import PLAIN_NAME, plain_name_problem
-from .nodes import Aggregate, Labeled, Operand, QualifiedColumn
+from .compute import computed
+from .nodes import Aggregate, Function, Labeled, Operand, QualifiedColumn
 from .query import Context, Query, replaced
 from .scope import Scope
 from .where import CORRELATIONS, WhereInput, with_conditions
@@ -52,6 +54,11 @@ class AggregateFunction(Generic[T_co]):
         self.column = column
         self.distinct = distinct
 
+    def over(self, *, partition_by: object = (), order_by: object = ()) -> Over:
+        """This aggregate over a window of rows beside each row (with order_by, a running
+        total: the rows up to this one)."""
+        return Over(self, partition_by, order_by)
+
     def __repr__(self) -> str:
         name = "count_distinct" if self.distinct else self.func
         return f"sql.{name}({'' if self.column is None else repr(self.column)})"
@@ -74,15 +81,55 @@ def _result(func: AggregateName, col: ColumnMeta | None, label: str) -> tuple[st
     return col.kind, True
 
 
-def label_column(label: str, kind: str, nullable: bool, like: ColumnMeta | None) -> ColumnMeta:
+def aggregate_node(scope: Scope, spec: AggregateFunction[Any],
+                   key: str) -> tuple[Aggregate, ColumnMeta]:
+    """The node of an aggregate under `key` and the column its label stands for."""
+    label = scope.label
+    argument: ColumnMeta | QualifiedColumn | None = None
+    of: ColumnMeta | None = None
+    if spec.column is not None:
+        found, of = scope.lookup(spec.column, f"sql.{spec.func}() for {key!r}")
+        if not isinstance(found, ColumnMeta | QualifiedColumn):
+            raise ValidationError(f"{label}: sql.{spec.func}() takes a column of the rows")
+        argument = found
+        if of.kind == "json":
+            raise ValidationError(
+                f"{label}: sql.{spec.func}({spec.column!r}) for {key!r}: a JSON column "
+                "cannot be aggregated"
+            )
+    kind, nullable = _result(spec.func, of, key)
+    # SUM, MIN and MAX of a Decimal column keep its places; AVG has as many as it needs.
+    scale = of.scale if of is not None and kind == "decimal" and spec.func != "avg" else None
+    aggregate = Aggregate(spec.func, argument, spec.distinct, kind, nullable, scale)
+    return aggregate, label_column(key, kind, nullable, of)
+
+
+def label_column(label: str, kind: str, nullable: bool, like: ColumnMeta | None,
+                 scale: int | None = None) -> ColumnMeta:
     """The column an aggregate's label stands for in having() and order_by(): its checks."""
     return ColumnMeta(
         model_name="aggregate", attr=label, name=label, kind=kind, nullable=nullable,
         primary_key=False, has_default=False, server_default=None, autoincrement=False,
         unique=False, max_length=None,
         literal_values=like.literal_values if like is not None and kind == "literal" else (),
-        references=None, position=0, indexed=False,
+        references=None, position=0, indexed=False, scale=scale,
     )
+
+
+def _check_label(label: str, key: object, fields: Mapping[str, str], call: str) -> None:
+    """Refuse a label that is no plain identifier or that names another field of the row."""
+    problem = plain_name_problem(key)
+    if problem is not None:
+        raise ValidationError(
+            f"{label}: {call} label {key!r} {problem}; a label becomes a row field "
+            f"(row.label): write {PLAIN_NAME}"
+        )
+    assert isinstance(key, str)  # plain_name_problem() found it is one
+    if key in fields:
+        raise ValidationError(
+            f"{label}: the label {key!r} is also the field of the group column "
+            f"{fields[key]!r}; choose another label"
+        )
 
 
 class Grouped(Query[R_co], Generic[R_co, S_co, G_co]):
@@ -104,14 +151,19 @@ class Grouped(Query[R_co], Generic[R_co, S_co, G_co]):
         return new
 
 
-def grouped(query: Query[Any], group_by: Sequence[str],
+def grouped(query: Query[Any], group_by: Sequence[str | Mapping[str, Any]],
             aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
     """`query` grouped by `group_by`, with the labeled aggregates."""
     scope = query._ctx.scope
     label = scope.label
     node = query._key()
     if query._ctx.group_scope is not None:
-        raise ValidationError(f"{label}: aggregate() is called once per statement")
+        if query._ctx.group_scope.grouped:
+            raise ValidationError(f"{label}: aggregate() is called once per statement")
+        raise ValidationError(
+            f"{label}: add_columns() and aggregate() do not combine; group by a computed "
+            "value with a dict in aggregate()'s group list: [{\"month\": sql.date_trunc(...)}]"
+        )
     if isinstance(group_by, str) or not isinstance(group_by, list | tuple):
         raise ValidationError(
             f"{label}: aggregate() takes a list of group columns first, got {group_by!r}"
@@ -125,7 +177,30 @@ def grouped(query: Query[Any], group_by: Sequence[str],
     names: dict[str, tuple[Operand, ColumnMeta]] = {}
     fields: dict[str, str] = {}
     operands: list[Operand] = []
-    for name in group_by:
+    groups: list[Operand | Labeled] = []
+    items: list[Operand | Labeled] = []
+    labels: dict[str, tuple[Labeled, ColumnMeta]] = {}
+    values = list(query._values)
+    for entry in group_by:
+        if isinstance(entry, Mapping):
+            for key, expression in entry.items():
+                _check_label(label, key, fields, "aggregate() group")
+                value, col = computed(scope, expression, values, f"aggregate() group {key!r}")
+                if not isinstance(value, ColumnMeta | QualifiedColumn | Function):
+                    raise ValidationError(
+                        f"{label}: aggregate() group {key!r} takes a column or an sql.* function "
+                        f"of columns, got {expression!r}"
+                    )
+                fields[key] = key
+                described = label_column(key, col.kind, col.nullable, col, col.scale)
+                names[key] = (value, described)
+                item = Labeled(key, value)
+                labels[key] = (item, described)
+                operands.append(value)
+                groups.append(item)
+                items.append(item)
+            continue
+        name = entry
         operand, col = scope.lookup(name, "aggregate() group_by")
         if col.attr in fields:
             raise ValidationError(
@@ -137,52 +212,28 @@ def grouped(query: Query[Any], group_by: Sequence[str],
         fields[col.attr] = name
         names[name] = (operand, col)
         operands.append(operand)
-    items: list[Operand | Labeled] = list(operands)
+        groups.append(operand)
+        items.append(operand)
     for key, spec in aggregates.items():
-        problem = plain_name_problem(key)
-        if problem is not None:
-            raise ValidationError(
-                f"{label}: aggregate() label {key!r} {problem}; a label becomes a row field "
-                f"(row.label): write {PLAIN_NAME}"
-            )
-        if key in fields:
-            raise ValidationError(
-                f"{label}: the label {key!r} is also the field of the group column "
-                f"{fields[key]!r}; choose another label"
-            )
+        _check_label(label, key, fields, "aggregate()")
         if not isinstance(spec, AggregateFunction):
             raise ValidationError(
                 f"{label}: aggregate() label {key!r} takes sql.count(), sql.count_distinct(), "
                 f"sql.sum(), sql.avg(), sql.min() or sql.max(), got {spec!r}"
             )
-        argument: ColumnMeta | QualifiedColumn | None = None
-        of: ColumnMeta | None = None
-        if spec.column is not None:
-            found, of = scope.lookup(spec.column, f"sql.{spec.func}() for {key!r}")
-            if not isinstance(found, ColumnMeta | QualifiedColumn):
-                raise ValidationError(f"{label}: sql.{spec.func}() takes a column of the rows")
-            argument = found
-            if of.kind == "json":
-                raise ValidationError(
-                    f"{label}: sql.{spec.func}({spec.column!r}) for {key!r}: a JSON column "
-                    "cannot be aggregated"
-                )
-        kind, nullable = _result(spec.func, of, key)
-        # SUM, MIN and MAX of a Decimal column keep its places; AVG has as many as it needs.
-        scale = of.scale if of is not None and kind == "decimal" and spec.func != "avg" else None
-        aggregate = Aggregate(spec.func, argument, spec.distinct, kind, nullable, scale)
-        names[key] = (aggregate, label_column(key, kind, nullable, of))
+        aggregate, of = aggregate_node(scope, spec, key)
+        names[key] = (aggregate, of)
         items.append(Labeled(key, aggregate))
-    group_scope = Scope(label, None, names, {}, (), grouped=True)
-    for item in node.order:
-        if item.operand not in operands:
+    group_scope = Scope(label, None, names, {}, (), grouped=True, labels=labels)
+    for ordered in node.order:
+        if ordered.operand not in operands:
             raise ValidationError(
                 f"{label}: order_by() before aggregate() names a column that is not a group "
                 "column; after aggregate(), order by group columns and labels"
             )
     new: Grouped[Row] = object.__new__(Grouped)
     new._meta = query._meta
-    new._values = query._values
-    node = replaced(replaced(node, "items", tuple(items)), "group_by", tuple(operands))
+    new._values = tuple(values)
+    node = replaced(replaced(node, "items", tuple(items)), "group_by", tuple(groups))
     new._set_node(node, Context(node, scope, group_scope, query._ctx.correlated))
     return new

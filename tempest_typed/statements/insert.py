@@ -6,7 +6,7 @@ import gc
 import math
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, Generic, Never, TypeVar, overload
 from uuid import UUID
 
@@ -17,12 +17,14 @@ from ..row import Row
 from ..values import KEPT, freeze_from
 from .base import R_co, Statement, assignments, column_list, returning_columns
 from .nodes import (
+    Compound,
     Condition,
     ConflictNothing,
     ConflictUpdate,
     InsertStatement,
     Returning,
     RowParams,
+    SelectQuery,
     Value,
     param,
 )
@@ -143,6 +145,8 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
     (valgrind --tool=callgrind).
     """
     first = items[0]
+    if type(first) is meta.model:
+        return _plain_instances(meta, items, columns)
     if type(first) is not dict:
         return None
     plan = _plan(meta, tuple(first))
@@ -169,6 +173,44 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
                 return None
     except KeyError:
         return None
+    finally:
+        if paused:
+            gc.enable()
+    return cols, rows
+
+
+def _plain_instances(meta: ModelMeta, items: list[Any],
+                     columns: tuple[ColumnMeta, ...]) -> tuple[tuple[ColumnMeta, ...],
+                                                               list[tuple[Any, ...]]] | None:
+    """_plain_rows() of instances of the model itself: every column read a whole column at
+    a time; one left UNSET in every row (an identity, a server default) is left out."""
+    if set(map(type, items)) != {meta.model}:
+        return None
+    every = meta.columns
+    getter = attrgetter(*(c.attr for c in every))
+    unset_type = type(UNSET)
+    paused = len(items) >= 1000 and gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        rows = list(map(getter, items)) if len(every) > 1 else [(getter(i),) for i in items]
+        kept: list[int] = []
+        for i, (col, cells) in enumerate(zip(every, zip(*rows, strict=True), strict=True)):
+            if unset_type in set(map(type, cells)):  # by type: no __eq__ of each cell
+                if col.required or any(c is not UNSET for c in cells):
+                    return None  # the general path names what is missing, or mixes rows
+                continue
+            if not _plain_cells(col, cells):
+                return None
+            kept.append(i)
+        if not kept:
+            return None
+        cols = tuple(every[i] for i in kept)
+        if columns and cols != columns:
+            return None
+        if len(kept) < len(every):
+            pick = itemgetter(*kept)
+            rows = list(map(pick, rows)) if len(kept) > 1 else [(pick(r),) for r in rows]
     finally:
         if paused:
             gc.enable()
@@ -235,7 +277,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
     __slots__ = ("_columns", "_conflict", "_returning", "_rows", "_tuples")
 
     _columns: tuple[ColumnMeta, ...]
-    _rows: RowParams | tuple[tuple[Value, ...], ...]
+    _rows: RowParams | tuple[tuple[Value, ...], ...] | SelectQuery | Compound
     _conflict: ConflictNothing | ConflictUpdate | None
     _returning: Returning
     _tuples: list[tuple[Any, ...]] | None
@@ -277,7 +319,55 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                       for i, col in enumerate(self._columns))
                 for r in range(rows.n_rows)
             )
+        if isinstance(rows, SelectQuery | Compound):
+            raise ValidationError(
+                f"insert({self._meta.name}): from_select() and values() do not combine")
         return rows
+
+    def from_select(self, statement: Any) -> Insert[M_co, R_co]:
+        """INSERT ... SELECT: the rows a select (or a set operation) finds, its columns mapped
+        to this model's by name (the select's row field names are attributes of this model)."""
+        from .compound import SetQuery, result_fields
+        from .query import Query
+        from .where import same_family
+
+        meta = self._meta
+        call = f"insert({meta.name}).from_select()"
+        if self._columns:
+            raise ValidationError(f"{call}: the statement has values() already; use one of them")
+        if isinstance(statement, SetQuery):
+            key: SelectQuery | Compound = statement._key()
+            fields = statement._fields
+        elif isinstance(statement, Query):
+            key = statement._key()
+            fields = result_fields(key)
+            if statement._ctx.correlated:
+                raise ValidationError(f"{call}: the select names an enclosing statement")
+        else:
+            raise ValidationError(f"{call} takes a select, got {type(statement).__name__}")
+        columns: list[ColumnMeta] = []
+        for field in fields:
+            col = meta.column(field.name, call)
+            probe = ColumnMeta(
+                model_name="select", attr=field.name, name=field.name, kind=field.kind,
+                nullable=True, primary_key=False, has_default=False, server_default=None,
+                autoincrement=False, unique=False, max_length=None, literal_values=(),
+                references=None, position=0, indexed=False)
+            if not same_family(col, probe):
+                raise ValidationError(
+                    f"{call}: {meta.name}.{col.attr} is {col.type_name()} but the select's "
+                    f"{field.name!r} is {field.kind}; the columns must be of one family")
+            columns.append(col)
+        missing = [c.attr for c in meta.columns if c.required and c not in columns]
+        if missing:
+            raise ValidationError(
+                f"{call}: the select gives no {', '.join(missing)}, which {meta.name} requires")
+        new = self._clone()
+        new._columns = tuple(columns)
+        new._rows = key
+        new._values = statement._values
+        new._tuples = None
+        return new
 
     def values(self, rows: M_co | Mapping[str, object] | Sequence[M_co | Mapping[str, object]]
                ) -> Insert[M_co, R_co]:

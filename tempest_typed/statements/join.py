@@ -15,8 +15,9 @@ from ..model import Model, ModelMeta, meta_of
 from ..row import PLAIN_NAME, Row, plain_name_problem
 from .aggregate import AggregateFunction, Grouped, grouped
 from .base import R_co
-from .nodes import And, Compare, Condition, JoinClause, SelectQuery, Source
-from .query import Context, Query
+from .cte import NamedSelect, cte_source
+from .nodes import And, Compare, Condition, JoinClause, QualifiedColumn, SelectQuery, Source
+from .query import Context, Query, with_columns
 from .scope import join_scope
 from .where import _family_error, same_family
 
@@ -54,11 +55,16 @@ class Join(Query[R_co]):
 
     __slots__ = ()
 
-    def _joined(self, kind: Literal["inner", "left"], model: type[Model], alias: str,
+    def _joined(self, kind: Literal["inner", "left"], model: type[Model] | NamedSelect,
+                alias: str,
                 on: Mapping[str, str]) -> Join[R_co]:
         ctx = self._ctx
         call = f"{ctx.scope.label}.{kind}_join()"
-        meta = meta_of(model)
+        if ctx.items is not None or ctx.group_scope is not None:
+            raise ValidationError(
+                f"{call}: join every table first, then add_columns() or aggregate()")
+        named = cte_source(model, alias, self._values)
+        meta = named[0].meta if named is not None else meta_of(model)
         sources = _sources(ctx.source, ctx.joins)
         _check_alias(alias, [a for a, _, _ in sources], call)
         if not isinstance(on, Mapping) or not on:
@@ -81,18 +87,48 @@ class Join(Query[R_co]):
                 raise _family_error(left_col, right_col, right_name, f"{call} on")
             pairs.append(Compare(left, "=", right))
         condition = pairs[0] if len(pairs) == 1 else And(tuple(pairs))
-        clause = JoinClause(kind, Source(meta, alias), condition)
-        return self._with("joins", (*ctx.joins, clause), scope=scope)
+        source = named[0] if named is not None else Source(meta, alias)
+        clause = JoinClause(kind, source, condition)
+        return self._with("joins", (*ctx.joins, clause), named[1] if named is not None else None,
+                          scope=scope)
 
-    def inner_join(self, model: type[Model], alias: str, on: Mapping[str, str]) -> Join[R_co]:
+    def inner_join(self, model: type[Model] | NamedSelect, alias: str,
+                   on: Mapping[str, str]) -> Join[R_co]:
         """Add a table: only rows with a match on both sides (INNER JOIN)."""
         return self._joined("inner", model, alias, on)
 
-    def left_join(self, model: type[Model], alias: str, on: Mapping[str, str]) -> Join[R_co]:
+    def left_join(self, model: type[Model] | NamedSelect, alias: str,
+                  on: Mapping[str, str]) -> Join[R_co]:
         """Add a table whose side is None where no row matches (LEFT JOIN)."""
         return self._joined("left", model, alias, on)
 
-    def aggregate(self, group_by: Sequence[str],
+    def add_columns(self, columns: Mapping[str, Any]) -> Join[Row]:
+        """Computed columns beside the joined models: rows hold a model per alias (None for
+        an unmatched left-joined side), then the labels."""
+        ctx = self._ctx
+        sources = _sources(ctx.source, ctx.joins)
+        fetched = tuple(QualifiedColumn(alias, col) for alias, meta, _ in sources
+                        for col in meta.columns)
+        node, context, values = with_columns(self, columns, [a for a, _, _ in sources],
+                                             fetched)
+        new: Join[Row] = object.__new__(Join)
+        new._meta = self._meta
+        new._values = values
+        new._set_node(node, context)
+        return new
+
+    def project(self, columns: Mapping[str, Any]) -> Join[Row]:
+        """The joined rows as flat Rows of `columns` ({label: "alias.column" or an sql.*
+        expression}), in place of the models: what a named select, a set operation or an
+        insert's from_select() of a join takes."""
+        node, context, values = with_columns(self, columns, [], ())
+        new: Join[Row] = object.__new__(Join)
+        new._meta = self._meta
+        new._values = values
+        new._set_node(node, context)
+        return new
+
+    def aggregate(self, group_by: Sequence[str | Mapping[str, Any]],
                   aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
         """Group the joined rows by qualified columns and compute aggregates per group."""
         return grouped(self, group_by, aggregates)
@@ -103,14 +139,16 @@ class Join(Query[R_co]):
         return self._ctx.scope.aliases
 
 
-def join(model: type[M], alias: str, /) -> Join[Row]:
-    """Start a join with a model under an alias; add tables with inner_join()/left_join()."""
-    meta = meta_of(model)
+def join(model: type[M] | NamedSelect, alias: str, /) -> Join[Row]:
+    """Start a join with a model (or a named select) under an alias; add tables with
+    inner_join()/left_join()."""
+    named = cte_source(model, alias, ())
+    meta = named[0].meta if named is not None else meta_of(model)
     _check_alias(alias, [], f"join({meta.name}, ...)")
     stmt: Join[Row] = object.__new__(Join)
     stmt._meta = meta
-    stmt._values = ()
-    node = SelectQuery(Source(meta, alias), (), None, None, None, None, (), None, None, None,
-                       False)
+    stmt._values = named[1] if named is not None else ()
+    source = named[0] if named is not None else Source(meta, alias)
+    node = SelectQuery(source, (), None, None, None, None, (), None, None, None, False)
     stmt._set_node(node, Context(node, join_scope([(alias, meta, False)])))
     return stmt

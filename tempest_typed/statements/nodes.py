@@ -19,9 +19,10 @@ The grammar, as types:
               | QualifiedColumn       alias.column (a join alias, or a table name)
               | OuterColumn           alias.column of an enclosing statement (correlation)
               | Aggregate             count/sum/avg/min/max over a column (or rows)
+              | Function              a function, arithmetic, CASE or a window function
     Condition = Compare | IsNull | Between | InList | InParams | InSubquery | Like
               | And | Or | Not | Exists | TrueCondition | FalseCondition
-    Statement = SelectQuery | InsertStatement | UpdateStatement | DeleteStatement
+    Statement = SelectQuery | Compound | InsertStatement | UpdateStatement | DeleteStatement
 
 A subquery's `Param.value_index` counts from the start of its own values; the node that holds the
 subquery (`InSubquery`, `Exists`, `ScalarSubquery`) says at which of the enclosing
@@ -36,9 +37,10 @@ from ..model import ColumnMeta, ModelMeta
 
 __all__ = [
     "ALL_COLUMNS", "COMPARISONS", "FALSE", "INT_PARAMS", "OPERATORS", "ORDERED_KINDS",
-    "TEXT_KINDS", "TRUE", "Aggregate", "And", "BackoffDelay", "Between", "Compare", "Condition",
+    "TEXT_KINDS", "TRUE", "Aggregate", "And", "BackoffDelay", "Between", "CommonTable", "Compare",
+    "Compound", "Condition",
     "ConflictNothing", "ConflictUpdate", "CurrentTime", "DeleteStatement", "ExcludedValue",
-    "Exists", "FalseCondition", "InList", "InParams", "InSubquery", "InsertStatement", "IsNull",
+    "Exists", "FalseCondition", "Function", "InList", "InParams", "InSubquery", "InsertStatement", "IsNull",
     "JoinClause", "Labeled", "Like", "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn",
     "Param", "QualifiedColumn", "RawSQL", "Returning", "RowParams", "SQLExpr", "ScalarSubquery",
     "SelectQuery", "Source", "StatementNode", "TrueCondition", "UpdateStatement", "Value",
@@ -143,7 +145,32 @@ class ScalarSubquery(NamedTuple):
     tag: Literal["scalar"] = "scalar"
 
 
-Operand: TypeAlias = "ColumnMeta | QualifiedColumn | OuterColumn | Aggregate"
+class Function(NamedTuple):
+    """A computed value: a function of `args`, arithmetic (`name` one of + - * /), a CASE, or
+    a window function.
+
+    `option` is what the function takes as structure (date_trunc's unit, extract's part);
+    `source_kind` the kind of its first argument (date or datetime, int or float), which a
+    dialect may spell differently; `kind`, `nullable` and `scale` describe the result.
+    `name` "case": CASE WHEN conditions[i] THEN args[i] ... [ELSE args[-1]] END.
+    `name` "over": args[0] (a ranking Function or an Aggregate) OVER (PARTITION BY args[1:]
+    ORDER BY order). One node for all of them keeps the recursive `Value` union small: a
+    node type per idea here made mypy --strict take five times as long.
+    """
+
+    name: str
+    args: tuple[Value, ...]
+    option: str | None
+    source_kind: str | None
+    kind: str
+    nullable: bool
+    scale: int | None
+    conditions: tuple[Condition, ...]
+    order: tuple[OrderItem, ...]
+    tag: Literal["function"] = "function"
+
+
+Operand: TypeAlias = "ColumnMeta | QualifiedColumn | OuterColumn | Aggregate | Function"
 Value: TypeAlias = (
     "Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery | BackoffDelay"
     " | Operand"
@@ -272,11 +299,27 @@ FALSE = FalseCondition()
 # -- select -----------------------------------------------------------------------------------
 
 
+class CommonTable(NamedTuple):
+    """`[RECURSIVE] name (columns) AS (query [UNION ALL step])`: a named select (sql.cte), its
+    values from the enclosing statement's values[offset] (the step's from step_offset)."""
+
+    name: str
+    columns: tuple[str, ...]
+    query: SelectQuery | Compound
+    offset: int
+    step: SelectQuery | None
+    step_offset: int
+    tag: Literal["cte"] = "cte"
+
+
 class Source(NamedTuple):
-    """A table in FROM or JOIN; `alias` None for a plain select's one table."""
+    """A table in FROM or JOIN; `alias` None for a plain select's one table. A named select
+    (sql.cte) has its `definition`, written in the statement's WITH; a recursive one's step
+    names it without one."""
 
     meta: ModelMeta
     alias: str | None
+    definition: CommonTable | None = None
     tag: Literal["source"] = "source"
 
 
@@ -290,17 +333,18 @@ class JoinClause(NamedTuple):
 
 
 class Labeled(NamedTuple):
-    """A select item with an output name: an aggregate and its label."""
+    """A select item with an output name: an aggregate or a computed value, and its label (in
+    ORDER BY and GROUP BY, the item named by its label)."""
 
     label: str
-    value: Operand
+    value: Value
     tag: Literal["labeled"] = "labeled"
 
 
 class OrderItem(NamedTuple):
     """One ORDER BY item; `nullable`: the operand can be NULL (PostgreSQL spells NULL order)."""
 
-    operand: Operand
+    operand: Operand | Labeled
     descending: bool
     nullable: bool
     tag: Literal["order"] = "order"
@@ -328,7 +372,7 @@ class SelectQuery(NamedTuple):
     joins: tuple[JoinClause, ...]
     items: tuple[Operand | Labeled, ...] | None
     where: Condition | None
-    group_by: tuple[Operand, ...] | None
+    group_by: tuple[Operand | Labeled, ...] | None
     having: Condition | None
     order: tuple[OrderItem, ...]
     limit: Value | None
@@ -336,6 +380,19 @@ class SelectQuery(NamedTuple):
     lock: Lock | None
     distinct: bool
     tag: Literal["select"] = "select"
+
+
+class Compound(NamedTuple):
+    """`part UNION part ...` [ORDER BY] [LIMIT] [OFFSET]: `ops[i]` joins parts[i] and
+    parts[i + 1], whose values start at the compound's values[offsets[i]]."""
+
+    parts: tuple[SelectQuery, ...]
+    offsets: tuple[int, ...]
+    ops: tuple[str, ...]
+    order: tuple[OrderItem, ...]
+    limit: Value | None
+    offset: Value | None
+    tag: Literal["compound"] = "compound"
 
 
 # -- writes -----------------------------------------------------------------------------------
@@ -376,7 +433,7 @@ class InsertStatement(NamedTuple):
 
     meta: ModelMeta
     columns: tuple[ColumnMeta, ...]
-    rows: RowParams | tuple[tuple[Value, ...], ...]
+    rows: RowParams | tuple[tuple[Value, ...], ...] | SelectQuery | Compound
     conflict: ConflictNothing | ConflictUpdate | None
     returning: Returning
     tag: Literal["insert"] = "insert"
@@ -401,7 +458,9 @@ class DeleteStatement(NamedTuple):
     tag: Literal["delete"] = "delete"
 
 
-StatementNode: TypeAlias = "SelectQuery | InsertStatement | UpdateStatement | DeleteStatement"
+StatementNode: TypeAlias = (
+    "SelectQuery | Compound | InsertStatement | UpdateStatement | DeleteStatement"
+)
 
 ORDERED_KINDS = frozenset({"int", "float", "decimal", "datetime", "date"})
 TEXT_KINDS = frozenset({"str", "literal"})
@@ -488,7 +547,7 @@ def equals(left: Operand, index: int, kind: str | None) -> Compare:
 _ORDER_ITEMS: dict[tuple[object, bool, bool], OrderItem] = {}
 
 
-def order_item(operand: Operand, descending: bool, nullable: bool) -> OrderItem:
+def order_item(operand: Operand | Labeled, descending: bool, nullable: bool) -> OrderItem:
     """One ORDER BY item (shared)."""
     key = (operand, descending, nullable)
     found = _ORDER_ITEMS.get(key)

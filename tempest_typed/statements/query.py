@@ -10,12 +10,14 @@ join, group columns and labels after `aggregate()`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self, TypeVar
 
 from ..errors import ValidationError
 from ..model import INT_MAX, ColumnMeta, Model, ModelMeta, meta_of
+from ..row import PLAIN_NAME, plain_name_problem
 from .base import R_co, Statement
+from .compound import SetQuery, combined
 from .nodes import (
     INT_PARAMS,
     Aggregate,
@@ -36,7 +38,7 @@ from .nodes import (
 from .scope import Scope
 from .where import CORRELATIONS, Subquery, WhereInput, with_conditions
 
-__all__ = ["Query"]
+__all__ = ["Query", "with_columns"]
 
 T = TypeVar("T")
 
@@ -167,7 +169,8 @@ class Query(Statement[R_co]):
         except TypeError:  # an unhashable name or direction: the checks below name it
             item = None
         if item is None:
-            operand, col = scope.lookup(column, "order_by()")
+            labeled = scope.labels.get(column) if type(column) is str else None
+            operand, col = labeled or scope.lookup(column, "order_by()")
             if direction not in ("asc", "desc"):
                 raise ValidationError(
                     f"{scope.label}.order_by({column!r}, {direction!r}): direction is 'asc' "
@@ -265,15 +268,34 @@ class Query(Statement[R_co]):
         """Take a read lock on the selected rows until the transaction ends (FOR SHARE)."""
         return self._locked("share", skip_locked, no_wait, of)
 
+    def union(self, other: Query[Any]) -> SetQuery[R_co]:
+        """The rows of either select, each different row once (UNION)."""
+        return combined(self, "union", other)
+
+    def union_all(self, other: Query[Any]) -> SetQuery[R_co]:
+        """The rows of both selects, duplicates kept (UNION ALL)."""
+        return combined(self, "union_all", other)
+
+    def intersect(self, other: Query[Any]) -> SetQuery[R_co]:
+        """The rows found by both selects (INTERSECT)."""
+        return combined(self, "intersect", other)
+
+    def except_(self, other: Query[Any]) -> SetQuery[R_co]:
+        """The rows of this select that the other does not find (EXCEPT)."""
+        return combined(self, "except_", other)
+
     def as_subquery(self, column: str) -> Subquery[Any, Any]:
         """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""
         c = self._ctx
         scope = c.group_scope or c.scope
+        labeled = scope.labels.get(column) if scope.labels and type(column) is str else None
         found = scope.names.get(column) if type(column) is str else None
-        operand, col = found if found is not None else scope.lookup(column, "as_subquery()")
-        item: Operand | Labeled = operand
-        if type(operand) is Aggregate:
-            item = Labeled(column, operand)
+        item: Operand | Labeled
+        if labeled is not None:
+            item, col = labeled  # a computed column or group, under its label
+        else:
+            operand, col = found if found is not None else scope.lookup(column, "as_subquery()")
+            item = Labeled(column, operand) if type(operand) is Aggregate else operand
         # Subquery(...) without the class call, as Dialect.compile() makes its Compiled.
         sub: Subquery[Any, Any] = object.__new__(Subquery)
         sub.key = self._assembled((item,))
@@ -281,6 +303,53 @@ class Query(Statement[R_co]):
         sub.column = col
         sub.correlated = c.correlated
         return sub
+
+
+def with_columns(query: Query[Any], columns: Mapping[str, Any], fetched: Sequence[str],
+                 items: tuple[Operand | Labeled, ...]) -> tuple[SelectQuery, Context,
+                                                            tuple[object, ...]]:
+    """The node, context and values of `query` selecting `items` (the fetched columns, whose
+    row fields are `fetched`), then the computed `columns` under their labels."""
+    from .aggregate import label_column
+    from .compute import computed
+
+    c = query._ctx
+    scope = c.scope
+    if c.group_scope is not None:
+        raise ValidationError(
+            f"{scope.label}: add_columns() is called once per statement: pass every computed "
+            "column in one dict"
+        )
+    if not isinstance(columns, Mapping) or not columns:
+        raise ValidationError(
+            f"{scope.label}: add_columns() takes a dict of label -> sql.* expression, got "
+            f"{columns!r}"
+        )
+    values = list(query._values)
+    labels: dict[str, tuple[Labeled, ColumnMeta]] = {}
+    added: list[Labeled] = []
+    made = CORRELATIONS[0]
+    for key, expression in columns.items():
+        problem = plain_name_problem(key)
+        if problem is not None:
+            raise ValidationError(
+                f"{scope.label}: add_columns() label {key!r} {problem}; a label becomes a row "
+                f"field (row.label): write {PLAIN_NAME}"
+            )
+        if key in fetched:
+            raise ValidationError(
+                f"{scope.label}: add_columns() label {key!r} is also the name of a fetched "
+                "column (or alias); choose another label"
+            )
+        value, col = computed(scope, expression, values, f"add_columns() {key!r}", windows=True)
+        item = Labeled(key, value)
+        labels[key] = (item, label_column(key, col.kind, col.nullable, col, col.scale))
+        added.append(item)
+    order_scope = Scope(scope.label, scope.meta, scope.names, scope.qualifiers, scope.aliases,
+                        labels=labels)
+    node = replaced(query._key(), "items", (*items, *added))
+    context = Context(node, scope, order_scope, c.correlated or CORRELATIONS[0] != made)
+    return node, context, tuple(values)
 
 
 def qualified(meta: ModelMeta, alias: str | None, col: ColumnMeta) -> Operand:

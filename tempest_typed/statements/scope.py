@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..errors import ValidationError
 from ..model import ColumnMeta, ModelMeta, unknown_column_message
-from .nodes import Operand, OrderItem, QualifiedColumn
+from .nodes import Labeled, Operand, OrderItem, QualifiedColumn
 
 __all__ = ["Scope", "find_table_scope", "join_scope", "nullable_column", "table_scope"]
 
@@ -22,12 +22,14 @@ __all__ = ["Scope", "find_table_scope", "join_scope", "nullable_column", "table_
 class Scope:
     """The names one statement (or one clause of it) understands."""
 
-    __slots__ = ("aliases", "grouped", "label", "meta", "names", "order_items", "qualifiers")
+    __slots__ = ("aliases", "grouped", "label", "labels", "meta", "names", "order_items",
+                 "qualifiers")
 
     def __init__(self, label: str, meta: ModelMeta | None,
                  names: dict[str, tuple[Operand, ColumnMeta]],
                  qualifiers: dict[str, ModelMeta], aliases: tuple[str, ...] = (),
-                 grouped: bool = False) -> None:
+                 grouped: bool = False,
+                 labels: dict[str, tuple[Labeled, ColumnMeta]] | None = None) -> None:
         #: how messages name the statement: the model, or `join(user, order)`
         self.label = label
         #: the one table of a plain statement (None in a join)
@@ -38,6 +40,8 @@ class Scope:
         self.aliases = aliases
         #: the scope of having() and of order_by() after aggregate(): group columns and labels
         self.grouped = grouped
+        #: the labels of computed select items, which ORDER BY names by label
+        self.labels = labels or {}
         #: order_by(name, direction) -> its ORDER BY item, once made (a name and a direction
         #: order_by() has checked)
         self.order_items: dict[tuple[str, str], OrderItem] = {}

@@ -10,8 +10,9 @@ from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .aggregate import AggregateFunction, Grouped, grouped
 from .base import R_co, column_list
+from .cte import NamedSelect, cte_source
 from .nodes import select_all
-from .query import Context, Query, replaced
+from .query import Context, Query, replaced, with_columns
 from .scope import table_scope
 
 if TYPE_CHECKING:
@@ -28,11 +29,24 @@ class Select(Query[R_co], Generic[M_co, R_co]):
 
     __slots__ = ()
 
-    def aggregate(self, group_by: Sequence[str],
+    def aggregate(self, group_by: Sequence[str | Mapping[str, Any]],
                   aggregates: Mapping[str, AggregateFunction[Any]]) -> Grouped[Row]:
         """Group the rows by columns and compute aggregates per group: rows of the group
         columns, then the labels (`aggregate([], {...})` is one row over every row)."""
         return grouped(self, group_by, aggregates)
+
+    def add_columns(self, columns: Mapping[str, Any]) -> Select[M_co, Row]:
+        """Computed columns beside the fetched ones: rows are Rows of the fetched columns
+        (every column of a whole-model select), then the labels."""
+        items = self._ctx.items
+        fetched = self._meta.columns if items is None else items
+        names = [c.attr for c in fetched if isinstance(c, ColumnMeta)]
+        node, context, values = with_columns(self, columns, names, tuple(fetched))
+        new: Select[M_co, Row] = object.__new__(Select)
+        new._meta = self._meta
+        new._values = values
+        new._set_node(node, context)
+        return new
 
     if TYPE_CHECKING:
         # The same method as Query's, typed with this select's model.
@@ -60,12 +74,20 @@ def select(model: type[M], /) -> Select[M, M]: ...
 def select(model: type[M], columns: list[str] | tuple[str, ...], /) -> Select[M, Row]: ...
 
 
-def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Select[Any, Any]:
-    """SELECT from a model: every column (rows are model instances) or some (rows are Row)."""
+@overload
+def select(model: NamedSelect, /) -> Select[Any, Row]: ...
+
+
+def select(model: type[Model] | NamedSelect, columns: Sequence[str] | None = None, /
+           ) -> Select[Any, Any]:
+    """SELECT from a model: every column (rows are model instances) or some (rows are Row);
+    from a named select (sql.cte), Rows of its columns."""
     if columns is None:
         found = _PLAIN.get(model) if isinstance(model, type) else None
         if found is not None:
             return found
+    if isinstance(model, NamedSelect):
+        return _select_named(model, columns)
     stmt: Select[Any, Any] = object.__new__(Select)
     meta = stmt._meta = meta_of(model)
     stmt._values = ()
@@ -77,4 +99,18 @@ def select(model: type[Model], columns: Sequence[str] | None = None, /) -> Selec
         if len(_PLAIN) >= 4096:
             _PLAIN.clear()
         _PLAIN[model] = stmt
+    return stmt
+
+
+def _select_named(named: NamedSelect, columns: Sequence[str] | None) -> Select[Any, Row]:
+    """SELECT from a named select (sql.cte): rows are Rows of its columns."""
+    stmt: Select[Any, Row] = object.__new__(Select)
+    meta = stmt._meta = named.meta
+    made = cte_source(named, None, ())
+    assert made is not None  # a NamedSelect
+    source, stmt._values = made
+    node = replaced(select_all(meta), "source", source)
+    if columns is not None:
+        node = replaced(node, "items", column_list(meta, columns, "select()"))
+    stmt._set_node(node, Context(node, table_scope(meta)))
     return stmt

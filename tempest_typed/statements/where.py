@@ -254,7 +254,28 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
             f"sql.scalar() in {where} stands where a column's value goes: compare a column "
             "with it or set a column to it"
         )
+    from .compute import computed, is_computed
+
+    if is_computed(expr):
+        node, col = computed(scope, expr, values, where)
+        if expected is not None and not same_family(expected, col):
+            raise _family_error(expected, col, repr(expr), where)
+        if where == "values()" and _reads_a_column(node):
+            raise ValidationError(
+                f"{expr!r} in values(): a row being inserted has no columns to read yet; pass "
+                "values (sql.value(x) inside a function), or insert(...).from_select(...) to "
+                "insert what a select computes"
+            )
+        return node
     raise ValidationError(f"unknown expression {expr!r} in {where}")
+
+
+def _reads_a_column(node: object) -> bool:
+    """True when a value node reads a column of a table (directly or inside a function)."""
+    if isinstance(node, ColumnMeta | QualifiedColumn):
+        return True
+    return isinstance(node, tuple) and not isinstance(node, SelectQuery) and any(
+        _reads_a_column(child) for child in node)
 
 
 def column_reference(scope: Scope, name: object, where: str,

@@ -536,7 +536,69 @@ def aggregate_queries(draw: st.DrawFn, data: Data) -> RelCase:
                    label_types=label_types, never_null=frozenset(never_null))
 
 
+def _computed(draw: st.DrawFn, col: Col) -> tuple[Any, type, bool] | None:
+    """A computed value of one column: the sql.* expression, its result type, whether it is a
+    quotient compared approximately (None: nothing to compute from this column)."""
+    name = col.attr
+    if col.kind in _NUMBER_TYPES:
+        number = _NUMBER_TYPES[col.kind]
+        return draw(st.sampled_from((
+            (sql.abs(name), number, False),
+            (sql.col(name) * 2 - 1, number, False),
+            (sql.col(name) / 4, float, True),
+            (sql.round(name, 1), number, False),
+            (sql.coalesce(name, sql.value(number(7))), number, False),
+        )))
+    if col.kind in ("str", "literal"):
+        return draw(st.sampled_from((
+            (sql.length(name), int, False),
+            (sql.coalesce(name, sql.value("-")), str, False),
+            (sql.case(({name: {"is_null": True}}, sql.value(0)), else_=sql.length(name)), int,
+             False),
+        )))
+    if col.kind == "datetime":
+        unit = draw(st.sampled_from(("year", "month", "day", "hour", "minute")))
+        part = draw(st.sampled_from(("year", "month", "day", "hour", "minute", "dow")))
+        return draw(st.sampled_from(((sql.date_trunc(unit, name), dt.datetime, False),
+                                     (sql.extract(part, name), int, False))))
+    if col.kind == "date":
+        unit = draw(st.sampled_from(("year", "month", "day")))
+        part = draw(st.sampled_from(("year", "month", "day", "dow")))
+        return draw(st.sampled_from(((sql.date_trunc(unit, name), dt.date, False),
+                                     (sql.extract(part, name), int, False))))
+    return None
+
+
+@st.composite
+def computed_queries(draw: st.DrawFn, data: Data) -> RelCase:
+    """select(M, ["id"]).add_columns({...}) of functions, arithmetic, CASE and a window."""
+    model = draw(st.sampled_from(MODELS))
+    side = Side(model, "", meta_of(model).table, data=data)
+    labels: dict[str, Any] = {}
+    approximate: set[str] = set()
+    label_types: dict[str, type] = {"id": int}
+    for n, col in enumerate(draw(st.lists(st.sampled_from(columns_of(model)[1:]), min_size=1,
+                                          max_size=3))):
+        made = _computed(draw, col)
+        if made is None:
+            continue
+        labels[f"c{n}"], label_types[f"c{n}"], approx = made
+        if approx:
+            approximate.add(f"c{n}")
+    if draw(st.booleans()):
+        labels["pos"] = sql.row_number().over(order_by=[("id", "desc")])
+        label_types["pos"] = int
+    if not labels:
+        labels["one"] = sql.value(1)
+        label_types["one"] = int
+    builder = select(model, ["id"]).add_columns(labels)
+    if draw(st.booleans()):
+        builder = builder.where(draw(conditions([side], depth=1)))
+    return RelCase("computed", builder, ordered=False, approximate=frozenset(approximate),
+                   label_types=label_types, never_null=frozenset({"id"}))
+
+
 def relational_queries(data: Data) -> st.SearchStrategy[RelCase]:
     """Any generated relational statement over tables holding `data`."""
     return st.one_of(row_queries(data), row_queries(data), aggregate_queries(data),
-                     aggregate_queries(data), distinct_queries(data))
+                     aggregate_queries(data), distinct_queries(data), computed_queries(data))

@@ -94,6 +94,11 @@ class DriverRules:
         """True when run_many() of a one-row insert beats one multi-row VALUES statement."""
         return False
 
+    def copies_rows(self, n_rows: int) -> bool:
+        """True when the driver's copy_rows() writes a batch of `n_rows` plain rows faster
+        than run_many() (the dialect has said it has a bulk copy)."""
+        return False
+
     #: True when a cursor left open on the server lives only inside a transaction
     #: (PostgreSQL's named cursors): stream() outside one opens one for the stream's length
     stream_needs_transaction: ClassVar[bool] = False

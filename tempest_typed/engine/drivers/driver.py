@@ -59,6 +59,12 @@ class Driver:
             total += max(count, 0)
         return (rows if returning else None), total
 
+    def copy_rows(self, conn: Any, sql: str,
+                        rows: list[Sequence[Any]]) -> tuple[list[Any] | None, int]:
+        """Write the rows with the bulk copy `sql` (where `rules.copies_rows()` says yes):
+        (None, rows written)."""
+        raise NotImplementedError
+
     def begin(self, conn: Any, isolation: str | None, read_only: bool,
                     write: bool) -> None:
         """Start a transaction with the given isolation and access mode."""

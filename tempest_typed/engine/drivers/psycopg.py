@@ -193,6 +193,16 @@ class PsycopgDriver(Driver):
             return rows, total
 
     @override
+    def copy_rows(self, conn: Any, sql: str,
+                        rows: list[Sequence[Any]]) -> tuple[list[Any] | None, int]:
+        with conn.cursor() as cur:
+            with cur.copy(sql) as copy:
+                write = copy.write_row
+                for row in rows:
+                    write(row)
+            return None, max(cur.rowcount, 0)
+
+    @override
     def begin(self, conn: Any, isolation: str | None, read_only: bool,
                     write: bool) -> None:
         conn.execute(begin_sql(isolation, read_only))

@@ -215,6 +215,16 @@ class AsyncPsycopgDriver(AsyncDriver):
             return rows, total
 
     @override
+    async def copy_rows(self, conn: Any, sql: str,
+                        rows: list[Sequence[Any]]) -> tuple[list[Any] | None, int]:
+        async with conn.cursor() as cur:
+            async with cur.copy(sql) as copy:
+                write = copy.write_row
+                for row in rows:
+                    await write(row)
+            return None, max(cur.rowcount, 0)
+
+    @override
     async def begin(self, conn: Any, isolation: str | None, read_only: bool,
                     write: bool) -> None:
         await conn.execute(begin_sql(isolation, read_only))

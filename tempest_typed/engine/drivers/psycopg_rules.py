@@ -213,6 +213,12 @@ class PsycopgRules(DriverRules):
         # n=1,000 case).
         return n_rows >= 50
 
+    @override
+    def copies_rows(self, n_rows: int) -> bool:
+        # COPY ... FROM STDIN, against the pipelined executemany() of the one-row insert
+        # (BENCHMARKS.md, "Fast paths"): every batch run_many() takes.
+        return True
+
     # A named cursor: DECLARE ... then FETCH FORWARD size at a time. It lives only inside a
     # transaction (stream() opens one when the session is outside transaction()).
     stream_needs_transaction: ClassVar[bool] = True

@@ -1,0 +1,190 @@
+"""Set operations: `union`, `union_all`, `intersect`, `except_` of selects, then order/limit.
+
+The statements need the same number of columns, pairwise of one family; rows are typed by the
+first statement. The members take no order, limit or lock of their own (SQLite cannot write a
+member in parentheses): the combined result takes them. A chain is read left to right on
+every database, so an `intersect` after a `union` or `except_` (which PostgreSQL and MySQL
+would read first) is refused: name the first part with sql.cte() instead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..errors import ValidationError
+from ..model import INT_MAX, ColumnMeta, ModelMeta
+from .base import R_co, Statement
+from .nodes import Compound, Labeled, OrderItem, SelectQuery, Value, order_item, param
+from .where import FAMILIES
+
+if TYPE_CHECKING:
+    from ..dialects.base import ResultField
+
+__all__ = ["SetQuery", "combined", "result_fields"]
+
+_SQL = {"union": "UNION", "union_all": "UNION ALL", "intersect": "INTERSECT",
+        "except_": "EXCEPT"}
+
+
+def result_fields(query: SelectQuery) -> tuple[ResultField, ...]:
+    """The fields of a select's rows (a whole-model select's columns by attribute)."""
+    from ..dialects.base import Dialect, JoinedModels, ResultField
+
+    shape = Dialect.result_of(query)
+    if isinstance(shape, ModelMeta):
+        return tuple(ResultField(c.attr, c.kind, False, c.scale) for c in shape.columns)
+    if not isinstance(shape, tuple) or isinstance(shape, JoinedModels):
+        raise ValidationError(
+            "a join's rows are models by alias: combine selects of columns, or aggregate()s")
+    return shape
+
+
+def _output_names(query: SelectQuery) -> list[tuple[str, Value | Labeled]]:
+    """The output column names of a select, by row field name, with the item of each."""
+    items: tuple[Any, ...] = query.items if query.items is not None else query.source.meta.columns
+    out: list[tuple[str, Value | Labeled]] = []
+    for item in items:
+        if isinstance(item, Labeled):
+            out.append((item.label, item))
+        elif isinstance(item, ColumnMeta):
+            out.append((item.name, item))
+        else:
+            out.append((item.column.name, item))
+    return out
+
+
+def _statement_key(statement: object, call: str) -> tuple[SelectQuery, tuple[object, ...]]:
+    from .query import Query
+
+    if not isinstance(statement, Query):
+        raise ValidationError(f"{call} takes a select, got {type(statement).__name__}")
+    key = statement._key()
+    if key.order or key.limit is not None or key.offset is not None or key.lock is not None:
+        raise ValidationError(
+            f"{call}: a combined select takes no order_by(), limit(), offset() or lock of its "
+            "own; call order_by()/limit() on the combined result"
+        )
+    return key, statement._values
+
+
+class SetQuery(Statement[R_co]):
+    """Selects combined by UNION [ALL] / INTERSECT / EXCEPT, with ORDER BY and LIMIT."""
+
+    __slots__ = ("_fields", "_node")
+
+    _node: Compound
+    #: the first statement's row fields, which type the rows and name the columns
+    _fields: tuple[ResultField, ...]
+
+    def _key(self) -> Compound:
+        return self._node
+
+    def _then(self, op: str, other: object) -> SetQuery[R_co]:
+        node = self._node
+        if node.order or node.limit is not None or node.offset is not None:
+            raise ValidationError(
+                f"{op}() after order_by()/limit(): combine every select first, then order")
+        if op == "intersect" and any(o != "intersect" for o in node.ops):
+            raise ValidationError(
+                "intersect() after union()/except_(): PostgreSQL and MySQL would intersect "
+                "first, SQLite left to right; name the combined part with sql.cte() first, "
+                "or intersect first"
+            )
+        key, values = _statement_key(other, f"{op}()")
+        fields = result_fields(key)
+        first = self._fields
+        if len(fields) != len(first):
+            raise ValidationError(
+                f"{op}(): the statements have {len(first)} and {len(fields)} columns; combined "
+                "selects need the same number of columns"
+            )
+        for a, b in zip(first, fields, strict=True):
+            family = FAMILIES.get(a.kind)
+            if family is None or family != FAMILIES.get(b.kind):
+                raise ValidationError(
+                    f"{op}(): column {a.name!r} is {a.kind} but {b.name!r} is {b.kind}; combined "
+                    "columns must be pairwise of one family (numbers, text, bool, datetime, "
+                    "date, UUID, bytes)"
+                )
+        new: SetQuery[R_co] = object.__new__(SetQuery)
+        new._meta = self._meta
+        new._fields = first
+        new._values = (*self._values, *values)
+        new._node = node._replace(parts=(*node.parts, key),
+                                  offsets=(*node.offsets, len(self._values)),
+                                  ops=(*node.ops, _SQL[op]))
+        return new
+
+    def union(self, other: object) -> SetQuery[R_co]:
+        """The rows of either, each different row once (UNION)."""
+        return self._then("union", other)
+
+    def union_all(self, other: object) -> SetQuery[R_co]:
+        """The rows of both, duplicates kept (UNION ALL)."""
+        return self._then("union_all", other)
+
+    def intersect(self, other: object) -> SetQuery[R_co]:
+        """The rows found in both (INTERSECT)."""
+        return self._then("intersect", other)
+
+    def except_(self, other: object) -> SetQuery[R_co]:
+        """The rows of this one not found in the other (EXCEPT)."""
+        return self._then("except_", other)
+
+    def order_by(self, column: str, direction: Literal["asc", "desc"] = "asc"
+                 ) -> SetQuery[R_co]:
+        """Sort the combined rows by a column of the first statement (its row field name)."""
+        names = dict(zip([f.name for f in self._fields], _output_names(self._node.parts[0]),
+                         strict=True))
+        found = names.get(column) if type(column) is str else None
+        if found is None:
+            raise ValidationError(
+                f"order_by({column!r}) of a combined select names a column of the first "
+                f"statement: {', '.join(names)}"
+            )
+        if direction not in ("asc", "desc"):
+            raise ValidationError(f"order_by({column!r}, {direction!r}): 'asc' or 'desc'")
+        name, item = found
+        labeled = item if isinstance(item, Labeled) else Labeled(name, item)
+        ordered: OrderItem = order_item(labeled, direction == "desc", True)
+        new = self._copy()
+        new._node = self._node._replace(order=(*self._node.order, ordered))
+        return new
+
+    def _copy(self) -> SetQuery[R_co]:
+        new: SetQuery[R_co] = object.__new__(SetQuery)
+        new._meta, new._fields, new._values = self._meta, self._fields, self._values
+        new._node = self._node
+        return new
+
+    def _count(self, name: str, n: object) -> tuple[Value, tuple[object, ...]]:
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= INT_MAX:
+            raise ValidationError(f"{name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}")
+        return param(len(self._values), "int"), (*self._values, n)
+
+    def limit(self, n: int) -> SetQuery[R_co]:
+        """Return at most n of the combined rows."""
+        node, values = self._count("limit", n)
+        new = self._copy()
+        new._values = values
+        new._node = self._node._replace(limit=node)
+        return new
+
+    def offset(self, n: int) -> SetQuery[R_co]:
+        """Skip the first n of the combined rows."""
+        node, values = self._count("offset", n)
+        new = self._copy()
+        new._values = values
+        new._node = self._node._replace(offset=node)
+        return new
+
+
+def combined(first: object, op: str, other: object) -> SetQuery[Any]:
+    """`first op other`: the start of a set operation."""
+    key, values = _statement_key(first, f"{op}()")
+    start: SetQuery[Any] = object.__new__(SetQuery)
+    start._meta = first._meta  # type: ignore[attr-defined]  # _statement_key() found a Query
+    start._fields = result_fields(key)
+    start._values = values
+    start._node = Compound((key,), (0,), (), (), None, None)
+    return start._then(op, other)

@@ -1,0 +1,101 @@
+"""A plain insert of many rows (no conflict clause, no RETURNING) is written by the fastest
+bulk path of its database: COPY ... FROM STDIN on PostgreSQL. What it stores, what it
+refuses and what it leaves behind on failure are the one multi-row statement's, on every
+database and both engines."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+import pytest
+
+from tempest_typed import IntegrityError, TransactionAborted, insert, select, sql
+
+from .conftest import Item, Typed
+
+pytestmark = pytest.mark.asyncio
+
+MODELS = (Item, Typed)
+N = 300
+
+
+def typed_rows(n: int) -> list[Typed]:
+    """Every column kind, hostile text, NULLs and the edges of each type, in turn."""
+    texts = ["plain", "tab\tand\nnewline", "back\\slash", "ünïcödé ✓", "", "\\N", "quote ' \""]
+    return [Typed(
+        id=i + 1,
+        ref=UUID(int=i) if i % 5 else None,
+        at=datetime(2026, 1, 1, 12, 30, i % 60, 123456, tzinfo=UTC) if i % 4 else None,
+        day=date(2026, 2, 28) if i % 3 else None,
+        price=Decimal("1234.5678") * i if i % 6 else None,
+        flag=(i % 2 == 0) if i % 7 else None,
+        blob=bytes([i % 256, 0, 255, 10, 92]) if i % 8 else None,
+        state=("on", "off", "ünï")[i % 3] if i % 9 else None,
+        doc={"n": i, "s": texts[i % len(texts)], "nested": [1, None, True]} if i % 10 else None,
+        items=[i, "x", {"k": None}] if i % 11 else None,
+        text=texts[i % len(texts)] if i % 12 else None,
+        count=(-(2**63) if i == 13 else 2**63 - 1 if i == 14 else i) if i % 13 else None,
+        ratio=(i / 7) if i % 14 else None,
+    ) for i in range(n)]
+
+
+async def test_every_kind_of_value_reads_back_as_written(db: Any) -> None:
+    written = typed_rows(N)
+    result = await db.execute(insert(Typed).values(written))
+    assert result.rows_affected() == N
+    stored = (await db.execute(select(Typed).order_by("id"))).all()
+    assert stored == written
+
+
+async def test_the_copy_is_what_runs_on_postgresql(db: Any,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
+        await db.execute(insert(Item).values([{"name": f"i{i}", "qty": i} for i in range(N)]))
+    ran = [r.getMessage() for r in caplog.records if "eng_items" in r.getMessage()]
+    assert len(ran) == 1
+    assert ran[0].startswith('COPY "eng_items"') == db.dialect.supports_copy_from
+    # a conflict clause or RETURNING is not a plain insert: the statement runs as before
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
+        await db.execute(insert(Item).values([{"name": f"j{i}"} for i in range(N)])
+                         .on_conflict_do_nothing(None))
+    assert not any("COPY" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_failing_row_leaves_no_row_written(db: Any) -> None:
+    rows = [{"name": f"i{i}", "qty": i} for i in range(N)] + [{"name": "i7"}]  # a duplicate
+    with pytest.raises(IntegrityError):
+        await db.execute(insert(Item).values(rows))
+    assert (await db.execute(select(Item))).all() == []
+
+
+async def test_in_the_callers_transaction_too(db: Any) -> None:
+    rows = [{"name": f"i{i}", "qty": i} for i in range(N)] + [{"name": "i7"}]
+    with pytest.raises(TransactionAborted):
+        async with db.transaction() as tx:
+            await tx.execute(insert(Item).values({"name": "before"}))
+            with pytest.raises(IntegrityError):
+                await tx.execute(insert(Item).values(rows))
+            await tx.execute(select(Item))  # the transaction can only roll back now
+    assert (await db.execute(select(Item))).all() == []
+    async with db.transaction() as tx:  # and a good batch commits with what came before
+        await tx.execute(insert(Item).values({"name": "before"}))
+        await tx.execute(insert(Item).values([{"name": f"i{i}"} for i in range(N)]))
+    assert len((await db.execute(select(Item))).all()) == N + 1
+
+
+async def test_server_defaults_and_python_defaults_fill_what_rows_leave_out(db: Any) -> None:
+    written = [Item(name=f"i{i}") for i in range(N)]  # qty's default, the identity's
+    await db.execute(insert(Item).values(written))
+    stored = (await db.execute(select(Item).order_by("id"))).all()
+    assert [(r.name, r.qty, r.note) for r in stored] == [(f"i{i}", 0, None) for i in range(N)]
+    assert len({r.id for r in stored}) == N
+    # an expression among the values is not a plain row: one statement, as before
+    await db.execute(insert(Item).values([{"name": f"e{i}", "qty": sql.raw("2 + 3")}
+                                          for i in range(60)]))
+    assert {r.qty for r in (await db.execute(select(Item).where(
+        {"name": {"startswith": "e"}}))).all()} == {5}
