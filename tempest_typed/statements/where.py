@@ -8,11 +8,21 @@ resulting tree is pure structure (see nodes.py). Names are resolved by the state
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeAlias, TypeGuard, TypeVar
 
 from ..errors import ValidationError
-from ..expressions import ColumnReference, Excluded, Expr, Expression, Now, Raw, ScalarValue
+from ..expressions import (
+    Backoff,
+    ColumnReference,
+    Excluded,
+    Expr,
+    Expression,
+    Now,
+    Raw,
+    ScalarValue,
+)
 from ..model import ColumnMeta, ModelMeta, check_text
 from ..values import KEPT, frozen
 from .nodes import (
@@ -23,6 +33,7 @@ from .nodes import (
     TEXT_KINDS,
     TRUE,
     And,
+    BackoffDelay,
     Between,
     Compare,
     CurrentTime,
@@ -227,6 +238,17 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
         return ExcludedValue(scope.meta.column(expr.column, f"sql.excluded() in {where}"))
     if isinstance(expr, ColumnReference):
         return column_reference(scope, expr.name, where, expected)
+    if isinstance(expr, Backoff):
+        attempts = column_reference(scope, expr.column, where, None)
+        bounds: list[Value] = []
+        for value in (expr.first, expr.cap):
+            if (isinstance(value, bool) or not isinstance(value, int | float)
+                    or not math.isfinite(value)):
+                raise ValidationError(
+                    f"a backoff in {where} takes finite numbers of seconds, got {value!r}")
+            bounds.append(param(len(values), None))
+            values.append(value)
+        return BackoffDelay(attempts, bounds[0], bounds[1])
     if isinstance(expr, ScalarValue):
         raise ValidationError(
             f"sql.scalar() in {where} stands where a column's value goes: compare a column "
