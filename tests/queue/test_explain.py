@@ -22,16 +22,16 @@ def backlog(pg_url: str) -> Iterator[Queue]:
     model = message_model(table_name("explain"))
     engine = create_engine(pg_url)
     engine.drop_all(model)
-    engine.create_all(model)
-    mail = Queue(engine, "mail", model=model)
-    sms = Queue(engine, "sms", model=model)
-    mail.enqueue_many([Message({"n": n}, delay=n % 600 - 300) for n in range(40_000)])
-    sms.enqueue_many([Message({"n": n}) for n in range(10_000)])
-    sent = mail._claims._due(30_000).as_subquery("id")
-    engine.execute(update(model).set({"status": "sent", "next_attempt_at": None,
-                                      "updated_at": sql.now()}).where({"id": {"in": sent}}))
-    engine.execute_sql(f'ANALYZE "{model.__tempest_meta__.table}"')  # type: ignore[union-attr]
-    try:
+    try:  # dropped even when the filling fails
+        engine.create_all(model)
+        mail = Queue(engine, "mail", model=model)
+        sms = Queue(engine, "sms", model=model)
+        mail.enqueue_many([Message({"n": n}, delay=n % 600 - 300) for n in range(40_000)])
+        sms.enqueue_many([Message({"n": n}) for n in range(10_000)])
+        sent = mail._claims._due(30_000).as_subquery("id")
+        engine.execute(update(model).set({"status": "sent", "next_attempt_at": None,
+                                          "updated_at": sql.now()}).where({"id": {"in": sent}}))
+        engine.execute_sql(f'ANALYZE "{model.__tempest_meta__.table}"')  # type: ignore[union-attr]
         yield mail
     finally:
         engine.drop_all(model)
