@@ -24,7 +24,7 @@ from .lib.conditions import check_condition
 from .lib.families import compared
 from .lib.messages import COLUMN, PLAIN_NAME, VALUE, listed, near, plain_name_problem
 from .lib.metadata import ModelFacts, model_facts
-from .lib.row_types import aliases_of, fields_of, fields_row
+from .lib.row_types import aliases_of, fields_of, fields_row, labels_of
 from .lib.scopes import JoinScope, Scope, group_scope, source_scope, subquery_model
 from .lib.syntax import arg, literal_str
 
@@ -170,9 +170,13 @@ def where(ctx: MethodContext) -> Type:
 def order_by(ctx: MethodContext) -> Type:
     """`.order_by("alias.column")`; after aggregate(), a group column or a label."""
     scope = _scope(ctx, "order_by()", grouped=True)
+    proper = get_proper_type(ctx.type)
+    labels = labels_of(proper.args[0]) if (
+        isinstance(scope, JoinScope) and isinstance(proper, Instance) and proper.args) else {}
     if scope is not None:
         for column in arg(ctx, "column"):
-            scope.column(column)
+            if literal_str(scope.api, column) not in labels:
+                scope.column(column)
     return ctx.default_return_type
 
 

@@ -22,6 +22,7 @@ from mypy.types import FunctionLike, Type
 from . import (
     aggregates,
     column_lists,
+    computed_columns,
     constructors,
     exists,
     foreign_keys,
@@ -38,7 +39,7 @@ from .lib.tables import collect_table
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.3.1"
+__version__ = "0.4.0"
 
 _S = "tempest_typed.statements"
 
@@ -87,6 +88,9 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.aggregate.Grouped.order_by": joins.order_by,
     f"{_S}.aggregate.Grouped.as_subquery": joins.as_subquery,
     f"{_S}.aggregate.Grouped.having": aggregates.having,
+    f"{_S}.select.Select.add_columns": computed_columns.select_columns,
+    f"{_S}.join.Join.add_columns": computed_columns.join_columns,
+    f"{_S}.join.Join.project": computed_columns.join_project,
 }
 
 

@@ -12,9 +12,9 @@ from mypy.types import Instance, Type, get_proper_type
 from .lib.conditions import check_condition
 from .lib.messages import INSERT, listed
 from .lib.metadata import ModelFacts, model_facts
-from .lib.row_types import row_type
+from .lib.row_types import labels_of, row_type
 from .lib.scopes import Scope
-from .lib.syntax import arg
+from .lib.syntax import arg, literal_str
 from .lib.values import check_value
 
 __all__ = [
@@ -71,9 +71,20 @@ def order_by(ctx: MethodContext) -> Type:
     """`.order_by("column")`."""
     scope = _scope(ctx, "order_by()")
     if scope is not None:
+        labels = _labels(ctx.type)
         for column in arg(ctx, "column"):
-            scope.column(column)
+            if literal_str(scope.api, column) not in labels:
+                scope.column(column)
     return ctx.default_return_type
+
+
+def _labels(typ: Type) -> dict[str, Type]:
+    """The computed columns' labels of a select (after add_columns()), which order_by()
+    takes beside the model's columns."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and len(proper.args) == 2:
+        return labels_of(proper.args[1])
+    return {}
 
 
 def as_subquery(ctx: MethodContext) -> Type:

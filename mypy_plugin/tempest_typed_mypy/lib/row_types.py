@@ -16,7 +16,8 @@ from .metadata import ModelFacts, instance, model_facts
 from .names import ROW
 
 __all__ = [
-    "Aliases", "aliases_of", "fields_of", "fields_row", "model_of", "row_fields", "row_type",
+    "Aliases", "aliases_of", "fields_of", "fields_row", "labels_of", "model_of", "row_fields",
+    "row_type",
     "typed_dict",
 ]
 
@@ -92,7 +93,8 @@ def model_of(typ: Type) -> tuple[ModelFacts, bool] | None:
 
 
 def aliases_of(typ: Type) -> Aliases | None:
-    """alias -> (facts, left-joined) of a join's row type; None when it is not one."""
+    """alias -> (facts, left-joined) of a join's row type; None when it is not one. The
+    fields after the aliases are computed columns' labels (add_columns())."""
     fields = fields_of(typ)
     if fields is None or not fields.items:
         return None
@@ -100,6 +102,15 @@ def aliases_of(typ: Type) -> Aliases | None:
     for alias, item in fields.items.items():
         found = model_of(item)
         if found is None:
-            return None
+            break
         out[alias] = found
-    return out
+    return out or None
+
+
+def labels_of(typ: Type) -> dict[str, Type]:
+    """The computed columns' labels of a statement's row type (`Row[...]` after
+    add_columns()): the fields that are neither an alias nor a column of `model`."""
+    fields = fields_of(typ)
+    if fields is None:
+        return {}
+    return {name: item for name, item in fields.items.items() if model_of(item) is None}
