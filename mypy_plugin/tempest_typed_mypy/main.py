@@ -27,9 +27,11 @@ from . import (
     exists,
     foreign_keys,
     indexes,
+    insert_select,
     joins,
     raw,
     rows,
+    set_operations,
     statements,
 )
 from .lib.metadata import collect_model
@@ -91,6 +93,11 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.select.Select.add_columns": computed_columns.select_columns,
     f"{_S}.join.Join.add_columns": computed_columns.join_columns,
     f"{_S}.join.Join.project": computed_columns.join_project,
+    **{f"{_S}.{cls}.{op}": set_operations.combined
+       for cls in ("select.Select", "join.Join", "aggregate.Grouped", "compound.SetQuery")
+       for op in ("union", "union_all", "intersect", "except_")},
+    f"{_S}.compound.SetQuery.order_by": set_operations.order_by,
+    f"{_S}.insert.Insert.from_select": insert_select.from_select,
 }
 
 

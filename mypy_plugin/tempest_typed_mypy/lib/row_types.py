@@ -13,11 +13,11 @@ from mypy.checker import TypeChecker
 from mypy.types import Instance, NoneType, Type, TypedDictType, UnionType, get_proper_type
 
 from .metadata import ModelFacts, instance, model_facts
-from .names import ROW
+from .names import ROW, SELECT
 
 __all__ = [
     "Aliases", "aliases_of", "fields_of", "fields_row", "labels_of", "model_of", "row_fields",
-    "row_type",
+    "row_type", "statement_fields",
     "typed_dict",
 ]
 
@@ -114,3 +114,21 @@ def labels_of(typ: Type) -> dict[str, Type]:
     if fields is None:
         return {}
     return {name: item for name, item in fields.items.items() if model_of(item) is None}
+
+
+def statement_fields(typ: Type) -> dict[str, Type] | None:
+    """A statement's row fields by name (a whole-model select's columns by attribute), as a
+    set operation, a named select or an insert's from_select() takes them; None when its
+    type does not say, or its rows are a join's models."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance) or not proper.args:
+        return None
+    rows = proper.args[1] if proper.type.fullname == SELECT and len(proper.args) == 2 \
+        else proper.args[0]
+    facts = model_facts(rows)
+    if facts is not None:
+        return {name: col.type for name, col in facts.columns.items()}
+    fields = fields_of(rows)
+    if fields is None or any(model_of(t) is not None for t in fields.items.values()):
+        return None
+    return dict(fields.items)
