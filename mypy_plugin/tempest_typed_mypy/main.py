@@ -24,6 +24,7 @@ from . import (
     column_lists,
     computed_columns,
     constructors,
+    ctes,
     exists,
     foreign_keys,
     indexes,
@@ -54,6 +55,8 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     "tempest_typed.sql.exists": exists.check_exists,
     "tempest_typed.sql.not_exists": exists.check_not_exists,
     "tempest_typed.model.column": foreign_keys.check_references,
+    "tempest_typed.sql.cte": ctes.named_select,
+    "tempest_typed.sql.recursive_cte": ctes.named_select,
 }
 
 SIGNATURES: dict[str, Callable[[FunctionSigContext], FunctionLike]] = {

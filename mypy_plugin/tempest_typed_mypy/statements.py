@@ -12,7 +12,7 @@ from mypy.types import Instance, Type, get_proper_type
 from .lib.conditions import check_condition
 from .lib.messages import INSERT, listed
 from .lib.metadata import ModelFacts, model_facts
-from .lib.row_types import labels_of, row_type
+from .lib.row_types import labels_of, named_select_facts, row_type
 from .lib.scopes import Scope
 from .lib.syntax import arg, literal_str
 from .lib.values import check_value
@@ -26,7 +26,7 @@ __all__ = [
 def _model(typ: Type) -> ModelFacts | None:
     proper = get_proper_type(typ)
     if isinstance(proper, Instance) and proper.args:
-        return model_facts(proper.args[0])
+        return model_facts(proper.args[0]) or named_select_facts(proper)
     return None
 
 

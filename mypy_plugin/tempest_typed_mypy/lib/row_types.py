@@ -10,15 +10,22 @@ rows hold its aliases, a left-joined one as `Model | None`: `Row[TypedDict({'use
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.types import Instance, NoneType, Type, TypedDictType, UnionType, get_proper_type
+from mypy.types import (
+    AnyType,
+    Instance,
+    NoneType,
+    Type,
+    TypedDictType,
+    UnionType,
+    get_proper_type,
+)
 
-from .metadata import ModelFacts, instance, model_facts
+from .metadata import Column, ModelFacts, column_kind, instance, model_facts
 from .names import ROW, SELECT
 
 __all__ = [
-    "Aliases", "aliases_of", "fields_of", "fields_row", "labels_of", "model_of", "row_fields",
-    "row_type", "statement_fields",
-    "typed_dict",
+    "NAMED_SELECT", "Aliases", "aliases_of", "fields_of", "fields_row", "labels_of", "model_of",
+    "named_select_facts", "row_fields", "row_type", "statement_fields", "typed_dict",
 ]
 
 #: a join's aliases: alias -> (the model's facts, whether it is left-joined)
@@ -132,3 +139,38 @@ def statement_fields(typ: Type) -> dict[str, Type] | None:
     if fields is None or any(model_of(t) is not None for t in fields.items.values()):
         return None
     return dict(fields.items)
+
+
+#: id(TypedDict) -> (it, the facts of a named select of those fields): the TypedDicts are
+#: interned (see _interned), so one object per row shape
+_NAMED: dict[int, tuple[TypedDictType, ModelFacts]] = {}
+
+#: how messages name a named select (its name is a run-time value)
+NAMED_SELECT = "sql.cte()"
+
+
+def named_select_facts(typ: Type) -> ModelFacts | None:
+    """The columns of a select from a named select (`Select[Any, Row[TypedDict(...)]]`, see
+    ctes.py): its row fields, as a model's columns; None for any other statement."""
+    proper = get_proper_type(typ)
+    if not (isinstance(proper, Instance) and proper.type.fullname == SELECT
+            and len(proper.args) == 2
+            and isinstance(get_proper_type(proper.args[0]), AnyType)):
+        return None
+    rows = get_proper_type(proper.args[1])
+    fields = row_fields(rows)
+    if fields is None or not isinstance(rows, Instance):
+        return None
+    hit = _NAMED.get(id(fields))
+    if hit is not None and hit[0] is fields:
+        return hit[1]
+    columns: dict[str, Column] = {}
+    for name, item in fields.items.items():
+        kind, nullable, literals = column_kind(item)
+        columns[name] = Column(NAMED_SELECT, name, item, kind, nullable, False, False, None,
+                               literals)
+    facts = ModelFacts(rows.type, NAMED_SELECT, columns)
+    if len(_NAMED) >= 4096:
+        _NAMED.clear()
+    _NAMED[id(fields)] = (fields, facts)
+    return facts
