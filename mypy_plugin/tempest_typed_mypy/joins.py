@@ -24,7 +24,8 @@ from .lib.conditions import check_condition
 from .lib.families import compared
 from .lib.messages import COLUMN, PLAIN_NAME, VALUE, listed, near, plain_name_problem
 from .lib.metadata import ModelFacts, model_facts
-from .lib.row_types import aliases_of, fields_of, fields_row, labels_of
+from .lib.names import NAMED_SELECT_CLASS
+from .lib.row_types import aliases_of, fields_of, fields_row, labels_of, row_facts
 from .lib.scopes import JoinScope, Scope, group_scope, source_scope, subquery_model
 from .lib.syntax import arg, literal_str
 
@@ -43,6 +44,9 @@ def _model(ctx: MethodContext | FunctionContext, index: int) -> ModelFacts | Non
         return model_facts(proper.ret_type)
     if isinstance(proper, TypeType):
         return model_facts(proper.item)
+    if isinstance(proper, Instance) and proper.type.fullname == NAMED_SELECT_CLASS \
+            and proper.args:
+        return row_facts(proper.args[0])  # sql.cte(...): its rows' fields
     return None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "AGGREGATE_FUNCTION", "COL", "COLUMN_FUNCTION", "COMBINATORS", "EXCLUDED", "EXISTS",
-    "EXPRESSION", "FIELD", "GROUPED", "JOIN", "MODEL", "OPERATORS", "QUERY", "RESULT", "ROW",
+    "EXPRESSION", "FIELD", "GROUPED", "JOIN", "MODEL", "NAMED_SELECT_CLASS", "OPERATORS", "QUERY", "RESULT", "ROW",
     "SCALAR", "SELECT", "SET_QUERY", "SUBQUERY", "TEXT_OPERATORS",
 ]
 
@@ -23,6 +23,8 @@ RESULT = "tempest_typed.engine.result.Result"
 QUERY = "tempest_typed.statements.query.Query"
 JOIN = "tempest_typed.statements.join.Join"
 SELECT = "tempest_typed.statements.select.Select"
+#: what sql.cte() returns
+NAMED_SELECT_CLASS = "tempest_typed.statements.cte.NamedSelect"
 #: selects combined by union() and the other set operations
 SET_QUERY = "tempest_typed.statements.compound.SetQuery"
 GROUPED = "tempest_typed.statements.aggregate.Grouped"

@@ -25,7 +25,7 @@ from .names import ROW, SELECT
 
 __all__ = [
     "NAMED_SELECT", "Aliases", "aliases_of", "fields_of", "fields_row", "labels_of", "model_of",
-    "named_select_facts", "row_fields", "row_type", "statement_fields", "typed_dict",
+    "named_select_facts", "row_facts", "row_fields", "row_type", "statement_fields", "typed_dict",
 ]
 
 #: a join's aliases: alias -> (the model's facts, whether it is left-joined)
@@ -87,15 +87,16 @@ def fields_of(typ: Type) -> TypedDictType | None:
 
 
 def model_of(typ: Type) -> tuple[ModelFacts, bool] | None:
-    """(facts, optional) of a model type or `Model | None`; None for anything else."""
+    """(facts, optional) of a model type or `Model | None` (a named select's alias: its
+    `Row`, see row_facts); None for anything else."""
     proper = get_proper_type(typ)
     if isinstance(proper, UnionType):
         rest = [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)]
         if len(rest) != 1:
             return None
-        facts = model_facts(rest[0])
+        facts = model_facts(rest[0]) or row_facts(rest[0])
         return None if facts is None else (facts, True)
-    facts = model_facts(proper)
+    facts = model_facts(proper) or row_facts(proper)
     return None if facts is None else (facts, False)
 
 
@@ -149,15 +150,10 @@ _NAMED: dict[int, tuple[TypedDictType, ModelFacts]] = {}
 NAMED_SELECT = "sql.cte()"
 
 
-def named_select_facts(typ: Type) -> ModelFacts | None:
-    """The columns of a select from a named select (`Select[Any, Row[TypedDict(...)]]`, see
-    ctes.py): its row fields, as a model's columns; None for any other statement."""
-    proper = get_proper_type(typ)
-    if not (isinstance(proper, Instance) and proper.type.fullname == SELECT
-            and len(proper.args) == 2
-            and isinstance(get_proper_type(proper.args[0]), AnyType)):
-        return None
-    rows = get_proper_type(proper.args[1])
+def row_facts(typ: Type) -> ModelFacts | None:
+    """The columns of a named select whose rows are `typ` (`Row[TypedDict(...)]`), as a
+    model's: what `select(cte)` and a join's alias of it read; None for any other type."""
+    rows = get_proper_type(typ)
     fields = row_fields(rows)
     if fields is None or not isinstance(rows, Instance):
         return None
@@ -169,8 +165,19 @@ def named_select_facts(typ: Type) -> ModelFacts | None:
         kind, nullable, literals = column_kind(item)
         columns[name] = Column(NAMED_SELECT, name, item, kind, nullable, False, False, None,
                                literals)
-    facts = ModelFacts(rows.type, NAMED_SELECT, columns)
+    facts = ModelFacts(rows.type, NAMED_SELECT, columns, rows)
     if len(_NAMED) >= 4096:
         _NAMED.clear()
     _NAMED[id(fields)] = (fields, facts)
     return facts
+
+
+def named_select_facts(typ: Type) -> ModelFacts | None:
+    """The columns of a select from a named select (`Select[Any, Row[TypedDict(...)]]`, see
+    ctes.py): its row fields, as a model's columns; None for any other statement."""
+    proper = get_proper_type(typ)
+    if not (isinstance(proper, Instance) and proper.type.fullname == SELECT
+            and len(proper.args) == 2
+            and isinstance(get_proper_type(proper.args[0]), AnyType)):
+        return None
+    return row_facts(proper.args[1])
