@@ -20,7 +20,7 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .lib.computed import AGGREGATES, aggregate_result
+from .lib.computed import AGGREGATES, aggregate_result, computed_type
 from .lib.conditions import check_condition
 from .lib.messages import AGGREGATE, PLAIN_NAME, VALUE, plain_name_problem
 from .lib.metadata import instance
@@ -75,6 +75,23 @@ def aggregate(ctx: MethodContext) -> Type:
     by_attr: dict[str, str] = {}
     complete = True
     for item in groups.items:
+        if isinstance(item, DictExpr):  # {label: expression}: a computed group
+            for key, value in item.items:
+                name = literal_str(api, key) if key is not None else None
+                if name is None or key is None:
+                    complete = False
+                    continue
+                problem = plain_name_problem(name)
+                if problem is not None or name in by_attr:
+                    why = problem or "is also the field of another group column"
+                    source.fail(f'{label}: aggregate() label "{name}" {why}; a label becomes a '
+                                f"row field (row.label): write {PLAIN_NAME}", key, VALUE)
+                    continue
+                typ = computed_type(source, name, value)
+                by_attr[name] = name
+                fields[name] = typ
+                written[name] = typ
+            continue
         name = literal_str(api, item)
         col = source.column(item) if name is not None else None
         if name is None or col is None:
