@@ -191,6 +191,12 @@ def as_subquery(ctx: MethodContext) -> Type:
     proper = get_proper_type(ctx.default_return_type)
     if scope is None or not column or not isinstance(proper, Instance) or len(proper.args) != 2:
         return ctx.default_return_type
+    receiver = get_proper_type(ctx.type)
+    if isinstance(scope, JoinScope) and isinstance(receiver, Instance) and receiver.args:
+        label = labels_of(receiver.args[0]).get(literal_str(scope.api, column[0]) or "")
+        model = subquery_model(ctx.type)
+        if label is not None:  # a computed column's label (add_columns())
+            return proper if model is None else proper.copy_modified(args=[model, label])
     col = scope.column(column[0])
     model = subquery_model(ctx.type)
     if col is None or model is None:

@@ -93,11 +93,14 @@ def as_subquery(ctx: MethodContext) -> Type:
     column = arg(ctx, "column")
     if scope is None or not column:
         return ctx.default_return_type
-    col = scope.column(column[0])
     proper = get_proper_type(ctx.default_return_type)
-    if col is None or not isinstance(proper, Instance) or len(proper.args) != 2:
+    col_type = _labels(ctx.type).get(literal_str(scope.api, column[0]) or "")
+    if col_type is None:  # not a computed column's label
+        col = scope.column(column[0])
+        col_type = col.type if col is not None else None
+    if col_type is None or not isinstance(proper, Instance) or len(proper.args) != 2:
         return ctx.default_return_type
-    return proper.copy_modified(args=[proper.args[0], col.type])
+    return proper.copy_modified(args=[proper.args[0], col_type])
 
 
 def returning(ctx: MethodContext) -> Type:
