@@ -9,7 +9,8 @@ from mypy.checker import TypeChecker
 from mypy.plugin import FunctionContext
 from mypy.types import Instance, Type, get_proper_type
 
-from .lib.row_types import fields_row, statement_fields
+from .lib.messages import COMPARE
+from .lib.row_types import JOINED_MODELS, fields_row, joined_models, statement_fields
 
 __all__ = ["named_select"]
 
@@ -21,6 +22,9 @@ def named_select(ctx: FunctionContext) -> Type:
     default = get_proper_type(ctx.default_return_type)
     if len(ctx.args) < 2 or not ctx.args[1] or not ctx.arg_types[1] \
             or not isinstance(default, Instance) or len(default.args) != 1:
+        return ctx.default_return_type
+    if joined_models(ctx.arg_types[1][0]):
+        api.fail(f"sql.cte(): {JOINED_MODELS}", ctx.args[1][0], code=COMPARE)
         return ctx.default_return_type
     fields = statement_fields(ctx.arg_types[1][0])
     if fields is None:

@@ -14,7 +14,7 @@ from mypy.types import Type
 from .lib.families import RULE, same_family
 from .lib.messages import COLUMN, COMPARE, describe, listed, near
 from .lib.metadata import column_kind
-from .lib.row_types import statement_fields
+from .lib.row_types import JOINED_MODELS, joined_models, statement_fields
 from .lib.syntax import literal_str
 
 __all__ = ["combined", "order_by"]
@@ -28,11 +28,13 @@ def combined(ctx: MethodContext) -> Type:
         return ctx.default_return_type
     first = statement_fields(ctx.type)
     other = statement_fields(ctx.arg_types[0][0])
-    if first is None or other is None:
-        return ctx.default_return_type
     op = getattr(ctx.context, "callee", None)
     name = getattr(op, "name", "union")
     where = ctx.args[0][0]
+    if joined_models(ctx.arg_types[0][0]):
+        api.fail(f"{name}(): {JOINED_MODELS}", where, code=COMPARE)
+    if first is None or other is None:
+        return ctx.default_return_type
     if len(first) != len(other):
         api.fail(f"{name}(): the statements have {len(first)} columns ({listed(first)}) and "
                  f"{len(other)} ({listed(other)}); combined selects need the same number of "

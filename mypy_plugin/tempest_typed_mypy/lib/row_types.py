@@ -21,10 +21,10 @@ from mypy.types import (
 )
 
 from .metadata import Column, ModelFacts, column_kind, instance, model_facts
-from .names import ROW, SELECT
+from .names import JOIN, ROW, SELECT
 
 __all__ = [
-    "NAMED_SELECT", "Aliases", "aliases_of", "fields_of", "fields_row", "labels_of", "model_of",
+    "JOINED_MODELS", "NAMED_SELECT", "Aliases", "aliases_of", "fields_of", "fields_row", "joined_models", "labels_of", "model_of",
     "named_select_facts", "row_facts", "row_fields", "row_type", "statement_fields", "typed_dict",
 ]
 
@@ -122,6 +122,18 @@ def labels_of(typ: Type) -> dict[str, Type]:
     if fields is None:
         return {}
     return {name: item for name, item in fields.items.items() if model_of(item) is None}
+
+
+def joined_models(typ: Type) -> bool:
+    """Whether a statement's rows are a join's models by alias (not one row of columns)."""
+    proper = get_proper_type(typ)
+    return (isinstance(proper, Instance) and proper.type.fullname == JOIN
+            and bool(proper.args) and aliases_of(proper.args[0]) is not None)
+
+
+#: what a set operation, a named select and from_select() say of a join's models
+JOINED_MODELS = ("a join's rows are models by alias, not one row of columns: project({...}) "
+                 "its columns, or aggregate() it")
 
 
 def statement_fields(typ: Type) -> dict[str, Type] | None:
