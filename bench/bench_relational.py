@@ -47,7 +47,7 @@ from _common import PG_URL, Measure, machine, parser, per_op_table, run_rounds
 from _models import sa_claim, tempest_claim
 from sqlalchemy.dialects import postgresql as sa_pg
 
-from tempest_typed import Model, column, create_engine, join, sql
+from tempest_typed import Model, column, create_engine, join, select, sql
 from tempest_typed.dialects import get_dialect
 
 
@@ -186,6 +186,87 @@ def build_workload(n: int, rounds: int) -> list[tuple[str, list[Measure], str]]:
     return [("join+aggregate: build + compile", measures, "SQLAlchemy uncached"),
             ("  the same, vs SA's cache", measures, "SQLAlchemy cached"),
             ("seed claim (calibration)", claim, "SQLAlchemy uncached")]
+
+
+# -- workload c: a window + CTE report, build + compile ------------------------------------------
+
+
+def tempest_latest(status: str) -> Any:
+    """Each user's latest order of a status, with its running total: a window function in a
+    named select, joined to the users."""
+    ranked = (select(Order, ["id", "user_id", "total"])
+              .where({"status": status})
+              .add_columns({
+                  "newest": sql.row_number().over(partition_by=["user_id"],
+                                                  order_by=[("created_at", "desc")]),
+                  "so_far": sql.sum("total").over(partition_by=["user_id"],
+                                                  order_by=["created_at"]),
+              }))
+    latest = sql.cte("latest", ranked)
+    return (join(User, "user").inner_join(latest, "last", {"user.id": "last.user_id"})
+            .where({"last.newest": 1}).order_by("user.id"))
+
+
+def sa_latest(status: str) -> Any:
+    """The same report in SQLAlchemy Core."""
+    o, u = sa_orders, sa_users.alias("user")
+    ranked = (sa.select(o.c.id, o.c.user_id, o.c.total,
+                        sa.func.row_number().over(partition_by=o.c.user_id,
+                                                  order_by=o.c.created_at.desc())
+                        .label("newest"),
+                        sa.func.sum(o.c.total).over(partition_by=o.c.user_id,
+                                                    order_by=o.c.created_at).label("so_far"))
+              .where(o.c.status == status).cte("latest"))
+    last = ranked.alias("last")
+    return (sa.select(u, last).select_from(u.join(last, u.c.id == last.c.user_id))
+            .where(last.c.newest == 1).order_by(u.c.id))
+
+
+def window_workload(n: int, rounds: int) -> list[tuple[str, list[Measure], str]]:
+    pg = get_dialect("postgresql")
+    sa_dialect = sa_pg.psycopg.dialect()  # type: ignore[attr-defined]
+    sa_cache: dict[Any, Any] = {}
+
+    def tempest() -> None:
+        for _ in range(n):
+            tempest_latest("paid").compile(pg)
+
+    def alchemy_uncached() -> None:
+        for _ in range(n):
+            sa_latest("paid").compile(dialect=sa_dialect).construct_params(escape_names=False)
+
+    def alchemy_cached() -> None:
+        for _ in range(n):
+            compiled, extracted, _, _ = sa_latest("paid")._compile_w_cache(
+                sa_dialect, compiled_cache=sa_cache, column_keys=[])
+            compiled.construct_params(extracted_parameters=extracted, escape_names=False)
+
+    measures = [Measure("tempest_typed", n, "statement"),
+                Measure("SQLAlchemy uncached", n, "statement"),
+                Measure("SQLAlchemy cached", n, "statement")]
+    run_rounds(list(zip(measures, (tempest, alchemy_uncached, alchemy_cached), strict=True)),
+               rounds)
+    return [("window + CTE: build + compile", measures, "SQLAlchemy uncached"),
+            ("  the same, vs SA's cache", measures, "SQLAlchemy cached")]
+
+
+def check_latest() -> None:
+    """tempest_typed and SQLAlchemy find the same rows for the window + CTE report."""
+    engine = create_engine(PG_URL, pool_size=1)
+    engine.drop_all(User, Order, Item)
+    engine.create_all(User, Order, Item)
+    sa_engine = sa.create_engine(PG_URL.replace("postgresql://", "postgresql+psycopg://"))
+    try:
+        fill(50, 400, 10)
+        ours = [(r.user.id, r.last.id, r.last.so_far)
+                for r in engine.execute(tempest_latest("paid")).all()]
+        with sa_engine.connect() as conn:
+            theirs = [(r[0], r[4], r[8]) for r in conn.execute(sa_latest("paid")).all()]
+        assert ours == theirs and ours, (ours[:3], theirs[:3])
+    finally:
+        sa_engine.dispose()
+        engine.drop_all(User, Order, Item)
+        engine.close()
 
 
 # -- workload b: 10,000 joined rows into two models ---------------------------------------------
@@ -360,6 +441,12 @@ def main() -> None:
     groups = build_workload(n_build, rounds)
     print(per_op_table(
         f"Workload 6a: join + aggregate, build + compile ({machine()}; {rounds} rounds of "
+        f"{n_build} builds per side, medians over rounds)", groups))
+    print()
+    check_latest()
+    groups = window_workload(n_build, rounds)
+    print(per_op_table(
+        f"Workload 6c: a window + CTE report, build + compile ({machine()}; {rounds} rounds of "
         f"{n_build} builds per side, medians over rounds)", groups))
     print()
     groups = join_workload(n_rows, repeats, rounds)

@@ -13,8 +13,8 @@ from typing import Final
 
 from typing_extensions import override
 
-__all__ = ["Call", "CaseValue", "ColumnReference", "Computed", "Excluded", "Expr", "Expression",
-           "Now", "Over", "Raw", "ScalarValue", "TypedValue"]
+__all__ = ["Backoff", "Call", "CaseValue", "ColumnReference", "Computed", "Excluded", "Expr",
+           "Expression", "Now", "Over", "Raw", "ScalarValue", "TypedValue"]
 
 
 class Expression:
@@ -280,3 +280,26 @@ class ScalarValue(Expression):
 
     def __repr__(self) -> str:
         return f"sql.scalar({self.subquery!r})"
+
+
+class Backoff(Expression):
+    """An exponential retry delay in seconds: `first` doubled for each count of the `column`
+    past 1 (the doubling stops at 2 ** 30), at most `cap`. Each dialect spells it."""
+
+    __slots__ = ("cap", "column", "first")
+
+    def __init__(self, column: str, first: float, cap: float) -> None:
+        self.column = column
+        self.first = first
+        self.cap = cap
+
+    @override
+    def shape(self) -> tuple[object, ...]:
+        return ("backoff", self.column)
+
+    @override
+    def args(self) -> tuple[object, ...]:
+        return (self.first, self.cap)
+
+    def __repr__(self) -> str:
+        return f"Backoff({self.column!r}, {self.first!r}, {self.cap!r})"

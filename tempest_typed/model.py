@@ -127,6 +127,39 @@ def column(
 ) -> T: ...
 
 
+# A JSON column's `default_factory=dict` / `list`: the bare class would solve T as
+# `dict[Unknown, Unknown]`, which pyright --strict reports in the user's model ("partially
+# unknown"); typed `Any` inside, the declared annotation is the column's type.
+@overload
+def column(
+    *,
+    default_factory: type[dict[Any, Any]],
+    primary_key: bool = ...,
+    server_default: object = ...,
+    unique: bool = ...,
+    name: str | None = ...,
+    max_length: int | None = ...,
+    references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
+) -> dict[Any, Any]: ...
+
+
+@overload
+def column(
+    *,
+    default_factory: type[list[Any]],
+    primary_key: bool = ...,
+    server_default: object = ...,
+    unique: bool = ...,
+    name: str | None = ...,
+    max_length: int | None = ...,
+    references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
+) -> list[Any]: ...
+
+
 @overload
 def column(
     *,

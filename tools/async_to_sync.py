@@ -6,6 +6,7 @@ their blocking counterparts (NAMES, ATTRIBUTES below), `Awaitable[X]` becomes `X
 line markers say what else differs:
 
     code                     # sync: other code     the blocking module has `other code`
+    code                     # sync:                nothing (the line is dropped)
     # sync: other code                               (a line only the blocking module has)
     code                     # async only           the blocking module has no such line
     # async only: begin ... # async only: end       nor these lines
@@ -29,6 +30,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: (asyncio source, blocking target), relative to the repository
 FILES = [
     ("tempest_typed/engine/aio.py", "tempest_typed/engine/engine.py"),
+    ("tempest_typed/queue/execute_aio.py", "tempest_typed/queue/execute.py"),
+    ("tempest_typed/queue/aio.py", "tempest_typed/queue/queue.py"),
+    ("tempest_typed/queue/loop_aio.py", "tempest_typed/queue/loop.py"),
     ("tempest_typed/engine/drivers/driver_async.py", "tempest_typed/engine/drivers/driver.py"),
     ("tempest_typed/engine/drivers/psycopg_async.py", "tempest_typed/engine/drivers/psycopg.py"),
     ("tempest_typed/engine/drivers/mysql_async.py", "tempest_typed/engine/drivers/mysql.py"),
@@ -52,6 +56,9 @@ NAMES = {
     "create_async_engine": "create_engine",
     "async_driver_for": "driver_for",
     "AsyncDriver": "Driver",
+    "AsyncQueue": "Queue",
+    "AsyncWork": "Work",
+    "AsyncLoop": "Loop",
     "AsyncPool": "Pool",
     "AsyncConnection": "Connection",
     "AsyncConnectionPool": "ConnectionPool",

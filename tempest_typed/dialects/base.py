@@ -21,6 +21,7 @@ from ..statements.nodes import (
     ALL_COLUMNS,
     Aggregate,
     And,
+    BackoffDelay,
     Between,
     CommonTable,
     Compare,
@@ -192,6 +193,7 @@ _VALUE_VISITORS: dict[type, str] = {
     ColumnMeta: "visit_column", DerivedColumn: "visit_column", QualifiedColumn: "visit_qualified",
     OuterColumn: "visit_outer", Aggregate: "visit_aggregate",
     ScalarSubquery: "visit_scalar_subquery", Function: "visit_function",
+    BackoffDelay: "visit_backoff",
 }
 _CONDITION_VISITORS: dict[type, str] = {
     Compare: "visit_compare", IsNull: "visit_is_null", Between: "visit_between",
@@ -230,6 +232,13 @@ class Dialect:
     #: a write transaction holds the database's one write lock from its BEGIN: one writer at
     #: a time, so a transaction is all a claim needs where there are no row locks
     serializes_write_transactions: ClassVar[bool] = False
+    #: a worker loop runs its claims, heartbeats and acks on one held connection rather than
+    #: a pool checkout (and its liveness check) each: measured faster (bench_queues.py)
+    worker_holds_connection: ClassVar[bool] = False
+    #: the statement that gives the current connection's server-side id (None: no such id)
+    connection_id_sql: ClassVar[str | None] = None
+    #: the statement that ends the connection of the id it is given (None: it cannot)
+    terminate_connection_sql: ClassVar[str | None] = None
     #: the longest identifier the database keeps whole, in bytes of UTF-8 (None: no limit)
     max_identifier_bytes: ClassVar[int | None] = None
     #: a bulk copy of rows into a table (PostgreSQL's COPY ... FROM STDIN): copy_from_sql()
@@ -385,6 +394,19 @@ class Dialect:
     def visit_current_time(self, node: CurrentTime, out: _Out) -> None:
         """Write sql.now()."""
         self.visit_now(node.plus, out)
+
+    def visit_backoff(self, node: BackoffDelay, out: _Out) -> None:
+        """Write an exponential retry delay: first * 2 ** (attempts - 1), capped."""
+        self._write(out, "LEAST(", node.first, " * power(2, LEAST(", node.attempts,
+                    " - 1, 30)), ", node.cap, ")")
+
+    def _write(self, out: _Out, *pieces: str | Value) -> None:
+        """Write SQL text pieces and value nodes in turn."""
+        for piece in pieces:
+            if isinstance(piece, str):
+                out.parts.append(piece)
+            else:
+                self.visit_value(piece, out)
 
     def visit_excluded_value(self, node: ExcludedValue, out: _Out) -> None:
         """Write sql.excluded()."""

@@ -35,6 +35,7 @@ from ..model import ColumnMeta, Index, ModelMeta
 from ..statements.nodes import (
     Aggregate,
     And,
+    BackoffDelay,
     Compound,
     Condition,
     ConflictNothing,
@@ -236,6 +237,8 @@ class MySQLDialect(Dialect):
     supports_conflict_target = False  # ON DUPLICATE KEY UPDATE meets any unique key
     supports_partial_indexes = False
     max_identifier_bytes = 64 * 4  # 64 characters, of up to 4 bytes in utf8mb4
+    connection_id_sql = "SELECT CONNECTION_ID()"
+    terminate_connection_sql = "KILL CONNECTION %s"
     case_fold = "LOWER"  # no ILIKE; the backslash is LIKE's escape character already
 
     table_options = " ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
@@ -311,6 +314,11 @@ class MySQLDialect(Dialect):
     @override
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
         out.parts.append(f"VALUES({self.quote(col.name)})")
+
+    @override
+    def visit_backoff(self, node: BackoffDelay, out: _Out) -> None:
+        self._write(out, "LEAST(", node.first, " * POW(2, LEAST(", node.attempts,
+                    " - 1, 30)), ", node.cap, ")")
 
     @override
     def visit_aggregate(self, node: Aggregate, out: _Out) -> None:

@@ -152,6 +152,9 @@ class PostgreSQLDialect(Dialect):
     paramstyle = "format"
     max_params = 65535
     supports_listen_notify = True
+    worker_holds_connection = True
+    connection_id_sql = "SELECT pg_backend_pid()"
+    terminate_connection_sql = "SELECT pg_terminate_backend(%s)"
     supports_copy_from = True
     display_name = "PostgreSQL"
     max_identifier_bytes = 63  # NAMEDATALEN - 1: a longer name is cut there

@@ -24,6 +24,7 @@ from ..errors import DialectError
 from ..model import ColumnMeta
 from ..statements.nodes import (
     Aggregate,
+    BackoffDelay,
     Between,
     Compare,
     Function,
@@ -180,6 +181,12 @@ class SQLiteDialect(Dialect):
     @override
     def visit_excluded(self, col: ColumnMeta, out: _Out) -> None:
         out.parts.append("excluded." + self.quote(col.name))
+
+    @override
+    def visit_backoff(self, node: BackoffDelay, out: _Out) -> None:
+        # The math functions (power) are a compile-time option of SQLite: a shift doubles.
+        self._write(out, "MIN(", node.first, " * (1 << MIN(", node.attempts, " - 1, 30)), ",
+                    node.cap, ")")
 
     def _ordered_decimal(self, operand: Value, op: str) -> None:
         col = operand_column(operand)

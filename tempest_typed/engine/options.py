@@ -20,7 +20,6 @@ accepted, never a TypeError from a driver or a PRAGMA that SQLite silently ignor
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import importlib
 import math
@@ -28,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ConfigurationError
+from .drivers.backends import BACKENDS
 from .url import DatabaseURL
 
 __all__ = ["JOURNAL_MODES", "SYNCHRONOUS", "driver_options"]
@@ -37,58 +37,33 @@ SYNCHRONOUS = ("off", "normal", "full", "extra", "0", "1", "2", "3")
 
 #: the keywords every create_engine() takes
 COMMON = ("echo", "pool_size", "pool_timeout", "connect_args")
-#: the options only one database takes, keyword or URL
-OWN = {"sqlite": ("busy_timeout", "journal_mode", "synchronous"),
-       "postgresql": ("connect_timeout",), "mysql": ()}
-_NAMES = {"sqlite": "SQLite (sqlite:///path)", "postgresql": "PostgreSQL (postgresql://)",
-          "mysql": "MySQL/MariaDB (mysql://, mariadb://)"}
-
-
-_TRANSACTIONS = ("connections run in autocommit mode and engine.transaction() opens "
-                 "transactions: use it (with isolation= and read_only=)")
-#: connect() arguments the driver sets itself, and what to use instead
-_DRIVER_SETS = {
-    "sqlite": {"timeout": "use busy_timeout= (seconds)", "isolation_level": _TRANSACTIONS,
-               "autocommit": _TRANSACTIONS,
-               "check_same_thread": "the pool hands a connection to one thread at a time"},
-    "postgresql": {"autocommit": _TRANSACTIONS},
-    "mysql": {"autocommit": _TRANSACTIONS},
-}
-
-
 def _owner(option: str) -> str | None:
-    for backend, names in OWN.items():
-        if option in names:
-            return backend
+    for backend in BACKENDS.values():
+        if option in backend.own_options:
+            return backend.name
     return None
-
-
-_URL_PARAMETERS = {
-    "postgresql": "libpq's connection parameters (sslmode, application_name, options, ...)",
-    "mysql": "pymysql.connect()'s parameters (charset, ssl_ca, read_timeout, ...)",
-}
 
 
 def _refuse(option: str, backend: str, how: str,
             accepted: frozenset[str] | None = None) -> ConfigurationError:
     """The error for an option the engine's database does not take."""
-    takes = ", ".join(COMMON + OWN[backend])
+    takes = ", ".join(COMMON + BACKENDS[backend].own_options)
     owner = _owner(option)
     if owner is not None and owner != backend:
         return ConfigurationError(
-            f"create_engine(): {option} is an option of {_NAMES[owner]}; a {_NAMES[backend]} "
+            f"create_engine(): {option} is an option of {BACKENDS[owner].title}; a {BACKENDS[backend].title} "
             f"engine does not take it. Drop {how} (a {backend} engine takes: {takes})"
         )
     if accepted is not None:  # a URL query option of a server
         names = accepted
-        takes = f"its URL takes {_URL_PARAMETERS[backend]}"
+        takes = f"its URL takes {BACKENDS[backend].url_parameters}"
     else:
-        names = frozenset(COMMON + OWN[backend])
+        names = frozenset(COMMON + BACKENDS[backend].own_options)
         takes = f"it takes {takes}"
     near = difflib.get_close_matches(option, sorted(names), n=1, cutoff=0.7)
     hint = f"did you mean {near[0]!r}? " if near else ""
     return ConfigurationError(
-        f"create_engine(): unknown option {option!r} ({how}) for {_NAMES[backend]}; "
+        f"create_engine(): unknown option {option!r} ({how}) for {BACKENDS[backend].title}; "
         f"{hint}{takes}"
     )
 
@@ -125,11 +100,12 @@ def _choice(option: str, value: object, accepted: tuple[str, ...]) -> str:
     return text
 
 
-def _sqlite_options(url: DatabaseURL, keywords: dict[str, Any]) -> dict[str, Any]:
+def _file_options(url: DatabaseURL, keywords: dict[str, Any]) -> dict[str, Any]:
+    """A file database's options (SQLite's: its driver has no connect() to ask), checked."""
     values = dict(keywords)
     for name, value in url.options.items():
-        if name not in OWN["sqlite"]:
-            raise _refuse(name, "sqlite", f"?{name}= in the URL")
+        if name not in BACKENDS[url.backend].own_options:
+            raise _refuse(name, url.backend, f"?{name}= in the URL")
         values[name] = value  # the URL's value wins over the keyword's
     out: dict[str, Any] = {}
     if "busy_timeout" in values:
@@ -159,7 +135,7 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
     """
     backend = url.backend
     for name in options:
-        if name not in OWN[backend]:
+        if name not in BACKENDS[backend].own_options:
             raise _refuse(name, backend, f"{name}=...")
     kwargs: dict[str, Any] = {
         "pool_timeout": _seconds("pool_timeout", pool_timeout, zero_ok=False),
@@ -177,17 +153,16 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
             f"driver's connect(), got {type(connect_args).__name__}"
         )
     for name in connect_args or ():
-        if name in _DRIVER_SETS[backend]:
+        if name in BACKENDS[backend].driver_sets:
             raise ConfigurationError(
                 f"create_engine(): connect_args={{{name!r}: ...}}: the engine sets {name} "
-                f"itself; {_DRIVER_SETS[backend][name]}"
+                f"itself; {BACKENDS[backend].driver_sets[name]}"
             )
     kwargs["connect_args"] = connect_args
-    own_check = _OWN_CHECKS.get(backend)
-    if own_check is not None:  # options the engine itself checks (no driver connect() to ask)
-        kwargs.update(own_check(url, dict(options)))
+    if url.file:  # options the engine itself checks (no driver connect() to ask)
+        kwargs.update(_file_options(url, dict(options)))
         return kwargs
-    kwargs.update((name, options[name]) for name in OWN[backend] if name in options)
+    kwargs.update((name, options[name]) for name in BACKENDS[backend].own_options if name in options)
     accepted = url_option_names() if url_option_names is not None else None
     for name in url.options:
         if name in COMMON:
@@ -203,30 +178,6 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
     return kwargs
 
 
-@dataclasses.dataclass(frozen=True)
-class Drivers:
-    """A database's drivers, named in its modules of tempest_typed.engine.drivers (importing
-    one imports the driver library): each name as `name` (in `module`) or `module:name`."""
-
-    module: str
-    #: the blocking driver class
-    blocking: str
-    #: the asyncio driver class (or factory)
-    asyncio: str
-    #: the function naming what the driver's connect() takes (the URL options), if any
-    url_option_names: str | None
-
-
-#: the one place a database chooses its drivers
-DRIVERS = {
-    "postgresql": Drivers("psycopg", "PsycopgDriver", "psycopg_async:AsyncPsycopgDriver",
-                          "psycopg_rules:url_option_names"),
-    "sqlite": Drivers("sqlite", "SQLiteDriver", "threaded_sqlite_driver", None),
-    "mysql": Drivers("mysql", "PyMySQLDriver", "mysql_async:AsyncmyDriver",
-                     "mysql_rules:url_option_names"),
-}
-
-
 def _load(module: str, name: str) -> Any:
     if ":" in name:
         module, name = name.split(":")
@@ -235,7 +186,7 @@ def _load(module: str, name: str) -> Any:
 
 def _checked(url: DatabaseURL, pool_size: object, pool_timeout: object, connect_args: object,
              options: Mapping[str, Any]) -> dict[str, Any]:
-    drivers = DRIVERS[url.backend]
+    drivers = BACKENDS[url.backend]
     names = drivers.url_option_names
     return driver_options(url, pool_size=pool_size, pool_timeout=pool_timeout,
                           connect_args=connect_args, options=options,
@@ -246,7 +197,7 @@ def driver_for(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
                connect_args: object, options: Mapping[str, Any]) -> Any:
     """The blocking driver of `url`, made with its options once every one is checked."""
     kwargs = _checked(url, pool_size, pool_timeout, connect_args, options)
-    drivers = DRIVERS[url.backend]
+    drivers = BACKENDS[url.backend]
     return _load(drivers.module, drivers.blocking)(url, **kwargs)
 
 
@@ -254,11 +205,5 @@ def async_driver_for(url: DatabaseURL, *, pool_size: object, pool_timeout: objec
                      connect_args: object, options: Mapping[str, Any]) -> Any:
     """The asyncio driver of `url`, made with its options once every one is checked."""
     kwargs = _checked(url, pool_size, pool_timeout, connect_args, options)
-    drivers = DRIVERS[url.backend]
+    drivers = BACKENDS[url.backend]
     return _load(drivers.module, drivers.asyncio)(url, **kwargs)
-
-
-#: the databases whose URL and keyword options are checked here, and by what
-_OWN_CHECKS: dict[str, Callable[[DatabaseURL, dict[str, Any]], dict[str, Any]]] = {
-    "sqlite": _sqlite_options,
-}

@@ -90,8 +90,8 @@ def _first_column(row: Any) -> Any:
     return getattr(row, meta.columns[0].attr)
 
 
-#: adapters that only call a builtin: the builtin itself saves a Python frame per cell (a
-#: five-column model with one bool column, 20,000 rows: 340 -> 287 ns a row)
+#: adapters that only call a builtin: the builtin itself saves a Python frame per cell
+#: (measured: BENCHMARKS.md, "Fast paths")
 _BUILTIN: dict[Any, Any] = {to_bool: bool, to_float: float}
 
 #: how an aggregate's value is read whatever the driver returns: SUM of an int column is a

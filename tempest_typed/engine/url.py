@@ -6,27 +6,9 @@ import dataclasses
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import ConfigurationError
+from .drivers.backends import SCHEMES
 
 __all__ = ["DatabaseURL", "parse_url"]
-
-@dataclasses.dataclass(frozen=True)
-class _Scheme:
-    """What a URL scheme names: the database family, and how its URLs are written."""
-
-    backend: str
-    #: a file path (or :memory:) after the scheme, not a server
-    file: bool = False
-    #: the URL must name a database
-    needs_database: bool = False
-
-
-_POSTGRESQL, _MYSQL = _Scheme("postgresql"), _Scheme("mysql", needs_database=True)
-_SCHEMES = {
-    "postgresql": _POSTGRESQL, "postgres": _POSTGRESQL, "postgresql+psycopg": _POSTGRESQL,
-    "sqlite": _Scheme("sqlite", file=True),
-    "mysql": _MYSQL, "mariadb": _MYSQL, "mysql+pymysql": _MYSQL,
-}
-
 
 @dataclasses.dataclass(frozen=True)
 class DatabaseURL:
@@ -60,13 +42,13 @@ def parse_url(url: str) -> DatabaseURL:
             "mysql://user@host/db, sqlite:///path/to/file.db or sqlite://:memory:"
         )
     scheme, rest = url.split("://", 1)
-    found = _SCHEMES.get(scheme.lower())
+    found = SCHEMES.get(scheme.lower())
     if found is None:
         raise ConfigurationError(
             f"database URL {url!r}: unknown scheme {scheme!r}; use postgresql, mysql, "
             "mariadb or sqlite"
         )
-    backend = found.backend
+    backend = found.name
     if found.file:
         path, _, query = rest.partition("?")
         options = dict(parse_qsl(query))

@@ -9,7 +9,7 @@ work module:handler` runs either from the shell, `tempest-queue demo` shows it a
 """
 
 from .aio import AsyncQueue
-from .core import Lease, Message
+from .messages import Lease, Message
 from .model import QueueMessage, Status, message_model
 from .queue import Queue
 from .worker import Summary

@@ -206,7 +206,7 @@ def _work_async(args: argparse.Namespace, handler: Callable[..., object]) -> Sum
                                  concurrency=options.concurrency,
                                  grace_seconds=options.grace_seconds,
                                  poll_interval=options.poll_interval,
-                                 listen=queue._dialect == "postgresql")
+                                 listen=queue._dialect.supports_listen_notify)
             task = asyncio.ensure_future(runner.run())
             loop = asyncio.get_running_loop()
             signals = (signal.SIGTERM, signal.SIGINT)

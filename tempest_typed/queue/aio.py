@@ -1,113 +1,54 @@
-"""The durable queue on the asyncio engine: `AsyncQueue`, Queue's constructor and methods,
-awaited, with the same lease and fencing guarantees.
+"""The durable queue's operations, written once: `AsyncQueue` awaits them on the asyncio
+engine, and `Queue` (queue.py, generated from this module by tools/async_to_sync.py) runs
+them on the blocking one. Enqueue, claim under a lease, ack/nack fenced by the lease token,
+and the maintenance calls, with the same guarantees on both.
 
-Every statement and operation is core.py's, shared with `Queue`; this shell awaits their
-steps on an `AsyncSession` or on the async engine. On PostgreSQL an idle `run()` waits on
-LISTEN for the NOTIFY that `create_table()`'s trigger sends when messages become due.
+Every statement and operation is core.py's; this shell does their steps on a session or on
+the engine (execute_aio.py). What differs between the two queues, the engine each takes and the
+worker loop (tasks here, threads there), is work_aio.py's and work.py's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from uuid import UUID
 
-from ..engine.aio import AsyncEngine, AsyncSession
-from ..errors import QueryExecutionError, ValidationError
-from .core import (
-    CREATE_ATTEMPTS,
-    DDL_LOCK_KEY,
-    DDL_LOCK_SQL,
-    MAX_CLAIM,
-    NOTIFY_FUNCTIONS,
-    Lease,
-    Message,
-    Op,
-    QueueCore,
-    count_option,
-    created_meanwhile,
-    flag_option,
-    handler_option,
-    message_list_option,
-    run_steps,
-)
+from ..engine.aio import AsyncSession  # sync: from ..engine import Session
+from ..errors import QueryExecutionError
+from .core import CREATE_ATTEMPTS, created_meanwhile
+from .execute_aio import check_session, execute_op  # sync: from .execute import execute_op
+from .messages import Lease, Message
 from .model import Status
-from .queue import _exc_info
-
-if TYPE_CHECKING:
-    from .worker import Summary
+from .notify import DDL_LOCK_KEY, DDL_LOCK_SQL, NOTIFY_FUNCTIONS
+from .options import message_list_option
+from .steps import Op
+from .work_aio import AsyncWork  # sync: from .work import Work
 
 __all__ = ["AsyncQueue"]
 
 R = TypeVar("R")
 
-#: a handler of AsyncQueue.run(): an async function of a Lease (a plain one runs on a thread)
-AsyncHandler = Callable[[Lease], Awaitable[object]] | Callable[[Lease], object]
 
-
-class AsyncQueue(QueueCore[AsyncEngine]):
-    """A durable queue on an AsyncEngine: Queue's constructor and methods, awaited."""
-
-    def _check_engine(self, engine: object) -> None:
-        if not isinstance(engine, AsyncEngine):
-            raise ValidationError(
-                f"AsyncQueue runs on an AsyncEngine from create_async_engine(), got "
-                f"{engine!r}; for an Engine use Queue")
-
-    async def _know_dialect(self) -> None:
-        """Learn MySQL from MariaDB by connecting, before building the first statement."""
-        if self._dialect_name is None:
-            await self.engine.execute_sql("SELECT 1")
-            self._dialect_name = self.engine.dialect.name
-
-    # -- running an operation's steps (the rules of Queue._run, awaited) ---------------------
+class AsyncQueue(AsyncWork):
+    """A durable queue of one consumer's messages in one table, on any of the three
+    databases (AsyncQueue: on an AsyncEngine, each method awaited)."""
 
     async def _run(self, make: Callable[[], Op[R]], session: AsyncSession | None = None) -> R:
-        """Run an operation on `session` (or on the engine): core.run_steps' actions, awaited."""
-        if session is not None and not isinstance(session, AsyncSession):
-            raise ValidationError(
-                f"session= takes an AsyncSession of the engine (engine.session() or "
-                f"engine.transaction()), got {session!r}")
-        await self._know_dialect()
-        actions = run_steps(make, session is not None and session.in_transaction)
-        opened: list[tuple[Any, AsyncSession | None]] = []
-        current = session
-        reply: Any = None
-        failure: BaseException | None = None
-        while True:
-            try:
-                kind, arg = actions.send(reply) if failure is None else actions.throw(failure)
-            except StopIteration as done:
-                returned: R = done.value
-                return returned
-            reply, failure = None, None
-            try:
-                if kind == "execute":
-                    reply = await (current.execute(arg) if current is not None
-                                   else self.engine.execute(arg))
-                elif kind == "begin":
-                    tx = current.transaction() if current is not None else self.engine.transaction()
-                    entered = await tx.__aenter__()
-                    opened.append((tx, current))
-                    current = entered
-                elif kind == "sleep":
-                    await asyncio.sleep(arg)
-                else:  # commit, or roll back with the exception
-                    tx, current = opened.pop()
-                    await tx.__aexit__(*_exc_info(arg))
-            except BaseException as exc:
-                failure = exc
+        """Run an operation on `session` (or on the engine): steps.run_steps' actions, done."""
+        check_session(session)  # async only: refused before the first statement
+        await self._know_dialect()  # async only
+        return await execute_op(self.engine, make, session)
 
     # -- the public operations --------------------------------------------------------------
 
     async def create_table(self) -> None:
         """Create the message table and its indexes if they do not exist (on PostgreSQL also
-        the trigger whose NOTIFY wakes workers waiting on LISTEN). Safe to run from several
-        processes at once."""
-        await self._know_dialect()
+        the trigger whose NOTIFY wakes AsyncQueue workers waiting on LISTEN). Safe to run
+        from several processes at once."""
+        await self._know_dialect()  # async only
         for attempt in range(CREATE_ATTEMPTS):
             try:
                 await self.engine.create_all(self.model)
@@ -115,7 +56,7 @@ class AsyncQueue(QueueCore[AsyncEngine]):
             except QueryExecutionError as exc:
                 if not created_meanwhile(exc) or attempt == CREATE_ATTEMPTS - 1:
                     raise
-        if self._dialect == "postgresql":
+        if self._dialect.supports_listen_notify:
             async with self.engine.transaction() as tx:
                 await tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
                 for ddl in self._notify_trigger_sql():
@@ -124,15 +65,19 @@ class AsyncQueue(QueueCore[AsyncEngine]):
     async def drop_table(self) -> None:
         """Drop the message table (on PostgreSQL also the NOTIFY trigger functions, once no
         other queue table uses them)."""
-        await self._know_dialect()
+        await self._know_dialect()  # async only
         await self.engine.drop_all(self.model)
-        if self._dialect == "postgresql":
+        if self._dialect.supports_listen_notify:
             for function in NOTIFY_FUNCTIONS:
-                # each in a transaction of its own, as Queue.drop_table()
+                # each in a transaction of its own: a drop that fails (another queue table
+                # uses the function) ends only its own
                 with contextlib.suppress(QueryExecutionError):
-                    async with self.engine.transaction() as tx:
-                        await tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
-                        await tx.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
+                    await self._drop_function(function)
+
+    async def _drop_function(self, function: str) -> None:
+        async with self.engine.transaction() as tx:
+            await tx.execute_sql(DDL_LOCK_SQL, (DDL_LOCK_KEY,))
+            await tx.execute_sql(f"DROP FUNCTION IF EXISTS {function}()")
 
     async def enqueue(self, payload: Mapping[str, Any], *, key: str | None = None,
                       delay: float = 0.0, max_attempts: int | None = None,
@@ -144,20 +89,28 @@ class AsyncQueue(QueueCore[AsyncEngine]):
 
     async def enqueue_many(self, messages: Iterable[Message], *,
                            session: AsyncSession | None = None) -> list[UUID]:
-        """Add messages; the ids of those inserted, skipping repeated keys (in the caller's
-        transaction when `session` is inside one: the outbox pattern)."""
+        """Add messages; returns the ids of those inserted, skipping repeated keys.
+
+        Pass `session` (inside its transaction()) to enqueue with the caller's own writes: the
+        messages commit or roll back with them (the outbox pattern).
+        """
         batch = message_list_option(messages)
         return await self._run(lambda: self._enqueue_op(batch), session)
 
     async def claim(self, limit: int = 10, *, lease_seconds: float | None = None,
                     session: AsyncSession | None = None) -> list[Lease]:
-        """Lease up to `limit` due messages, oldest due first; each claim counts an attempt
-        (on `session`: one connection for a loop of claims and acks)."""
+        """Lease up to `limit` due messages, oldest due first; each claim counts an attempt.
+
+        On `session`, a loop of claims and acks keeps one connection instead of taking one
+        from the pool per statement."""
         self._claim_args(limit, lease_seconds)
         return await self._run(lambda: self._claim_op(limit, lease_seconds), session)
 
     async def dead_letter_expired(self, *, session: AsyncSession | None = None) -> int:
-        """Fail the messages whose lease expired on their final attempt; how many."""
+        """Fail the messages whose lease expired on their final attempt; how many.
+
+        Every claim runs it first, so such a message is dead-lettered, not claimed again.
+        """
         return await self._run(self._dead_letter_op, session)
 
     async def ack(self, lease: Lease, *, session: AsyncSession | None = None) -> bool:
@@ -175,45 +128,6 @@ class AsyncQueue(QueueCore[AsyncEngine]):
         """Push the lease's expiry to now + seconds; False when the lease was lost."""
         length = self._extend_seconds(seconds)
         return await self._run(lambda: self._extend_op(lease, length), session)
-
-    async def process(self, handler: AsyncHandler, limit: int = 10) -> Summary:
-        """Claim one batch and await `handler` on each message, keeping the leases alive;
-        ack what returned, nack what raised; the Summary (false when nothing was due)."""
-        from .arunner import AsyncRunner
-
-        handler_option("process(handler)", handler)
-        count_option("process(limit)", limit, maximum=MAX_CLAIM)
-        await self._know_dialect()
-        return await AsyncRunner(self, handler, batch=limit).one_batch()
-
-    async def run(self, handler: AsyncHandler, *, batch: int = 10, poll_interval: float = 1.0,
-                  concurrency: int = 1, grace_seconds: float = 10.0,
-                  heartbeat_seconds: float | None = None, listen: bool = True) -> Summary:
-        """Claim and handle messages until `stop()` or the task is cancelled; the Summary.
-
-        Up to `concurrency` handlers run at once as tasks of this event loop (a plain
-        function runs on a daemon thread); leases are extended while they run, an async
-        handler whose lease is lost is cancelled, database and pool errors are waited out
-        with backoff, and a stop hands back unstarted messages at once and gives running
-        handlers `grace_seconds` (as Queue.run). Cancelling the task stops the same
-        way, then raises CancelledError; a second cancel ends the grace period. While the
-        queue is empty it waits on LISTEN on PostgreSQL (woken within milliseconds by an
-        enqueue; `listen=False` polls), and polls every `poll_interval` seconds elsewhere.
-        """
-        from .arunner import AsyncRunner
-
-        handler_option("run(handler)", handler)
-        options = self._run_options(batch, poll_interval, concurrency, grace_seconds,
-                                    heartbeat_seconds, self.lease_seconds)
-        flag_option("run(listen)", listen)
-        await self._know_dialect()
-        runner = AsyncRunner(self, handler, batch=options.batch,
-                             concurrency=options.concurrency,
-                             grace_seconds=options.grace_seconds,
-                             heartbeat_seconds=options.heartbeat_seconds,
-                             poll_interval=options.poll_interval,
-                             listen=listen and self._dialect == "postgresql")
-        return await runner.run()
 
     # -- operations -------------------------------------------------------------------------
 

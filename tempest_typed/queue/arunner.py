@@ -1,7 +1,7 @@
-"""The asyncio shell of the worker loop: handler tasks, an AsyncSession, LISTEN, cancellation.
+"""The asyncio shell of the worker loop: handler tasks, LISTEN, cancellation.
 
-Every decision is `WorkerBook`'s, and everything both shells do alike is `LoopShell`'s
-(runner.py); this module only awaits. Handlers run as tasks of the running event loop (a
+The loop is `AsyncLoop`'s (loop_aio.py), what both shells share is shell.py's; here, only
+what asyncio does differently. Handlers run as tasks of the running event loop (a
 plain function on one of the daemon threads Queue.run uses, which never hold the interpreter's
 exit); the task that awaits `run()` does all the database work. An async handler whose lease
 is lost (taken by another worker, or run out while heartbeats failed) is cancelled.
@@ -15,27 +15,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import logging
 import time
-from collections.abc import Awaitable, Callable
-from functools import partial
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 from uuid import UUID
 
-from ..engine.aio import AsyncSession
+from ..engine.aio import AsyncEngine, AsyncSession
 from ..engine.drivers.base import Listener
-from ..errors import ConfigurationError, QueryExecutionError
+from ..errors import QueryExecutionError
 from ..model import meta_of
-from .core import Lease, notify_channel, notify_trigger
-from .runner import _SLICE, THREADS, LoopShell, waited_out
-from .worker import Summary, error_text
+from .loop_aio import AsyncLoop
+from .messages import Lease, error_text
+from .notify import notify_channel, notify_trigger
+from .shell import SLICE, THREADS, logger
 
 if TYPE_CHECKING:
-    from .aio import AsyncHandler, AsyncQueue
+    from .core import QueueCore
 
-__all__ = ["AsyncRunner"]
+__all__ = ["AsyncHandler", "AsyncRunner"]
 
-logger = logging.getLogger("tempest_typed.queue")
+#: a handler of AsyncQueue.run(): an async function of a Lease (a plain one runs on a thread)
+AsyncHandler = Callable[[Lease], Awaitable[object]] | Callable[[Lease], object]
 
 R = TypeVar("R")
 
@@ -46,17 +46,17 @@ def _is_async(handler: object) -> bool:
     return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
 
 
-class AsyncRunner(LoopShell):
+class AsyncRunner(AsyncLoop):
     """One asyncio worker loop (or one batch of it) of an AsyncQueue and a handler."""
 
-    def __init__(self, queue: AsyncQueue, handler: AsyncHandler, *, batch: int,
+    def __init__(self, queue: QueueCore[AsyncEngine], handler: AsyncHandler, *, batch: int,
                  concurrency: int = 1, grace_seconds: float = 10.0,
                  heartbeat_seconds: float | None = None, poll_interval: float = 1.0,
                  listen: bool = False) -> None:
         super().__init__(queue, batch=batch, concurrency=concurrency,
                          grace_seconds=grace_seconds, heartbeat_seconds=heartbeat_seconds,
                          poll_interval=poll_interval)
-        self.queue: AsyncQueue = queue
+        self.queue: QueueCore[AsyncEngine] = queue
         self.handler = handler
         self._handler_is_async = _is_async(handler)
         self._lock = contextlib.nullcontext()  # one thread: the book needs no lock
@@ -86,55 +86,17 @@ class AsyncRunner(LoopShell):
             if handler is not None:
                 handler.cancel()
 
-    # -- the two loops ----------------------------------------------------------------------
-
-    async def one_batch(self) -> Summary:
-        """Claim one batch, handle it, settle it; database errors of the claim propagate."""
-        self._keep_claiming = False
+    @contextlib.contextmanager
+    def _cancel_as_stop(self) -> Iterator[None]:
+        """A cancel of the task awaiting the loop, met in this block, is a stop."""
         try:
-            if await self._claim(self.batch, raise_errors=True):
-                while not self.book.idle():
-                    try:
-                        self._notice_stop()
-                        await self._step()
-                    except asyncio.CancelledError:
-                        self._cancel_noticed()
-                    if self._expired_all():
-                        break
-        finally:
-            await self._wind_down()
-        if self._cancelled:
-            raise asyncio.CancelledError
-        return self.book.summary
+            yield
+        except asyncio.CancelledError:
+            self._cancel_noticed()
 
-    async def run(self) -> Summary:
-        """Claim and handle until stop() or cancellation; the Summary (CancelledError after
-        a clean stop when the task was cancelled)."""
-        self._started("async worker")
-        try:
-            if self._listen:
-                await self._check_trigger()
-            while True:
-                try:
-                    self._notice_stop()
-                    if self.book.stopping and self.book.idle():
-                        break
-                    errors = self.book.summary.database_errors
-                    stepped = await self._step()
-                    if self.book.stopping and self.book.summary.database_errors > errors:
-                        self._give_up_if_past_grace()
-                    if not stepped and not self.book.stopping and self.book.idle():
-                        await self._close_session()  # no connection while the queue is empty
-                        await self._idle_wait()
-                except asyncio.CancelledError:
-                    self._cancel_noticed()
-        finally:
-            await self._wind_down()
-            self.queue._stop_requested = False
-        logger.info("worker %r stopped: %s", self.queue.consumer, self.book.summary)
-        if self._cancelled:
-            raise asyncio.CancelledError
-        return self.book.summary
+    async def _prepare(self) -> None:
+        if self._listen:
+            await self._check_trigger()
 
     def _cancel_noticed(self) -> None:
         """A cancel of the task awaiting the loop: a stop, as a signal is to the sync loop."""
@@ -155,44 +117,13 @@ class AsyncRunner(LoopShell):
         if tasks:  # a cancelled handler's own clean-up runs to its end
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _step(self) -> bool:
-        """Do what the book says is due; then wait until something is (or the backoff after
-        a database error). False when a claim found nothing due."""
-        try:
-            return await self._step_once()
-        finally:
-            pause, self._pause = self._pause, 0.0
-            if pause:
-                await self._sleep(pause)
-
-    async def _step_once(self) -> bool:
-        queue = self.queue
-        size, releases, acks, nacks, beats = self._due(time.monotonic())
-        if releases:
-            self._released(releases, *await self._db("release", lambda s: queue._run(
-                lambda: queue._release_all_op(releases), s)))
-        if acks:
-            self._acked(acks, *await self._db("ack", lambda s: queue._run(
-                lambda: queue._ack_all_op(acks), s)))
-        for lease, error in nacks:  # one by one: one message's failure never touches another
-            self._nacked(lease, error, *await self._db("nack", partial(self._nack, lease, error)))
-        if beats:
-            sent_at = time.monotonic()
-            seconds = queue.lease_seconds
-            self._heartbeat_done(*await self._db("heartbeat", lambda s: queue._run(
-                lambda: queue._extend_all_op(beats, seconds), s)), sent_at)
-        if size and not await self._claim(size):
-            return not self.book.idle()
-        await self._wait()
-        return True
-
     async def _wait(self) -> None:
         """Wait until a handler reports, a heartbeat or an ack is due, or a slice passes."""
         self._changed.clear()
         now = time.monotonic()
         if self.book.to_settle(now) != ([], []) or not self.book.busy():
             return
-        timeout = min(self.book.wake_at(now) - now, _SLICE)
+        timeout = min(self.book.wake_at(now) - now, SLICE)
         if timeout > 0:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
@@ -209,10 +140,10 @@ class AsyncRunner(LoopShell):
             if left <= 0:
                 return
             if self._listener is None:
-                await asyncio.sleep(min(left, _SLICE))
+                await asyncio.sleep(min(left, SLICE))
                 continue
             try:
-                if await self._listener.wait(min(left, _SLICE)):
+                if await self._listener.wait(min(left, SLICE)):
                     return
             except QueryExecutionError as exc:
                 logger.warning("worker %r: LISTEN connection lost (%s); polling until it is "
@@ -267,66 +198,6 @@ class AsyncRunner(LoopShell):
                 if task.cancelled():
                     raise  # the work itself was cancelled (the loop is closing)
                 self._cancel_noticed()
-
-    async def _db(self, what: str, work: Callable[[AsyncSession | None], Awaitable[R]],
-                  ) -> tuple[bool, R | None]:
-        """Run one piece of database work; on a database error log it, drop the session, and
-        say it failed (the step ends with the backoff)."""
-        try:
-            result = await self._shielded(work(self._open_session()))
-        except (QueryExecutionError, ConfigurationError) as exc:
-            if not waited_out(exc):
-                raise
-            self._database_error(what, exc)
-            await self._close_session()
-            return False, None
-        self._backoff.reset()
-        return True, result
-
-    def _open_session(self) -> AsyncSession | None:
-        # As the sync loop: on PostgreSQL the loop's statements share one connection.
-        if self._session is None and self.queue._dialect == "postgresql":
-            self._session = self.queue.engine.session()
-        return self._session
-
-    async def _close_session(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await self._shielded(session.close())
-
-    async def _claim(self, size: int, raise_errors: bool = False) -> bool:
-        queue = self.queue
-        now = time.monotonic()
-        sweep = queue._sweep_due(now)
-
-        async def claim(session: AsyncSession | None) -> list[Lease]:
-            return await queue._run(lambda: queue._claim_op(size, None, sweep), session)
-
-        if raise_errors:
-            try:
-                leases = await self._shielded(claim(self._open_session()))
-            except QueryExecutionError:
-                await self._close_session()
-                raise
-        else:
-            ok, got = await self._db("claim", claim)
-            if not ok or not got:
-                return False
-            leases = got
-        if not leases:
-            return False
-        self._claimed(leases, now)
-        return True
-
-    async def _nack(self, lease: Lease, error: str, session: AsyncSession | None) -> str | None:
-        return await self.queue.nack(lease, error, session=session)
-
-    async def _sleep(self, seconds: float) -> None:
-        """Sleep in slices, returning early once a stop is asked for (and while stopping, at
-        the end of the grace period)."""
-        end = time.monotonic() + seconds
-        while (left := self._sleep_left(end)) > 0:
-            await asyncio.sleep(min(left, _SLICE))
 
     # -- handlers, as tasks -----------------------------------------------------------------
 

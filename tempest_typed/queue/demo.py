@@ -33,7 +33,8 @@ from ..errors import TempestError
 from ..row import Row
 from ..statements import Select, select
 from .aio import AsyncQueue
-from .core import Lease, Message, QueueCore
+from .core import QueueCore
+from .messages import Lease, Message
 from .model import QueueMessage, message_model
 from .queue import Queue
 
@@ -111,12 +112,8 @@ def _queue(engine: Engine, config: DemoConfig) -> Queue:
 
 
 def _connection_id(engine: Engine) -> int:
-    name = engine.dialect.name
-    if name == "postgresql":
-        return int(engine.execute_sql("SELECT pg_backend_pid()").scalar())
-    if name in ("mysql", "mariadb"):
-        return int(engine.execute_sql("SELECT CONNECTION_ID()").scalar())
-    return 0
+    query = engine.dialect.connection_id_sql
+    return 0 if query is None else int(engine.execute_sql(query).scalar())
 
 
 def worker_main(config: DemoConfig, url: str, log_path: str, seed: int) -> None:
@@ -287,12 +284,8 @@ async def _async_worker(worker: _Worker, url: str) -> None:
 
 
 async def _async_connection_id(engine: AsyncEngine) -> int:
-    name = engine.dialect.name
-    if name == "postgresql":
-        return int((await engine.execute_sql("SELECT pg_backend_pid()")).scalar())
-    if name in ("mysql", "mariadb"):
-        return int((await engine.execute_sql("SELECT CONNECTION_ID()")).scalar())
-    return 0
+    query = engine.dialect.connection_id_sql
+    return 0 if query is None else int((await engine.execute_sql(query)).scalar())
 
 
 # -- the supervisor --------------------------------------------------------------------------
@@ -318,17 +311,17 @@ def _enqueue(queue: Queue, config: DemoConfig, rng: random.Random) -> tuple[int,
 
 
 def _terminate(engine: Engine, connection_id: int) -> bool:
-    name = engine.dialect.name
+    query = engine.dialect.terminate_connection_sql
+    if query is None:
+        return False
     try:
-        if name == "postgresql":
-            return bool(engine.execute_sql("SELECT pg_terminate_backend(%s)",
-                                           (connection_id,)).scalar())
-        if name in ("mysql", "mariadb"):
-            engine.execute_sql(f"KILL CONNECTION {int(connection_id)}")
-            return True
+        result = engine.execute_sql(query, (int(connection_id),))
     except TempestError:  # the connection was already gone
         return False
-    return False
+    try:
+        return bool(result.scalar())  # whether it ended one, where the statement says
+    except TempestError:  # a statement that returns no rows (KILL) ended it, or raised
+        return True
 
 
 @contextlib.contextmanager

@@ -1,326 +1,47 @@
-"""The worker loop's shells: `LoopShell` (what both do alike) and `Runner`, the threaded one.
+"""The threaded shell of the worker loop: handlers on daemon threads, signals, a condition.
 
-Every decision is `WorkerBook`'s (tempest_typed/queue/worker.py). `LoopShell` turns the book's
-answers into work and the database's answers back into the book and the log; `Runner` does
-the work on threads: handlers run on a pool of daemon threads, and the calling thread (the
-coordinator) does all the database work — claims, heartbeats, acks, nacks, releases — on one
-session, reconnecting with backoff after a database error. The asyncio shell is arunner.py.
+The loop is `Loop`'s (loop.py, generated from loop_aio.py); what both shells share is
+shell.py's. Here, only what threads do differently: handlers run on the process's pool of
+daemon threads (shell.THREADS), the calling thread (the coordinator) does all the database
+work on one session and sleeps on a condition the handlers notify, and SIGTERM and SIGINT
+stop the loop (on the main thread only; restored on return).
 """
 
 from __future__ import annotations
 
-import logging
-import queue as stdqueue
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from functools import partial
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TypeVar
-from uuid import UUID
+from typing import TYPE_CHECKING
 
-from ..engine import Session
-from ..errors import ConfigurationError, QueryExecutionError, TempestError
-from .worker import Backoff, Summary, WorkerBook, error_text
+from ..engine import Engine, Session
+from .loop import Loop
+from .messages import error_text
+from .shell import SLICE, THREADS
 
 if TYPE_CHECKING:
-    from .core import Lease, QueueCore
-    from .queue import Queue
+    from .core import QueueCore
+    from .messages import Lease
 
-__all__ = ["THREADS", "LoopShell", "Runner", "waited_out"]
-
-logger = logging.getLogger("tempest_typed.queue")
-
-R = TypeVar("R")
-
-#: the longest the coordinator sleeps at a time, so that a stop (a flag a signal handler may
-#: set, which cannot wake a thread safely) is seen within this long
-_SLICE = 0.1
+__all__ = ["Runner"]
 
 
-class _HandlerThreads:
-    """Daemon threads shared by every runner of the process: a handler that outlives its
-    worker's grace period keeps its thread, and never holds the interpreter's exit."""
-
-    def __init__(self) -> None:
-        self._tasks: stdqueue.SimpleQueue[Callable[[], None]] = stdqueue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._threads = 0
-        self._busy = 0
-
-    def submit(self, task: Callable[[], None]) -> None:
-        """Run `task` on a free thread, starting one when every thread is busy."""
-        with self._lock:
-            self._busy += 1
-            if self._busy > self._threads:
-                self._threads += 1
-                threading.Thread(target=self._serve, name=f"tempest-queue-{self._threads}",
-                                 daemon=True).start()
-        self._tasks.put(task)
-
-    def _serve(self) -> None:
-        while True:
-            task = self._tasks.get()
-            try:
-                task()
-            finally:
-                with self._lock:
-                    self._busy -= 1
-
-
-#: the handler threads of every worker loop of the process, Queue.run and AsyncQueue.run
-THREADS = _HandlerThreads()
-
-
-def waited_out(exc: BaseException) -> bool:
-    """Whether the worker loop waits out this error of its database work: the database
-    refused the statement or could not be reached (QueryExecutionError), or the pool had no
-    connection free in time (another user of the engine holds them all for now)."""
-    if isinstance(exc, QueryExecutionError):
-        return True
-    # The pools say "no connection free" (drivers/base.py pool_exhausted, the psycopg
-    # driver); any other ConfigurationError (a closed engine) is the program's and raised.
-    return isinstance(exc, ConfigurationError) and "no connection free" in str(exc)
-
-
-class LoopShell:
-    """What both worker shells do alike, around `WorkerBook`: what is due, what a stop asks,
-    and what each database answer means for the book and the log. A subclass supplies
-    `_lock` (a real lock when handlers run on threads), the waiting, and `_start_drains`."""
-
-    _lock: AbstractContextManager[Any]
-
-    def __init__(self, queue: QueueCore[Any], *, batch: int, concurrency: int = 1,
-                 grace_seconds: float = 10.0, heartbeat_seconds: float | None = None,
-                 poll_interval: float = 1.0) -> None:
-        self.queue = queue
-        self.batch = batch
-        self.poll_interval = poll_interval
-        self.book = WorkerBook(queue.lease_seconds, concurrency=concurrency,
-                               grace_seconds=grace_seconds,
-                               heartbeat_seconds=heartbeat_seconds)
-        self._drains = 0
-        self._backoff = Backoff()
-        #: stops asked for by a signal (sync) or a task cancellation (async), and noticed
-        self._signals = 0
-        self._signals_seen = 0
-        #: False for one batch (process()): no claim after the first
-        self._keep_claiming = True
-        #: the backoff owed after this step's database errors, waited at the step's end
-        #: (after the book and the log know what failed)
-        self._pause = 0.0
-        #: an ack, nack or release of this step did not reach the database
-        self._settle_failed = False
-
-    @property
-    def summary(self) -> Summary:
-        """What this runner did so far."""
-        return self.book.summary
-
-    def _stop_asked(self) -> bool:
-        """A stop (stop(), a signal, a cancel) that the loop has not acted on yet."""
-        return ((self.queue._stop_requested and not self.book.stopping)
-                or self._signals != self._signals_seen)
-
-    def _sleep_left(self, end: float) -> float:
-        """How long a sleep until `end` may still last: 0 once a new stop is asked, and not
-        past the grace period while stopping (what is left to do is then given up)."""
-        if self._stop_asked():
-            return 0.0
-        now = time.monotonic()
-        if self.book.stopping and self.book.grace_deadline is not None:
-            end = min(end, self.book.grace_deadline)
-        return max(0.0, end - now)
-
-    def _notice_stop(self) -> None:
-        now = time.monotonic()
-        with self._lock:
-            asked = self.queue._stop_requested or self._signals_seen < self._signals
-            if asked and not self.book.stopping:
-                self.book.stop(now)
-                logger.info("worker %r stopping: %d handler(s) running, grace %gs",
-                            self.queue.consumer, self.book.running(), self.book.grace_seconds)
-                self._signals_seen = min(self._signals_seen + 1, self._signals)
-            while self._signals_seen < self._signals:  # a second stop ends the grace period
-                self._signals_seen += 1
-                self.book.stop(now)
-                logger.info("worker %r: stop asked again, handing back running messages now",
-                            self.queue.consumer)
-            if self.book.stopping:
-                self._wake()
-
-    def _wake(self) -> None:
-        """Wake the coordinator's wait (called holding the lock)."""
-
-    def _start_drains(self, count: int) -> None:
-        """Start `count` handler drains (threads or tasks) that take waiting leases."""
-        raise NotImplementedError
-
-    def _tell_lost(self, leases: list[Lease]) -> None:
-        """These leases are no longer this worker's: their handlers have been told through
-        `Lease.lost`; the asyncio shell also cancels async handlers."""
-
-    def _due(self, now: float) -> tuple[int, list[Lease], list[Lease],
-                                        list[tuple[Lease, str]], list[Lease]]:
-        """What to do now: (claim size, releases, acks, nacks, heartbeats)."""
-        with self._lock:
-            size = self.book.claim_size(self.batch) if self._keep_claiming else 0
-            releases = self.book.to_release(now)
-            # acks ride with the next claim: settle everything finished before claiming
-            acks, nacks = self.book.to_settle(now, force=size > 0)
-            beats = self.book.heartbeat_due(now)
-        if self.book.stopping or self.queue._stop_requested:
-            size = 0
-        if releases:
-            self._tell_lost(releases)  # past the grace period some of them are running
-        return size, releases, acks, nacks, beats
-
-    def _database_error(self, what: str, exc: TempestError) -> float:
-        """Count and log a database error; the backoff to wait before going on."""
-        self.book.summary.database_errors += 1
-        cause = str(exc).splitlines()[0]
-        if self.book.past_grace(time.monotonic()):
-            logger.warning("worker %r: %s failed (%s), and the grace period is over",
-                           self.queue.consumer, what, cause)
-            return 0.0
-        if not self._pause:  # one backoff per step, however many of its statements failed
-            self._pause = self._backoff.next_delay()
-        logger.warning("worker %r: %s failed (%s); trying again in %.2fs",
-                       self.queue.consumer, what, cause, self._pause)
-        return self._pause
-
-    def _claimed(self, leases: list[Lease], sent_at: float) -> None:
-        """Record a claim's leases, and start the handler drains they need."""
-        with self._lock:
-            self.book.claimed(leases, sent_at)
-            starts = min(self.book.concurrency - self._drains, len(leases))
-            self._drains += starts
-        self._start_drains(starts)
-
-    def _heartbeat_done(self, ok: bool, result: tuple[list[UUID], list[UUID]] | None,
-                        sent_at: float) -> None:
-        if not ok or result is None:
-            with self._lock:
-                began = self.book.heartbeat_failed(time.monotonic())
-                running, waiting = self.book.running(), self.book.waiting()
-            if began:
-                logger.warning("worker %r: a heartbeat did not reach the database: no "
-                               "handler starts and nothing is claimed until one does (%d "
-                               "running, %d waiting)", self.queue.consumer, running, waiting)
-            return
-        kept, lost = result
-        with self._lock:
-            was_failing = self.book.beats_failing
-            running_lost = self.book.extended(kept, lost, sent_at)
-            # no handler started while heartbeats failed: start the drains that ended
-            starts = max(0, min(self.book.concurrency - self._drains, self.book.startable()))
-            self._drains += starts
-        if was_failing:
-            logger.info("worker %r: heartbeats reach the database again", self.queue.consumer)
-        if lost:
-            logger.warning("worker %r: %d lease(s) lost to another worker (%d of them with "
-                           "a handler running, told through Lease.lost)",
-                           self.queue.consumer, len(lost), len(running_lost))
-            self._tell_lost(running_lost)
-        self._start_drains(starts)
-
-    def _acked(self, acks: list[Lease], ok: bool, acked: int | None) -> None:
-        self._settle_failed |= not ok
-        if ok and acked is not None:
-            with self._lock:
-                self.book.acked(acks, acked)
-            if acked < len(acks):
-                logger.warning("worker %r: %d ack(s) came after another worker took the "
-                               "message", self.queue.consumer, len(acks) - acked)
-
-    def _nacked(self, lease: Lease, error: str, ok: bool, outcome: str | None) -> None:
-        self._settle_failed |= not ok
-        if ok:
-            with self._lock:
-                self.book.nacked(lease, outcome)
-            level = logging.WARNING if outcome == "failed" else logging.INFO
-            logger.log(level, "worker %r: message %s attempt %d/%d failed (%s): %s",
-                       self.queue.consumer, lease.id, lease.attempts, lease.max_attempts,
-                       outcome or "lease lost", error)
-
-    def _released(self, leases: list[Lease], ok: bool, released: int | None) -> None:
-        self._settle_failed |= not ok
-        with self._lock:
-            if not (ok and released is not None):
-                self.book.release_failed(leases)  # tried again, until the grace period ends
-                return
-            self.book.released(leases, released)
-        logger.info("worker %r: handed back %d message(s), no attempt charged%s",
-                    self.queue.consumer, released,
-                    f"; {len(leases) - released} already taken by another worker"
-                    if released < len(leases) else "")
-
-    def _give_up_if_past_grace(self) -> None:
-        """Stopping, past the grace period, and the database still failing: leave what is
-        not done to the leases' expiry, and say so."""
-        with self._lock:
-            unreleased, unsettled = self.book.give_up(time.monotonic())
-        if unreleased:
-            logger.warning("worker %r: could not hand back %d message(s) before the grace "
-                           "period ended (the database did not answer): they stay leased, "
-                           "an attempt charged, until their lease ends, then are delivered "
-                           "again", self.queue.consumer, len(unreleased))
-        if unsettled:
-            logger.warning("worker %r: could not ack or nack %d handled message(s) before "
-                           "the grace period ended (the database did not answer): they are "
-                           "delivered again once their lease ends", self.queue.consumer,
-                           len(unsettled))
-
-    def _next_lease(self) -> Lease | None:
-        """For a handler drain: the next lease to handle, or None (the drain ends)."""
-        with self._lock:
-            lease = self.book.next_to_start(time.monotonic())
-            if lease is None:
-                self._drains -= 1
-                self._wake()
-            return lease
-
-    def _handled(self, lease: Lease, error: str | None) -> None:
-        with self._lock:
-            self.book.finished(lease.id, error)
-            if self.book.stopping or not self.book.waiting():
-                self._wake()  # the coordinator may settle or claim more
-
-    def _handler_cancelled(self, lease: Lease) -> None:
-        """A handler this worker cancelled (its lease lost or run out) has ended."""
-        with self._lock:
-            self.book.cancelled(lease.id)
-            self._wake()
-
-    def _expired_all(self) -> bool:
-        """For one batch: give up on what the database would not take, once every lease of
-        it has run out (an ack or release of this step failed)."""
-        failed, self._settle_failed = self._settle_failed, False
-        if not failed:
-            return False
-        with self._lock:
-            return self.book.abandon_expired(time.monotonic())
-
-    def _started(self, kind: str) -> None:
-        queue = self.queue
-        logger.info("%s %r started on %s: batch %d, concurrency %d, lease %gs", kind,
-                    queue.consumer, queue._dialect, self.batch, self.book.concurrency,
-                    queue.lease_seconds)
-
-
-class Runner(LoopShell):
+class Runner(Loop):
     """One worker loop (or one batch of it) of a queue and a handler, on threads."""
 
-    def __init__(self, queue: Queue, handler: Callable[[Lease], object], *, batch: int,
-                 concurrency: int = 1, grace_seconds: float = 10.0,
-                 heartbeat_seconds: float | None = None, poll_interval: float = 1.0) -> None:
+    def __init__(self, queue: QueueCore[Engine], handler: Callable[[Lease], object], *,
+                 batch: int, concurrency: int = 1, grace_seconds: float = 10.0,
+                 heartbeat_seconds: float | None = None, poll_interval: float = 1.0,
+                 install_signal_handlers: bool = False) -> None:
         super().__init__(queue, batch=batch, concurrency=concurrency,
                          grace_seconds=grace_seconds, heartbeat_seconds=heartbeat_seconds,
                          poll_interval=poll_interval)
-        self.queue: Queue = queue
+        self.queue: QueueCore[Engine] = queue
         self.handler = handler
+        self._install_signal_handlers = install_signal_handlers
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._session: Session | None = None
@@ -332,74 +53,8 @@ class Runner(LoopShell):
         for _ in range(count):
             THREADS.submit(self._drain)
 
-    # -- the two loops ----------------------------------------------------------------------
-
-    def one_batch(self) -> Summary:
-        """Claim one batch, handle it, settle it; database errors of the claim propagate."""
-        self._keep_claiming = False
-        try:
-            if self._claim(self.batch, raise_errors=True):
-                while not self.book.idle():
-                    self._step()
-                    if self._expired_all():
-                        break
-        finally:
-            self._close_session()
-        return self.book.summary
-
-    def run(self, *, install_signal_handlers: bool = True) -> Summary:
-        """Claim and handle until stopped (stop(), SIGTERM, SIGINT); the Summary."""
-        self._started("worker")
-        try:
-            with self._signal_handlers(install_signal_handlers):
-                while True:
-                    self._notice_stop()
-                    if self.book.stopping and self.book.idle():
-                        break
-                    errors = self.book.summary.database_errors
-                    stepped = self._step()
-                    if self.book.stopping and self.book.summary.database_errors > errors:
-                        self._give_up_if_past_grace()
-                    if not stepped and not self.book.stopping and self.book.idle():
-                        self._close_session()  # hold no connection while the queue is empty
-                        self._sleep(self.poll_interval)
-        finally:
-            self._close_session()
-            self.queue._stop_requested = False
-        logger.info("worker %r stopped: %s", self.queue.consumer, self.book.summary)
-        return self.book.summary
-
-    def _step(self) -> bool:
-        """Do what the book says is due; then wait until something is (or the backoff after
-        a database error). False when a claim found nothing due (the caller decides whether
-        to poll again)."""
-        try:
-            return self._step_once()
-        finally:
-            pause, self._pause = self._pause, 0.0
-            if pause:
-                self._sleep(pause)
-
-    def _step_once(self) -> bool:
-        now = time.monotonic()
-        size, releases, acks, nacks, beats = self._due(now)
-        if releases:
-            self._released(releases, *self._db("release", lambda s: self.queue._run(
-                lambda: self.queue._release_all_op(releases), s)))
-        if acks:
-            self._acked(acks, *self._db("ack", lambda s: self.queue._run(
-                lambda: self.queue._ack_all_op(acks), s)))
-        for lease, error in nacks:  # one by one: one message's failure never touches another
-            self._nacked(lease, error, *self._db("nack", partial(self._nack, lease, error)))
-        if beats:
-            sent_at = time.monotonic()
-            seconds = self.queue.lease_seconds
-            self._heartbeat_done(*self._db("heartbeat", lambda s: self.queue._run(
-                lambda: self.queue._extend_all_op(beats, seconds), s)), sent_at)
-        if size and not self._claim(size):
-            return not self.book.idle()
-        self._wait()
-        return True
+    def _running(self) -> AbstractContextManager[None]:
+        return self._signal_handlers(self._install_signal_handlers)
 
     def _wait(self) -> None:
         """Sleep until a handler reports, a heartbeat or an ack is due, or a slice passes."""
@@ -407,65 +62,12 @@ class Runner(LoopShell):
             now = time.monotonic()
             if self.book.to_settle(now) != ([], []) or not self.book.busy():
                 return
-            timeout = min(self.book.wake_at(now) - now, _SLICE)
+            timeout = min(self.book.wake_at(now) - now, SLICE)
             if timeout > 0:
                 self._changed.wait(timeout)
 
-    # -- database work, each step waiting out database errors -------------------------------
-
-    def _db(self, what: str, work: Callable[[Session | None], R]) -> tuple[bool, R | None]:
-        """Run one piece of database work; on a database error log it, drop the session, and
-        say it failed (the step ends with the backoff)."""
-        try:
-            result = work(self._open_session())
-        except (QueryExecutionError, ConfigurationError) as exc:
-            if not waited_out(exc):
-                raise
-            self._database_error(what, exc)
-            self._close_session()
-            return False, None
-        self._backoff.reset()
-        return True, result
-
-    def _open_session(self) -> Session | None:
-        # PostgreSQL: the claim, heartbeats and acks share one pooled connection (each took
-        # its own before, and the pool's check: 4,694 -> 5,926 jobs a second in
-        # bench/bench_queues.py). Elsewhere the claim runs in a transaction of its own.
-        if self._session is None and self.queue._dialect == "postgresql":
-            self._session = self.queue.engine.session()
-        return self._session
-
-    def _close_session(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            session.close()
-
-    def _claim(self, size: int, raise_errors: bool = False) -> bool:
-        queue = self.queue
-        now = time.monotonic()
-        sweep = queue._sweep_due(now)
-
-        def claim(session: Session | None) -> list[Lease]:
-            return queue._run(lambda: queue._claim_op(size, None, sweep), session)
-
-        if raise_errors:
-            try:
-                leases = claim(self._open_session())
-            except QueryExecutionError:
-                self._close_session()
-                raise
-        else:
-            ok, got = self._db("claim", claim)
-            if not ok or not got:
-                return False
-            leases = got
-        if not leases:
-            return False
-        self._claimed(leases, now)
-        return True
-
-    def _nack(self, lease: Lease, error: str, session: Session | None) -> str | None:
-        return self.queue.nack(lease, error, session=session)
+    def _idle_wait(self) -> None:
+        self._sleep(self.poll_interval)
 
     # -- handlers, on the pool's threads ----------------------------------------------------
 
@@ -481,13 +83,6 @@ class Runner(LoopShell):
 
     # -- stopping ---------------------------------------------------------------------------
 
-    def _sleep(self, seconds: float) -> None:
-        """Sleep in slices, returning early once a stop is asked for (and while stopping, at
-        the end of the grace period)."""
-        end = time.monotonic() + seconds
-        while (left := self._sleep_left(end)) > 0:
-            time.sleep(min(left, _SLICE))
-
     @contextmanager
     def _signal_handlers(self, install: bool) -> Iterator[None]:
         """SIGTERM and SIGINT stop the loop, on the main thread only; restored afterwards."""
@@ -496,7 +91,7 @@ class Runner(LoopShell):
             return
 
         def on_signal(signum: int, frame: FrameType | None) -> None:
-            self._signals += 1  # a plain counter: the loop notices it within _SLICE
+            self._signals += 1  # a plain counter: the loop notices it within SLICE
 
         previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
         for sig in previous:

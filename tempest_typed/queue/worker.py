@@ -1,10 +1,11 @@
 """The worker loop's decisions, free of I/O: which lease a handler may start, when to send a
 heartbeat, when to settle finished messages, what a stop hands back, and the summary.
 
-`Queue.run()` and `Queue.process()` are a thin shell over `WorkerBook` (threads, a database
-session, signals); an asyncio twin reuses it as it is, with tasks instead of threads. Nothing
-here sleeps, locks or talks to a database: every method takes the current time (a monotonic
-clock, in seconds) and says what to do; the shell does it and reports back.
+The worker loop (loop_aio.py, and loop.py generated from it) and its two shells (runner.py:
+threads, signals; arunner.py: tasks, LISTEN) are a thin layer over `WorkerBook`, which
+keeps the time of heartbeats in a `heartbeat.Heartbeat`. Nothing here sleeps, locks or talks
+to a database: every method takes the current time (a monotonic clock, in seconds) and says
+what to do; the shell does it and reports back.
 
 Lease times are kept on the worker's own monotonic clock. A lease's *deadline* is the moment
 the claim (or the heartbeat) that set it was sent plus its seconds: the database started the
@@ -15,19 +16,17 @@ of the two machines say.
 from __future__ import annotations
 
 import dataclasses
-import random
 from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 from uuid import UUID
 
+from .heartbeat import Heartbeat
+
 if TYPE_CHECKING:
-    from .queue import Lease
+    from .messages import Lease
 
-__all__ = ["Backoff", "Held", "Summary", "WorkerBook", "error_text"]
-
-#: the longest error text a nack stores; longer text is cut (with a marker) to this size
-MAX_ERROR_CHARS = 2000
+__all__ = ["Held", "Summary", "WorkerBook"]
 
 Phase = Literal["waiting", "running", "ok", "failed"]
 
@@ -83,46 +82,6 @@ class Held:
     error: str | None = None
 
 
-def error_text(exc: BaseException) -> str:
-    """What a nack stores for a handler's exception: its type and text, cleaned and bounded."""
-    try:
-        text = f"{type(exc).__name__}: {exc}"
-    except Exception:  # an exception whose __str__ fails still gets its type recorded
-        text = f"{type(exc).__name__}: <unprintable>"
-    return clean_error(text)
-
-
-def clean_error(text: str) -> str:
-    """Error text safe for every database: no NUL, valid UTF-8, at most MAX_ERROR_CHARS."""
-    if "\x00" in text:
-        text = text.replace("\x00", "\\x00")  # PostgreSQL text cannot hold NUL
-    # a lone surrogate (from a bytes-decoding error) cannot be encoded for the driver
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    if len(text) > MAX_ERROR_CHARS:
-        marker = " ...(truncated)"
-        text = text[:MAX_ERROR_CHARS - len(marker)] + marker
-    return text
-
-
-class Backoff:
-    """Waits between reconnect attempts: doubling from `first` to `cap`, with jitter."""
-
-    def __init__(self, first: float = 0.1, cap: float = 5.0) -> None:
-        self.first = first
-        self.cap = cap
-        self.failures = 0
-
-    def next_delay(self) -> float:
-        """The wait before the next attempt, counting one more failure."""
-        self.failures += 1
-        delay = min(self.cap, self.first * 2.0 ** (self.failures - 1))
-        return delay * (0.5 + random.random() / 2)
-
-    def reset(self) -> None:
-        """The database answered again: start from `first` next time."""
-        self.failures = 0
-
-
 class WorkerBook:
     """The leases a worker holds and the decisions about them (no I/O, no locks, no clock).
 
@@ -139,12 +98,10 @@ class WorkerBook:
         self.lease_seconds = lease_seconds
         self.concurrency = concurrency
         self.grace_seconds = grace_seconds
-        #: how often held leases are extended: a third of the lease by default, so that two
-        #: heartbeats can be missed before a lease ends
-        self.heartbeat_seconds = (lease_seconds / 3 if heartbeat_seconds is None
-                                  else heartbeat_seconds)
+        #: when held leases are extended (heartbeat.py)
+        self.heartbeat = Heartbeat(lease_seconds, heartbeat_seconds)
         #: a handler starts only on a lease with at least this long left to run
-        self.start_margin = min(lease_seconds / 3, self.heartbeat_seconds)
+        self.start_margin = min(lease_seconds / 3, self.heartbeat.seconds)
         #: every lease held, in claim order; change it only through the methods below, which
         #: keep the counts by phase (a batch of 100 would otherwise be scanned per message)
         self.held: dict[UUID, Held] = {}
@@ -153,13 +110,15 @@ class WorkerBook:
         self.summary = Summary()
         self.stopping = False
         self.grace_deadline: float | None = None
-        self._last_heartbeat = float("inf")
-        #: the last heartbeat did not reach the database: no handler starts, nothing is
-        #: claimed, until one does (the leases held may be ending unseen)
-        self.beats_failing = False
         #: leases to hand back (a stop, too near their end to start, past the grace period or
         #: their lease), kept until a release reaches the database
         self._release: list[Lease] = []
+
+    @property
+    def beats_failing(self) -> bool:
+        """The last heartbeat did not reach the database: no handler starts, nothing is
+        claimed, until one does (the leases held may be ending unseen)."""
+        return self.heartbeat.failing
 
     # -- claiming ---------------------------------------------------------------------------
 
@@ -175,8 +134,7 @@ class WorkerBook:
     def claimed(self, leases: Sequence[Lease], sent_at: float) -> None:
         """Record a claim's leases; `sent_at` is when the claim was sent."""
         if not self.held:
-            self._last_heartbeat = sent_at
-            self.beats_failing = False  # no lease left from the outage
+            self.heartbeat.reached(sent_at)  # no lease left from the outage
         deadline = sent_at + self.lease_seconds
         for lease in leases:
             held = self.held[lease.id] = Held(lease, deadline)
@@ -261,7 +219,7 @@ class WorkerBook:
 
     def heartbeat_due(self, now: float) -> list[Lease]:
         """The leases to extend now (waiting and running ones), or [] when not yet due."""
-        if now - self._last_heartbeat < self.heartbeat_seconds:
+        if not self.heartbeat.due(now):
             return []
         return [h.lease for h in self.held.values() if h.phase in ("waiting", "running")]
 
@@ -270,8 +228,7 @@ class WorkerBook:
         """A heartbeat sent at `sent_at` kept these leases and found these taken by another
         worker; the lost leases whose handlers are running (to be told), which are dropped
         like the waiting ones (their results will be discarded)."""
-        self._last_heartbeat = sent_at
-        self.beats_failing = False
+        self.heartbeat.reached(sent_at)
         deadline = sent_at + self.lease_seconds
         for lease_id in kept:
             held = self.held.get(lease_id)
@@ -292,10 +249,7 @@ class WorkerBook:
         """The heartbeat did not reach the database: start no handler until one does, and
         try again at the next wake-up. True when heartbeats just began to fail."""
         # Deadlines stay as they were: a lease whose deadline passes is reported lost.
-        self._last_heartbeat = now - self.heartbeat_seconds + min(1.0, self.heartbeat_seconds)
-        began = not self.beats_failing
-        self.beats_failing = True
-        return began
+        return self.heartbeat.failed(now)
 
     # -- settling ---------------------------------------------------------------------------
 
@@ -309,7 +263,7 @@ class WorkerBook:
         done = [h for h in self.held.values() if h.phase in ("ok", "failed")]
         waiting_for_more = (not force and self.busy() and not self.stopping
                             and not self._ack_near(done, now)
-                            and now - self._last_heartbeat < self.heartbeat_seconds)
+                            and not self.heartbeat.due(now))
         if waiting_for_more:
             return [], []
         acks = [h.lease for h in done if h.phase == "ok"]
@@ -420,11 +374,11 @@ class WorkerBook:
         before its lease ends, the end of the grace period)."""
         times = []
         if self.held:
-            times.append(self._last_heartbeat + self.heartbeat_seconds)
+            times.append(self.heartbeat.next_at())
             done = [h.deadline - self.start_margin for h in self.held.values()
                     if h.phase in ("ok", "failed")]
             times.extend(done)
         if self.stopping and self.grace_deadline is not None and (self.running()
                                                                   or self._release):
             times.append(self.grace_deadline)
-        return max(now, min(times)) if times else now + self.heartbeat_seconds
+        return max(now, min(times)) if times else now + self.heartbeat.seconds

@@ -84,8 +84,7 @@ _EXACT: dict[str, type] = {"str": str, "int": int, "bool": bool, "float": float,
 def _check_exact_cells(col: ColumnMeta, cells: list[Any]) -> None:
     """Check the cells that skipped check_value() for what their type alone does not say
     (an int's range, a float's finiteness, a string's NUL or lone surrogate), in one pass
-    over the batch; check_value() then finds the culprit and says what is wrong with it.
-    values() of 20,000 rows of (int, str, float, bool), best of 40: 10.0 ms -> 13.8 ms."""
+    over the batch; check_value() then finds the culprit and says what is wrong with it."""
     if cells and not _exact_cells_fine(col.kind, cells):
         for value in cells:
             col.check_value(value, "values()")
@@ -115,9 +114,8 @@ def _same_dicts(meta: ModelMeta, items: list[Any]) -> list[Any] | None:
     """The rows themselves when all are plain dicts with the first one's keys and need no
     default filled in (the common batch); None to take the general path.
 
-    Checking the first row checks them all, since they name the same columns. values() of the
-    20,000 four-column dicts of the batch insert in bench/bench_sqlite.py took 47 ms with
-    _row_mapping on every row, and 22 ms this way.
+    Checking the first row checks them all, since they name the same columns
+    (measured: BENCHMARKS.md, "Fast paths").
     """
     first = items[0]
     if type(first) is not dict:
@@ -138,11 +136,8 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
     needs no default filled in, and every cell is a plain value its column certainly holds;
     None to take the general path (which also finds and names what is wrong).
 
-    A batch is tested a whole column at a time at C speed (map, set, zip): values() of the
-    20,000 four-column dicts of bench/bench_sqlite.py took 10 ms checking cell by cell, and
-    3 ms this way; 1,000 seven-column messages of bench/bench_enqueue.py (None and datetime
-    cells included) 4.9 -> 1.1 ms (timeit, best of 20). One dict of seven: 98k -> 34k instructions
-    (valgrind --tool=callgrind).
+    A batch is tested a whole column at a time at C speed (map, set, zip)
+    (measured: BENCHMARKS.md, "Fast paths").
     """
     first = items[0]
     if type(first) is meta.model:
@@ -162,7 +157,7 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
     if set(map(type, items)) != {dict} or set(map(len, items)) != {len(first)}:
         return None
     # The collector would otherwise run over every live object a few times while the row
-    # tuples are made: 20,000 rows, 16.8 -> 9.0 ms (the result builder pauses it likewise).
+    # tuples are made (the result builder pauses it likewise).
     paused = len(items) >= 1000 and gc.isenabled()
     if paused:
         gc.disable()
@@ -423,8 +418,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         values = list(self._values)
         plain = True
         # A cell whose type is exactly the column's plain Python type is valid as it is; any
-        # other goes through check_value(), in the same row-major order. values() of the
-        # 20,000-row batch of bench/bench_sqlite.py: 22 ms -> 10 ms.
+        # other goes through check_value(), in the same row-major order.
         checks = [(col.attr, _EXACT.get(col.kind) if col.max_length is None else None, col)
                   for col in columns]
         for mapping in mappings:
@@ -458,8 +452,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         if not KEPT.issuperset(map(type, values[start:])):
             # A JSON dict, a bytearray, an enum member: the statement keeps its own copy (or
             # the plain value), so changing the caller's object later changes nothing stored.
-            # The test is one pass at C speed: values() of 1,000 seven-column rows on this
-            # path, 60.6M -> 61.6M instructions (callgrind).
+            # The test is one pass at C speed.
             freeze_from(values, start)
         new._values = tuple(values)
         return new
@@ -471,8 +464,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         if target is None:
             return None
         meta = self._meta
-        # A target found good once is good again: the seed's on_conflict_do_nothing() ran
-        # 40,000 instructions checking it every time, 18,000 remembering it (callgrind).
+        # A target found good once is good again (measured: BENCHMARKS.md, "Fast paths").
         known_key = (meta, tuple(target), where, predicate) if type(target) is list else None
         if known_key is not None:
             try:

@@ -13,7 +13,8 @@ their `ColumnMeta` (hashed by identity), tables as their `ModelMeta`.
 
 The grammar, as types:
 
-    Value     = Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery | Operand
+    Value     = Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery
+              | BackoffDelay | Operand
     Operand   = ColumnMeta            a column of the statement's one table, unqualified
               | QualifiedColumn       alias.column (a join alias, or a table name)
               | OuterColumn           alias.column of an enclosing statement (correlation)
@@ -36,7 +37,8 @@ from ..model import ColumnMeta, ModelMeta
 
 __all__ = [
     "ALL_COLUMNS", "COMPARISONS", "FALSE", "INT_PARAMS", "OPERATORS", "ORDERED_KINDS",
-    "TEXT_KINDS", "TRUE", "Aggregate", "And", "Between", "CommonTable", "Compare", "Compound", "Condition",
+    "TEXT_KINDS", "TRUE", "Aggregate", "And", "BackoffDelay", "Between", "CommonTable", "Compare",
+    "Compound", "Condition",
     "ConflictNothing", "ConflictUpdate", "CurrentTime", "DeleteStatement", "ExcludedValue",
     "Exists", "FalseCondition", "Function", "InList", "InParams", "InSubquery", "InsertStatement", "IsNull",
     "JoinClause", "Labeled", "Like", "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn",
@@ -78,6 +80,17 @@ class CurrentTime(NamedTuple):
 
     plus: Value | None
     tag: Literal["now"] = "now"
+
+
+class BackoffDelay(NamedTuple):
+    """An exponential retry delay in seconds: `first` times 2 ** (attempts - 1), the
+    exponent capped at 30 so that the product never overflows, at most `cap`; each dialect
+    spells the power its own way."""
+
+    attempts: Value
+    first: Value
+    cap: Value
+    tag: Literal["backoff"] = "backoff"
 
 
 class ExcludedValue(NamedTuple):
@@ -159,7 +172,8 @@ class Function(NamedTuple):
 
 Operand: TypeAlias = "ColumnMeta | QualifiedColumn | OuterColumn | Aggregate | Function"
 Value: TypeAlias = (
-    "Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery | Operand"
+    "Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery | BackoffDelay"
+    " | Operand"
 )
 
 # -- conditions -------------------------------------------------------------------------------

@@ -8,11 +8,21 @@ resulting tree is pure structure (see nodes.py). Names are resolved by the state
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeAlias, TypeGuard, TypeVar
 
 from ..errors import ValidationError
-from ..expressions import ColumnReference, Excluded, Expr, Expression, Now, Raw, ScalarValue
+from ..expressions import (
+    Backoff,
+    ColumnReference,
+    Excluded,
+    Expr,
+    Expression,
+    Now,
+    Raw,
+    ScalarValue,
+)
 from ..model import ColumnMeta, ModelMeta, check_text
 from ..values import KEPT, frozen
 from .nodes import (
@@ -23,6 +33,7 @@ from .nodes import (
     TEXT_KINDS,
     TRUE,
     And,
+    BackoffDelay,
     Between,
     Compare,
     CurrentTime,
@@ -141,9 +152,7 @@ def not_(condition: WhereInput) -> Condition:
 def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
     """isinstance(value, Mapping), answered at once for a dict and for the common scalars."""
     # isinstance() against the Mapping ABC runs Python-level __instancecheck__ code, and
-    # building the seed's claim asks it 8 times: answered here first, the build takes 9.6 us
-    # instead of 12.5 (timeit, best of 7 x 20,000; bench/bench_statements.py times it with
-    # the compile as "claim: build + compile").
+    # building the seed's claim asks it 8 times (measured: BENCHMARKS.md, "Fast paths").
     kind = type(value)
     if kind is dict:
         return True
@@ -227,6 +236,17 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
         return ExcludedValue(scope.meta.column(expr.column, f"sql.excluded() in {where}"))
     if isinstance(expr, ColumnReference):
         return column_reference(scope, expr.name, where, expected)
+    if isinstance(expr, Backoff):
+        attempts = column_reference(scope, expr.column, where, None)
+        bounds: list[Value] = []
+        for value in (expr.first, expr.cap):
+            if (isinstance(value, bool) or not isinstance(value, int | float)
+                    or not math.isfinite(value)):
+                raise ValidationError(
+                    f"a backoff in {where} takes finite numbers of seconds, got {value!r}")
+            bounds.append(param(len(values), None))
+            values.append(value)
+        return BackoffDelay(attempts, bounds[0], bounds[1])
     if isinstance(expr, ScalarValue):
         raise ValidationError(
             f"sql.scalar() in {where} stands where a column's value goes: compare a column "
@@ -381,9 +401,8 @@ def _in_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
             return _every_row(left) if negated else _no_row(left)
         items = kept
     if all(map(col.accepts, items)):
-        # One node for the run of bound values, where 10 ids made, hashed and compared 10
-        # param nodes: the ack of a batch of 10, built and compiled, 83,000 -> 58,000
-        # instructions (callgrind); bench/bench_queue.py's batch ack 0.88x -> 1.03x of raw.
+        # One node for the run of bound values, not one param node per item
+        # (measured: BENCHMARKS.md, "Fast paths").
         values.extend(items)
         return InParams(left, len(values) - len(items), len(items), col.kind, negated)
     nodes: list[Value] = []
@@ -658,8 +677,8 @@ _FREE: dict[SelectQuery, list[OuterColumn]] = {}
 
 def free_references(query: SelectQuery) -> list[OuterColumn]:
     """The references to enclosing statements that no scope inside `query` resolves."""
-    # Remembered by the query's shape, as compiled shapes are: walking the seed claim's
-    # subquery on every build made its build + compile 2.5 times slower (cProfile).
+    # Remembered by the query's shape, as compiled shapes are: a walk of the subquery on
+    # every build would cost more than the build itself.
     found = _FREE.get(query)
     if found is None:
         found = _free_references(query)

@@ -63,3 +63,24 @@ def test_conflict_target(name: str) -> None:
 def test_partial_indexes(name: str) -> None:
     ddl = " ".join(create_statements(Job, get_dialect(name)))
     assert (" WHERE " in ddl) is get_dialect(name).supports_partial_indexes
+
+
+def test_connection_ids_and_ending_them_come_together() -> None:
+    for name in DIALECTS:
+        dialect = get_dialect(name)
+        assert (dialect.connection_id_sql is None) is (dialect.terminate_connection_sql is None)
+    assert get_dialect("sqlite").connection_id_sql is None  # one process, no server
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+def test_a_claim_has_a_way_to_take_rows_alone(name: str) -> None:
+    # the queue's claim takes row locks, or holds the one write lock of the database
+    dialect = get_dialect(name)
+    assert dialect.supports_row_locks or dialect.serializes_write_transactions
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+def test_flags_are_plain_values(name: str) -> None:
+    dialect = get_dialect(name)
+    assert isinstance(dialect.worker_holds_connection, bool)
+    assert dialect.worker_holds_connection is (name == "postgresql")

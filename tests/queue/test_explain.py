@@ -27,7 +27,7 @@ def backlog(pg_url: str) -> Iterator[Queue]:
     sms = Queue(engine, "sms", model=model)
     mail.enqueue_many([Message({"n": n}, delay=n % 600 - 300) for n in range(40_000)])
     sms.enqueue_many([Message({"n": n}) for n in range(10_000)])
-    sent = mail._due(30_000).as_subquery("id")
+    sent = mail._claims._due(30_000).as_subquery("id")
     engine.execute(update(model).set({"status": "sent", "next_attempt_at": None,
                                       "updated_at": sql.now()}).where({"id": {"in": sent}}))
     engine.execute_sql(f'ANALYZE "{model.__tempest_meta__.table}"')  # type: ignore[union-attr]
@@ -56,7 +56,7 @@ def test_the_claim_reads_the_due_index_not_the_table(backlog: Queue) -> None:
 
 def test_the_dead_letter_sweep_reads_an_index_not_the_table(backlog: Queue) -> None:
     engine = backlog.engine
-    sweep = backlog._dead_letter_statement()
+    sweep = backlog._claims._dead_letter_statement()
     compiled = sweep.compile(engine.dialect)
     text = plan(engine, compiled.sql, compiled.params)
     assert "Seq Scan" not in text, text

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tempest_typed import TransactionConflict
-from tempest_typed.queue.core import BEGIN, COMMIT, Op, run_steps
+from tempest_typed.queue.steps import BEGIN, COMMIT, Op, run_steps
 
 
 def conflict() -> TransactionConflict:

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 from uuid import UUID, uuid4
 
 from tempest_typed.queue import Lease
-from tempest_typed.queue.worker import MAX_ERROR_CHARS, WorkerBook, clean_error, error_text
+from tempest_typed.queue.messages import MAX_ERROR_CHARS, clean_error, error_text
+from tempest_typed.queue.worker import WorkerBook
 
 LEASE = 30.0
 

@@ -64,6 +64,36 @@ def test_every_generated_module_is_up_to_date() -> None:
     assert tool.main(["--check"]) == 0
 
 
+def test_an_empty_sync_marker_drops_the_line_and_the_queue_names_become_blocking() -> None:
+    source = '''import asyncio  # sync:
+import time
+
+from .work_aio import AsyncWork  # sync: from .work import Work
+
+
+class AsyncQueue(AsyncWork):
+    async def wait(self) -> None:
+        await asyncio.sleep(time.monotonic())
+
+
+class AsyncLoop:
+    _kind = "async worker"  # sync: _kind = "worker"
+'''
+    assert tool.convert(source) == '''import time
+
+from .work import Work
+
+
+class Queue(Work):
+    def wait(self) -> None:
+        time.sleep(time.monotonic())
+
+
+class Loop:
+    _kind = "worker"
+'''
+
+
 def test_a_comment_line_marked_sync_is_blocking_code_and_a_closing_line_skips_nothing() -> None:
     source = '''async def take(slots: asyncio.Semaphore, timeout: float) -> bool:
     # async only: begin

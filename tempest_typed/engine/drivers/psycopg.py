@@ -160,10 +160,8 @@ class PsycopgDriver(Driver):
     def run(self, conn: Any, sql: str,
                   params: Sequence[Any] | None) -> tuple[list[Any] | None, int]:
         # One cursor per connection, kept on it: conn.execute() makes a new cursor for every
-        # statement, and that is 10 of the 35 us of client CPU a primary-key select of the
-        # seed's table costs (median of 15 x 1,000 calls, process CPU time; compare the
-        # "client CPU" rows of `.venv/bin/python bench/bench_statements.py`). The rows are
-        # fetched at once, so the cursor holds nothing a later statement could trip over.
+        # statement (measured: BENCHMARKS.md, "Fast paths"). The rows are fetched at once, so the cursor holds nothing a later
+        # statement could trip over.
         try:
             cur = conn._tempest_cursor
         except AttributeError:
@@ -182,9 +180,8 @@ class PsycopgDriver(Driver):
             cur.executemany(sql, params, returning=returning)
             if not returning:
                 return None, max(cur.rowcount, 0)
-            # Every result has the same columns: asking for cur.description on each made
-            # 1,000 Column objects per batch, 6 of the 8 us per row the batch cost above
-            # psycopg's own executemany (cProfile of bench/bench_enqueue.py's batch).
+            # Every result has the same columns: cur.description is not asked of each
+            # (measured: BENCHMARKS.md, "Fast paths").
             rows: list[Any] = cur.fetchall()
             total = max(cur.rowcount, 0)
             while cur.nextset():

@@ -206,11 +206,8 @@ class PsycopgRules(DriverRules):
 
     @override
     def batches_rows(self, n_rows: int, returning: bool) -> bool:
-        # psycopg's executemany() pipelines the one-row statements. The seed's idempotent
-        # insert with RETURNING, 20,000 rows in transactions of n, rows/s executemany vs one
-        # multi-row VALUES: n=10 6,735 vs 7,567; 50 16,459 vs 15,890; 200 24,059 vs 17,879;
-        # 1,000 27,095 vs 18,491 (raw psycopg, median of 3; bench/bench_enqueue.py runs the
-        # n=1,000 case).
+        # psycopg's executemany() pipelines the one-row statements: ahead of one multi-row
+        # VALUES statement from about 50 rows (measured: BENCHMARKS.md, "Fast paths").
         return n_rows >= 50
 
     @override

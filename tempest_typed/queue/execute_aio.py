@@ -1,0 +1,65 @@
+"""Doing an operation's steps: the actions of steps.run_steps, on a session of the engine
+or on the engine itself. Written once, for asyncio (execute_aio.py); its blocking twin
+(execute.py) is generated from it by tools/async_to_sync.py."""
+
+from __future__ import annotations
+
+import asyncio  # sync: import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..engine import AsyncEngine, AsyncSession  # sync: from ..engine import Engine, Session
+from ..errors import ValidationError
+from .steps import Op, run_steps
+
+__all__ = ["check_session", "execute_op"]
+
+R = TypeVar("R")
+
+
+def _exc_info(exc: BaseException | None) -> tuple[Any, Any, Any]:
+    """The arguments of __exit__ for an exception, or for none."""
+    return (None, None, None) if exc is None else (type(exc), exc, exc.__traceback__)
+
+
+def check_session(session: object) -> None:
+    """ValidationError unless `session` is None or a session of this kind of engine."""
+    if session is not None and not isinstance(session, AsyncSession):
+        kind = "an AsyncSession"  # sync: kind = "a Session"
+        raise ValidationError(
+            f"session= takes {kind} of the engine (engine.session() or engine.transaction()), "
+            f"got {session!r}")
+
+
+async def execute_op(engine: AsyncEngine, make: Callable[[], Op[R]],
+                     session: AsyncSession | None = None) -> R:
+    """Run an operation on `session` (or on the engine): run_steps' actions, done."""
+    check_session(session)
+    actions = run_steps(make, session is not None and session.in_transaction)
+    opened: list[tuple[Any, AsyncSession | None]] = []  # (transaction, the session before it)
+    current = session
+    reply: Any = None
+    failure: BaseException | None = None
+    while True:
+        try:
+            kind, arg = actions.send(reply) if failure is None else actions.throw(failure)
+        except StopIteration as done:
+            returned: R = done.value
+            return returned
+        reply, failure = None, None
+        try:
+            if kind == "execute":
+                reply = await (current.execute(arg) if current is not None
+                               else engine.execute(arg))
+            elif kind == "begin":
+                tx = current.transaction() if current is not None else engine.transaction()
+                entered = await tx.__aenter__()
+                opened.append((tx, current))
+                current = entered
+            elif kind == "sleep":
+                await asyncio.sleep(arg)
+            else:  # commit, or roll back with the exception
+                tx, current = opened.pop()
+                await tx.__aexit__(*_exc_info(arg))
+        except BaseException as exc:
+            failure = exc

@@ -1,0 +1,121 @@
+"""What the queue carries: a `Message` to enqueue, the `Lease` a claim hands out, and the
+error text a failed attempt stores (cleaned here, for every database).
+
+A `Lease` fences its holder's ack, nack and extend with its token; its `LeaseWatch` is what
+the worker loop knows of it (the moment up to which it surely holds, and whether it is gone),
+read by a handler through `Lease.lost` and `Lease.wait_lost()`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+from uuid import UUID
+
+__all__ = ["MAX_ERROR_CHARS", "Lease", "LeaseWatch", "Message", "by_token", "clean_error",
+           "error_text"]
+
+#: the longest error text a nack stores; longer text is cut (with a marker) to this size
+MAX_ERROR_CHARS: Final = 2000
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Message:
+    """A message to enqueue: its payload, and optionally an idempotency key and a delay."""
+
+    payload: dict[str, Any]
+    key: str | None = None
+    delay: float = 0.0
+    max_attempts: int | None = None
+
+
+class LeaseWatch:
+    """What the worker loop knows of a lease it handles: the moment (monotonic clock) up to
+    which the lease surely holds, and whether it was found gone."""
+
+    __slots__ = ("deadline", "gone")
+
+    def __init__(self) -> None:
+        #: pushed on by each heartbeat; infinite for a lease no worker loop watches
+        self.deadline = math.inf
+        self.gone = threading.Event()
+
+    def __reduce__(self) -> tuple[type[LeaseWatch], tuple[()]]:
+        # A lease pickled (or deep-copied) for another process is watched by no loop there.
+        return LeaseWatch, ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Lease:
+    """A claimed message: what to deliver, and the token that fences its ack or nack."""
+
+    id: UUID
+    token: UUID
+    payload: dict[str, Any]
+    idempotency_key: str | None
+    attempts: int
+    max_attempts: int
+    expires_at: datetime
+    _watch: LeaseWatch = dataclasses.field(default_factory=LeaseWatch, init=False,
+                                           repr=False, compare=False)
+
+    @property
+    def final(self) -> bool:
+        """True when a failure of this attempt dead-letters the message."""
+        return self.attempts >= self.max_attempts
+
+    @property
+    def lost(self) -> bool:
+        """True once the worker loop (run() or process()) can no longer count on this lease:
+        another worker took the message, no heartbeat reached the database before the lease
+        could end, or the worker stopped past its grace period. A handler should stop then.
+        Always False for a lease of claim(), which no loop watches."""
+        watch = self._watch
+        return watch.gone.is_set() or time.monotonic() >= watch.deadline
+
+    def wait_lost(self, timeout: float | None = None) -> bool:
+        """Block until the lease is lost (True) or `timeout` seconds have passed (False)."""
+        end = math.inf if timeout is None else time.monotonic() + timeout
+        watch = self._watch
+        while not self.lost:
+            now = time.monotonic()
+            if now >= end:
+                return False
+            # wake at the deadline too, and look again: a heartbeat may have pushed it on
+            left = min(end, watch.deadline) - now
+            watch.gone.wait(None if left == math.inf else left)
+        return True
+
+
+def error_text(exc: BaseException) -> str:
+    """What a nack stores for a handler's exception: its type and text, cleaned and bounded."""
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except Exception:  # an exception whose __str__ fails still gets its type recorded
+        text = f"{type(exc).__name__}: <unprintable>"
+    return clean_error(text)
+
+
+def clean_error(text: str) -> str:
+    """Error text safe for every database: no NUL, valid UTF-8, at most MAX_ERROR_CHARS."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")  # PostgreSQL text cannot hold NUL
+    # a lone surrogate (from a bytes-decoding error) cannot be encoded for the driver
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(text) > MAX_ERROR_CHARS:
+        marker = " ...(truncated)"
+        text = text[:MAX_ERROR_CHARS - len(marker)] + marker
+    return text
+
+
+def by_token(leases: Sequence[Lease]) -> dict[UUID, list[UUID]]:
+    """The ids of leases grouped by their token (one statement per token settles a claim's)."""
+    grouped: dict[UUID, list[UUID]] = {}
+    for lease in leases:
+        grouped.setdefault(lease.token, []).append(lease.id)
+    return grouped

@@ -1,0 +1,578 @@
+"""Type stubs from the user's models: the mypy plugin's checks, for checkers that run no plugin.
+
+`tempest-typed stubs myapp.models -o stubs/` (or `python -m tempest_typed.stubs ...`) imports
+the model modules named, and nothing else, and writes a stub package `stubs/tempest_typed/`
+that pyright (and Pylance) read in place of the library's `__init__` and `sql` when
+`stubPath` points at `stubs/`:
+
+- `__init__.pyi` re-exports every public name from the library's own modules, except
+  `select`, `insert`, `update` and `delete`, which it declares with one overload per model,
+  `and_`/`or_`/`not_`, typed by the where dict of the statement they go in, and `join`,
+  keeping each alias as its `Literal` so that the rows are typed per alias;
+- `sql.pyi` is `tempest_typed.sql` with each aggregate typed by the column it names;
+- `_generated.pyi` holds, per model, the column names as a `Literal` union, TypedDicts for
+  `where` (an operator dict per column type), `set` and `values` (the required keys), a row
+  class generic in the columns fetched, and builder subclasses whose methods take those types.
+
+The library's other modules are not shadowed: pyright reads them from the source. Everything
+a stub cannot say (qualified names, aggregate labels, a bool where a number goes) is listed in
+docs/static-checking.md. Output is deterministic: models sorted by module and name, columns in
+declaration order; `--check` compares instead of writing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import sys
+import types
+import typing
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .errors import ValidationError
+from .model import ColumnMeta, Model, ModelMeta, meta_of
+
+__all__ = ["StubError", "generate", "main", "models_of"]
+
+#: the builders the stub package declares per model; every other public name is re-exported
+_SHADOWED = ("and_", "delete", "insert", "join", "not_", "or_", "select", "update")
+
+_PYTHON_TYPES = {
+    "str": "str", "int": "int", "float": "float", "bool": "bool", "decimal": "Decimal",
+    "bytes": "bytes", "datetime": "datetime", "date": "date", "uuid": "UUID",
+}
+_ORDERED = frozenset({"int", "float", "decimal", "datetime", "date"})
+_TEXT = frozenset({"str", "literal"})
+_NUMBERS = frozenset({"int", "float", "decimal"})
+
+
+class StubError(Exception):
+    """A model module that cannot be imported or defines no model; the message is one line."""
+
+
+def models_of(module_names: Sequence[str]) -> list[type[Model]]:
+    """The models defined in the named modules (not those they import), sorted."""
+    found: list[type[Model]] = []
+    for name in module_names:
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:  # any failure of the user's module is reported the same way
+            detail = str(exc).splitlines()[0] if str(exc) else ""
+            raise StubError(
+                f"cannot import {name}: {type(exc).__name__}"
+                + (f": {detail}" if detail else "")) from exc
+        mine = [value for value in vars(module).values()
+                if isinstance(value, type) and issubclass(value, Model) and value is not Model
+                and value.__module__ == module.__name__]
+        if not mine:
+            raise StubError(f"{name} defines no model (no class deriving from tempest_typed.Model)")
+        found.extend(mine)
+    return sorted(set(found), key=lambda m: (m.__module__, m.__qualname__))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Names:
+    """The generated names of one model's types (`OutboundWhere`, `OutboundSelect`, ...)."""
+
+    model: str  # the model class, as the stubs refer to it (module.Class)
+    prefix: str  # the class name, or module and class name where two models share one
+
+    def of(self, part: str) -> str:
+        """The name of the model's `part` type: "Where" -> "OutboundWhere"."""
+        return self.prefix + part
+
+    @property
+    def column(self) -> str:
+        """The Literal union of the column names."""
+        return self.of("Column")
+
+    @property
+    def where(self) -> str:
+        """The TypedDict of where() and the upsert's conditions."""
+        return self.of("Where")
+
+    @property
+    def set(self) -> str:
+        """The TypedDict of update().set() and the upsert's set."""
+        return self.of("Set")
+
+    @property
+    def values(self) -> str:
+        """The TypedDict of insert().values(), its required columns required keys."""
+        return self.of("Values")
+
+    @property
+    def row(self) -> str:
+        """The row class of a partial select or returning(...)."""
+        return self.of("Row")
+
+    @property
+    def select(self) -> str:
+        """The select builder class."""
+        return self.of("Select")
+
+
+def _value_type(col: ColumnMeta, json_hint: str, given: bool = False) -> str:
+    """The column's Python type as the stub writes it, without `| None`: as read, or as
+    `given` to the builder (a Decimal column takes an int too, a bytes column any buffer)."""
+    if given and col.kind == "decimal":
+        return "Decimal | int"
+    if given and col.kind == "bytes":
+        return "bytes | bytearray | memoryview"
+    if col.kind == "literal":
+        return "Literal[" + ", ".join(repr(v) for v in col.literal_values) + "]"
+    if col.kind == "json":
+        return json_hint
+    return _PYTHON_TYPES[col.kind]
+
+
+def _spelled(hint: object) -> str:
+    """A JSON annotation as the stub writes it: builtin containers and scalars, else Any."""
+    if hint in (str, int, float, bool):
+        return hint.__name__
+    if hint is type(None):
+        return "None"
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_spelled(a) for a in args)
+    if origin in (list, dict) and args:
+        return f"{origin.__name__}[{', '.join(_spelled(a) for a in args)}]"
+    if hint in (list, dict):
+        return f"{hint.__name__}[{'Any' if hint is list else 'str, Any'}]"
+    return "Any"
+
+
+def _json_hint(model: type[Model], attr: str) -> str:
+    """The JSON column's annotation (`list[str]`, `dict[str, Any]`...), without `| None`."""
+    try:
+        hint = typing.get_type_hints(model)[attr]
+    except Exception:  # an annotation the stub need not understand: either shape
+        return "dict[str, Any] | list[Any]"
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    shapes = [a for a in (typing.get_args(hint) if union else (hint,)) if a is not type(None)]
+    return " | ".join(_spelled(a) for a in shapes)
+
+
+def _ops(n: _Names, col: ColumnMeta, t: str) -> tuple[str, str]:
+    """The operator TypedDict of one column: its name and its definition."""
+    name = f"_{n.prefix}_{col.attr}_Ops"
+    none = " | None" if col.nullable else ""
+    fields: list[tuple[str, str]] = []
+    if col.kind != "json":
+        value = f"{t} | Expression"
+        fields += [("eq", value + none), ("ne", value + none)]
+        if col.kind in _ORDERED:
+            fields += [(op, value) for op in ("lt", "lte", "gt", "gte")]
+            fields.append(("between", f"tuple[{value}, {value}] | list[{value}]"))
+        yields = "str" if col.kind in _TEXT else t
+        operand = f"Sequence[{t}] | AbstractSet[{t}] | Subquery[Any, {yields} | None]"
+        fields += [("in", operand), ("not_in", operand)]
+    fields.append(("is_null", "bool"))
+    if col.kind in _TEXT:
+        fields += [(op, "str | Expression") for op in ("like", "ilike")]
+        fields += [(op, "str") for op in ("contains", "icontains", "startswith", "endswith")]
+    body = ", ".join(f"{k!r}: {v}" for k, v in fields)
+    return name, f'{name} = TypedDict("{name}", {{{body}}}, total=False)'
+
+
+def _model_block(model: type[Model], n: _Names) -> list[str]:
+    meta: ModelMeta = meta_of(model)
+    cols = meta.columns
+    types = {c.attr: _value_type(c, _json_hint(model, c.attr) if c.kind == "json" else "")
+             for c in cols}
+    full = {c.attr: types[c.attr] + (" | None" if c.nullable else "") for c in cols}
+    given = {c.attr: _value_type(c, types[c.attr], given=True) for c in cols}
+    given_full = {c.attr: given[c.attr] + (" | None" if c.nullable else "") for c in cols}
+    out = [f"# {n.model} (table {meta.table!r})", ""]
+    out.append(f"{n.column} = Literal[{', '.join(repr(c.attr) for c in cols)}]")
+    where: list[tuple[str, str]] = []
+    for c in cols:
+        ops_name, ops_def = _ops(n, c, given[c.attr])
+        out.append(ops_def)
+        bare = "" if c.kind == "json" else f"{given_full[c.attr]} | Expression | "
+        if c.kind == "json" and c.nullable:
+            bare = "None | "
+        where.append((c.attr, f"{bare}{ops_name}"))
+    out.append("")
+    out.append(f"class {n.where}(TypedDict, total=False):")
+    out += [f"    {attr}: {t}" for attr, t in where]
+    out.append("")
+    out.append(f"class {n.set}(TypedDict, total=False):")
+    out += [f"    {c.attr}: {given_full[c.attr]} | Expression" for c in cols]
+    out.append("")
+    out.append(f"class {n.values}(TypedDict, total=False):")
+    for c in cols:
+        t = f"{given_full[c.attr]} | Expression"
+        out.append(f"    {c.attr}: {f'Required[{t}]' if c.required else t}")
+    out.append("")
+    # The fetched columns, as a TypeVar the call solves to their Literal union.
+    out.append(f'{n.of("Fetched")} = TypeVar("{n.of("Fetched")}", bound={n.column})')
+    out.append("")
+    out += _row_class(n.row, cols, full)
+    cond = f"{n.where} | Combined[{n.where}] | ExistsCondition"
+    columns = f"list[{n.column}] | tuple[{n.column}, ...]"
+    out.append(f"class {n.of('Grouped')}(Grouped[Row]):")
+    out.append(f"    def where(self, *conditions: {cond}) -> Self: ...")
+    out.append("")
+    out.append(f"class {n.select}(Select[{n.model}, _R_co]):")
+    out.append(f"    def where(self, *conditions: {cond}) -> Self: ...")
+    out.append(f"    def order_by(self, column: {n.column}, "
+               'direction: Literal["asc", "desc"] = "asc") -> Self: ...')
+    for c in cols:
+        out += ["    @overload",
+                f"    def as_subquery(self, column: Literal[{c.attr!r}]) -> "
+                f"Subquery[{n.model}, {full[c.attr]}]: ..."]
+    # sql.sum("total") is typed SumOf[Literal["total"]] (stubs' sql.pyi), so the dict of
+    # aggregates says which columns each function takes: sum/avg numbers, min/max numbers,
+    # dates, times and text, count any column but JSON, as the plugin does.
+    numbers = _literal(c.attr for c in cols if c.kind in _NUMBERS)
+    ordered = _literal(c.attr for c in cols if c.kind in _ORDERED | _TEXT)
+    plain = _literal(c.attr for c in cols if c.kind != "json")
+    aggregates = (f"Mapping[str, SumOf[{numbers}] | OrderOf[{ordered}] | CountOf[{plain}] "
+                  "| CountRows]")
+    out.append(f"    def aggregate(self, group_by: list[{plain}] | tuple[{plain}, ...], "
+               f"aggregates: {aggregates}) -> {n.of('Grouped')}: ...")
+    for lock in ("update", "share"):
+        out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, no_wait: bool = False, "
+                   f"of: type[{n.model}] | Sequence[type[{n.model}]] | None = None) -> Self: ...")
+    out.append("")
+    for kind, base in (("update", "Update"), ("delete", "Delete"), ("insert", "Insert")):
+        cls = n.of(base)
+        out.append(f"class {cls}({base}[{n.model}, _R_co]):")
+        if kind == "update":
+            out.append(f"    def set(self, values: {n.set}) -> {cls}[_R_co]: ...")
+        if kind != "insert":
+            out.append(f"    def where(self, *conditions: {cond}) -> {cls}[_R_co]: ...")
+            out.append(f"    def unguarded(self) -> {cls}[_R_co]: ...")
+        else:
+            one = f"{n.model} | {n.values}"
+            out.append(f"    def values(self, rows: {one} | Sequence[{one}] "
+                       f"| Sequence[Mapping[str, object]]) -> {cls}[_R_co]: ...")
+            out.append(f"    def on_conflict_do_nothing(self, target: {columns} | None = None, "
+                       f"*, where: {cond} | None = None) -> {cls}[_R_co]: ...")
+            out.append(f"    def on_conflict_do_update(self, target: {columns} | None, "
+                       f"set: {n.set}, *, index_where: {cond} | None = None, "
+                       f"update_where: {cond} | None = None) -> {cls}[_R_co]: ...")
+        fetched = n.of("Fetched")
+        out += ["    @overload", f"    def returning(self) -> {cls}[{n.model}]: ...",
+                "    @overload",
+                f"    def returning(self, column: {fetched}, /, *columns: {fetched}) -> "
+                f"{cls}[{n.row}[{fetched}]]: ...", ""]
+    return out
+
+
+#: how many tables a join's rows are typed for; a join of more is the library's `Join[Row]`
+_JOINED = 4
+
+
+def _joins() -> list[str]:
+    """The join builders and rows, generic in each table's model and alias (not per model).
+
+    An alias is a `LiteralString` type variable, so `join(User, "user")` keeps
+    `Literal["user"]`; the row's `__getattr__`/`__getitem__` take each alias's type and give
+    its model (`| None` once left-joined), so another name is an error. Qualified column names
+    stay strings: no type joins an alias and a column name into "user.email".
+    """
+    out = [f"# joins: rows keyed by alias (up to {_JOINED} tables)", ""]
+    for k in range(1, _JOINED + 1):
+        params = ", ".join(f"_T{i}, _A{i}" for i in range(1, k + 1))
+        out.append(f"class JoinRow{k}(Row[Any], Generic[{params}]):")
+        for i in range(1, k + 1):
+            out += [*(["    @overload"] if k > 1 else []),
+                    f"    def __getattr__(self, name: _A{i}) -> _T{i}: ..."]
+        for i in range(1, k + 1):
+            out += ["    @overload", f"    def __getitem__(self, key: _A{i}) -> _T{i}: ..."]
+        out += ["    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
+                "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...",
+                ""]
+        aliases = " | ".join(f"_A{i}" for i in range(1, k + 1))
+        out.append(f"class Join{k}(Join[JoinRow{k}[{params}]], Generic[{params}]):")
+        for kind, joined, named in (("inner", f"_M{k + 1}", "Row[Any]"),
+                                    ("left", f"_M{k + 1} | None", "Row[Any] | None")):
+            if k < _JOINED:
+                out += ["    @overload",
+                        f"    def {kind}_join(self, model: type[_M{k + 1}], alias: _A{k + 1}, "
+                        f"on: Mapping[str, str]) -> Join{k + 1}[{params}, {joined}, "
+                        f"_A{k + 1}]: ...",
+                        # a named select (sql.cte): its rows are Rows, as the library types them
+                        "    @overload",
+                        f"    def {kind}_join(self, model: NamedSelect, alias: _A{k + 1}, "
+                        f"on: Mapping[str, str]) -> Join{k + 1}[{params}, {named}, "
+                        f"_A{k + 1}]: ..."]
+            else:
+                out.append(f"    def {kind}_join(self, model: type[Model] | NamedSelect, "
+                           "alias: str, on: Mapping[str, str]) -> Join[Row]: ...")
+        for lock in ("update", "share"):
+            out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, "
+                       f"no_wait: bool = False, of: Sequence[{aliases}] | None = None) -> Self: ...")
+        out.append("")
+    return out
+
+
+def _literal(names: Iterable[str]) -> str:
+    """`Literal['a', 'b']` of the names, or Never for none."""
+    names = list(names)
+    return f"Literal[{', '.join(repr(x) for x in names)}]" if names else "Never"
+
+
+def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str]) -> list[str]:
+    """The row class of a partial select or returning(), generic in the fetched columns.
+
+    Its parameter is the Literal union of the columns fetched, contravariant: `Row[Literal['id',
+    'status']]` is a `Row[Literal['id']]`, so each column's `__getattr__`/`__getitem__`
+    overload, whose `self` is the row of that one column, applies exactly when the column was
+    fetched; any other name matches no overload and is an error.
+    """
+    out = [f"class {name}(Row[Any], Generic[_F_contra]):"]
+    for method, param in (("__getattr__", "name"), ("__getitem__", "key")):
+        for c in cols:
+            out += ["    @overload",
+                    f"    def {method}(self: {name}[Literal[{c.attr!r}]], "
+                    f"{param}: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
+    return [*out, "    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
+            "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...", ""]
+
+
+def _names(models: Sequence[type[Model]]) -> dict[type[Model], _Names]:
+    """Each model's generated names: its class name, or module and class where two share one."""
+    counts: dict[str, int] = {}
+    for m in models:
+        counts[m.__name__] = counts.get(m.__name__, 0) + 1
+    return {m: _Names(f"{m.__module__}.{m.__qualname__}",
+                      m.__name__ if counts[m.__name__] == 1
+                      else m.__module__.replace(".", "_") + "_" + m.__name__)
+            for m in models}
+
+
+_HEADER = ("# Generated by `tempest-typed stubs {modules}`: do not edit;\n"
+           "# regenerate when a model changes (`--check` fails while these are stale).\n"
+           # A builder of one model narrows the library's parameters (an override pyright
+           # calls incompatible), and a one-column overload comes before the one of any
+           # columns it overlaps: both on purpose, so pyright is not to report them here.
+           "# pyright: reportIncompatibleMethodOverride=false, reportOverlappingOverload=false\n")
+
+
+def _generated(models: Sequence[type[Model]], modules: str) -> str:
+    names = _names(models)
+    lines = [_HEADER.format(modules=modules).rstrip("\n"),
+             '"""Per-model types of the builders: column names, where/set/values dicts, rows."""',
+             "",
+             "from collections.abc import Mapping, Sequence, Set as AbstractSet",
+             "from datetime import date, datetime",
+             "from decimal import Decimal",
+             "from typing import Any, Generic, Literal, LiteralString, Never, Required, Self, "
+             "SupportsIndex, TypedDict, TypeVar, overload",
+             "from uuid import UUID",
+             "",
+             *sorted({f"import {m.__module__}" for m in models}),
+             "from tempest_typed.expressions import Expression",
+             "from tempest_typed.model import Model",
+             "from tempest_typed.row import Row",
+             "from tempest_typed.statements.cte import NamedSelect",
+             "from tempest_typed.statements import (AggregateFunction, Condition, Delete, "
+             "ExistsCondition, Grouped, Insert, Join, Select, Subquery, Update)",
+             "",
+             '_R_co = TypeVar("_R_co", covariant=True)',
+             '_W_co = TypeVar("_W_co", covariant=True)',
+             '_C_co = TypeVar("_C_co", covariant=True)',
+             '_F_contra = TypeVar("_F_contra", contravariant=True)',
+             *[f'_T{i} = TypeVar("_T{i}")' for i in range(1, _JOINED + 1)],
+             *[f'_A{i} = TypeVar("_A{i}", bound=LiteralString)' for i in range(1, _JOINED + 1)],
+             *[f'_M{i} = TypeVar("_M{i}", bound=Model)' for i in range(2, _JOINED + 1)],
+             "",
+             "# what sql.sum/avg, min/max and count(column) make, by the column they name",
+             "class SumOf(AggregateFunction[Any], Generic[_C_co]): ...",
+             "class OrderOf(AggregateFunction[Any], Generic[_C_co]): ...",
+             "class CountOf(AggregateFunction[int], Generic[_C_co]): ...",
+             "class CountRows(AggregateFunction[int]): ...",
+             "",
+             "class Combined(Condition, Generic[_W_co]):",
+             '    """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""',
+             ""]
+    lines += _joins()
+    for m in models:
+        lines += _model_block(m, names[m])
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _init(models: Sequence[type[Model]], modules: str) -> str:
+    import tempest_typed
+
+    names = _names(models)
+    homes: dict[str, list[str]] = {}
+    for public, home in sorted(tempest_typed._HOMES.items()):
+        if public not in _SHADOWED and public != "sql":
+            homes.setdefault(home, []).append(public)
+    lines = [_HEADER.format(modules=modules).rstrip("\n"),
+             '"""tempest_typed, with select/insert/update/delete declared per model and and_/or_/'
+             'not_ typed by where they go."""',
+             "",
+             "from typing import Any, LiteralString, Never, TypeVar, overload",
+             "",
+             "from tempest_typed.statements import ExistsCondition",
+             "from tempest_typed.statements.cte import NamedSelect",
+             "",
+             "import tempest_typed.sql as sql"]
+    for home in sorted(homes):
+        items = ", ".join(f"{p} as {p}" for p in homes[home])
+        lines.append(f"from tempest_typed.{home} import {items}")
+    lines += [*sorted({f"import {m.__module__}" for m in models}),
+              "import tempest_typed._generated as _g",
+              "",
+              f"__all__ = {sorted(tempest_typed.__all__)!r}",
+              "",
+              '_M = TypeVar("_M", bound=Model)',
+              ""]
+    # A model that derives from another comes first: the first overload that matches wins.
+    models = sorted(models, key=lambda m: (-len(m.__mro__), m.__module__, m.__qualname__))
+    for m in models:
+        n = names[m]
+        lines += ["@overload", f"def select(model: type[{n.model}], /) -> _g.{n.select}[{n.model}]: ..."]
+        fetched = f"_g.{n.of('Fetched')}"
+        lines += ["@overload",
+                  f"def select(model: type[{n.model}], columns: list[{fetched}] | "
+                  f"tuple[{fetched}, ...], /) -> _g.{n.select}[_g.{n.row}[{fetched}]]: ..."]
+    # and_/or_/not_ take their dict type from where the condition goes: in select(M).where()
+    # it is M's where dict (a wrong key or value is an error there); in a join, any mapping.
+    cond = "_W | _g.Combined[_W] | ExistsCondition"
+    lines += ['_W = TypeVar("_W")', "",
+              f"def and_(*conditions: {cond}) -> _g.Combined[_W]: ...",
+              f"def or_(*conditions: {cond}) -> _g.Combined[_W]: ...",
+              f"def not_(condition: {cond}) -> _g.Combined[_W]: ...", ""]
+    lines += ['_A = TypeVar("_A", bound=LiteralString)', "",
+              "@overload", "def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...",
+              "@overload",
+              "def join(model: NamedSelect, alias: _A, /) -> _g.Join1[Row[Any], _A]: ...", ""]
+    lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
+              "# every column, as the library types it; some columns need a known model",
+              "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
+              "# a named select (sql.cte): rows typed as the library types them",
+              "@overload", "def select(model: NamedSelect, /) -> Select[Any, Row[Any]]: ...", ""]
+    for kind in ("insert", "update", "delete"):
+        for m in models:
+            n = names[m]
+            lines += ["@overload",
+                      f"def {kind}(model: type[{n.model}], /) -> _g.{n.of(kind.capitalize())}[Never]: ..."]
+        lines += ["@overload", f"def {kind}(model: type[_M], /) -> {kind.capitalize()}[_M, Never]: ...",
+                  ""]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+#: tempest_typed.sql as the stubs declare it: the library's signatures, except that an
+#: aggregate's type names its column (a LiteralString, kept as its Literal in a variable too).
+#: tests/stubs/test_stubs.py holds its names and parameters to the module's.
+_SQL = '''"""tempest_typed.sql, with each aggregate typed by the column it names."""
+
+from typing import Any, LiteralString, TypeVar, overload
+
+from tempest_typed._generated import CountOf, CountRows, OrderOf, SumOf
+from tempest_typed.expressions import Call, Computed
+from tempest_typed.expressions import Expression as Expression
+from tempest_typed.statements.cte import NamedSelect
+from tempest_typed.statements.where import ExistsCondition, Subquery
+
+__all__ = {names!r}
+
+_C = TypeVar("_C", bound=LiteralString)
+
+def raw(text: LiteralString) -> Expression: ...
+def expr(template: object, *values: object) -> Expression: ...
+def now(plus: float | Expression | None = None) -> Expression: ...
+def excluded(column: str) -> Expression: ...
+def col(name: str) -> Computed: ...
+def exists(query: object) -> ExistsCondition: ...
+def not_exists(query: object) -> ExistsCondition: ...
+def scalar(subquery: Subquery[Any, Any]) -> Expression: ...
+@overload
+def count(column: None = None) -> CountRows: ...
+@overload
+def count(column: _C) -> CountOf[_C]: ...
+def count_distinct(column: _C) -> CountOf[_C]: ...
+def sum(column: _C) -> SumOf[_C]: ...
+def avg(column: _C) -> SumOf[_C]: ...
+def min(column: _C) -> OrderOf[_C]: ...
+def max(column: _C) -> OrderOf[_C]: ...
+def value(x: object) -> Computed: ...
+def coalesce(first: object, second: object, /, *more: object) -> Computed: ...
+def lower(column: object) -> Computed: ...
+def upper(column: object) -> Computed: ...
+def length(column: object) -> Computed: ...
+def abs(column: object) -> Computed: ...
+def round(column: object, digits: int = 0) -> Computed: ...
+def date_trunc(unit: str, column: object) -> Computed: ...
+def extract(part: str, column: object) -> Computed: ...
+def case(*whens: tuple[object, object], else_: object = None) -> Computed: ...
+def row_number() -> Call: ...
+def rank() -> Call: ...
+def dense_rank() -> Call: ...
+def lag(column: object, n: int = 1) -> Call: ...
+def lead(column: object, n: int = 1) -> Call: ...
+def cte(name: str, statement: object) -> NamedSelect: ...
+def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect: ...
+'''
+
+
+def generate(module_names: Sequence[str]) -> dict[str, str]:
+    """The stub files for the models of the named modules: relative path -> text."""
+    from . import sql
+
+    models = models_of(module_names)
+    modules = " ".join(module_names)
+    header = _HEADER.format(modules=modules)
+    try:
+        return {"tempest_typed/__init__.pyi": _init(models, modules),
+                "tempest_typed/_generated.pyi": _generated(models, modules),
+                "tempest_typed/sql.pyi": header + _SQL.format(names=sorted(sql.__all__))}
+    except ValidationError as exc:  # a model the library refuses once its columns are read
+        raise StubError(str(exc).splitlines()[0]) from exc
+
+
+def _stale(files: dict[str, str], out: Path) -> list[str]:
+    return [rel for rel, text in sorted(files.items())
+            if not (out / rel).is_file() or (out / rel).read_text(encoding="utf-8") != text]
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    """`python -m tempest_typed.stubs MODULE... -o DIR [--check]`: write or check the stubs."""
+    parser = argparse.ArgumentParser(
+        prog="tempest-typed stubs",
+        description="Write type stubs from the models of MODULE(s), for pyright/Pylance.")
+    parser.add_argument("modules", nargs="+", metavar="MODULE", help="a module defining models")
+    parser.add_argument("-o", "--output", default="stubs", help="the stub directory (stubPath)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 when the stubs are missing or stale")
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if "" not in sys.path:  # the modules of the current directory, as `python -m` finds them
+        sys.path.insert(0, "")
+    try:
+        files = generate(args.modules)
+    except StubError as exc:
+        print(f"tempest-typed stubs: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.output)
+    stale = _stale(files, out)
+    if args.check:
+        for rel in stale:
+            print(f"tempest-typed stubs: {out / rel} is stale; run tempest-typed stubs "
+                  f"{' '.join(args.modules)} -o {args.output}", file=sys.stderr)
+        return 1 if stale else 0
+    for rel in stale:
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(files[rel], encoding="utf-8")
+    return 0
+
+
+def cli() -> int:
+    """The `tempest-typed` command: `tempest-typed stubs MODULE... -o DIR [--check]`."""
+    args = sys.argv[1:]
+    if not args or args[0] != "stubs":
+        print("usage: tempest-typed stubs MODULE... [-o DIR] [--check]", file=sys.stderr)
+        return 2
+    return main(args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

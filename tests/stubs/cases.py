@@ -1,0 +1,134 @@
+"""The plugin's YAML cases (tests/typecheck/*.yml) as plain files, and pyright's verdict on them.
+
+Each case's `main` becomes one module; an expected plugin error is an `# E:col: message`
+comment on its line. pyright runs once over the directory of them all (it is slow to start),
+and a mistake counts as caught when pyright reports an error on that line; an error on a line
+the plugin accepts is a false positive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "tests" / "typecheck"
+MODELS = CASES / "models"
+STUBS = ROOT / "stubs"
+
+#: which share a case file counts in: joins and aggregates are measured apart from one table
+GROUPS = {"test_joins.yml": "joins", "test_aggregates.yml": "aggregates",
+          "test_references.yml": "correlated subqueries", "test_foreign_keys.yml": "foreign keys"}
+_EXPECTED = re.compile(r"# E:\d+: ")
+
+
+@dataclass
+class Case:
+    """One YAML case as a module: its file name, group and the lines of its expected errors."""
+
+    module: str
+    group: str
+    source: str
+    expected: set[int] = field(default_factory=set)
+
+
+def cases() -> list[Case]:
+    """Every single-file case of tests/typecheck/*.yml (cases with extra files are left out)."""
+    out = []
+    for path in sorted(CASES.glob("*.yml")):
+        for item in yaml.safe_load(path.read_text()):
+            if item.get("files"):
+                continue
+            module = f"{path.stem}__{item['case']}"
+            source = item["main"]
+            expected = {i for i, line in enumerate(source.splitlines(), 1)
+                        if _EXPECTED.search(line)}
+            out.append(Case(module, GROUPS.get(path.name, "one table"), source, expected))
+    return out
+
+
+def pyright_command() -> list[str] | None:
+    """The pyright command next to this interpreter (or on PATH), or None without it or Node."""
+    found = shutil.which("pyright") or str(Path(sys.executable).parent / "pyright")
+    if not Path(found).exists() or shutil.which("node") is None:
+        return None
+    return [found]
+
+
+def run_pyright(directory: Path, sources: dict[str, str], *, stubs: bool,
+                strict: bool = False) -> dict[str, list[tuple[int, str]]]:
+    """pyright's errors per module of `sources`, written into `directory` and checked in one
+    run, with or without the generated stubs: module -> [(line, message)]."""
+    command = pyright_command()
+    assert command is not None, "pyright or Node.js is missing"
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in sources.items():
+        (directory / f"{name}.py").write_text(text)
+    config: dict[str, object] = {
+        "extraPaths": [str(ROOT), str(MODELS)], "pythonVersion": "3.11",
+        "typeCheckingMode": "strict" if strict else "standard",
+        "stubPath": str(STUBS if stubs else directory / "no-stubs"),
+        "reportMissingModuleSource": False,
+    }
+    (directory / "pyrightconfig.json").write_text(json.dumps(config))
+    proc = subprocess.run([*command, "--outputjson", "--pythonpath", sys.executable, "."],
+                          cwd=directory, capture_output=True, text=True, timeout=900)
+    assert proc.returncode in (0, 1), proc.stderr + proc.stdout
+    found: dict[str, list[tuple[int, str]]] = {name: [] for name in sources}
+    for d in json.loads(proc.stdout)["generalDiagnostics"]:
+        if d["severity"] != "error":
+            continue
+        name = Path(d["file"]).stem
+        if name in found:
+            found[name].append((d["range"]["start"]["line"] + 1, d["message"].splitlines()[0]))
+    return found
+
+
+@dataclass
+class Score:
+    """How many of a group's expected errors pyright reported on their line."""
+
+    caught: int = 0
+    expected: int = 0
+    false_positives: list[str] = field(default_factory=list)
+
+    @property
+    def share(self) -> float:
+        """The share caught, 0..1."""
+        return self.caught / self.expected if self.expected else 1.0
+
+
+def score(all_cases: list[Case], errors: dict[str, list[tuple[int, str]]]) -> dict[str, Score]:
+    """Per group: the expected error lines pyright caught, and its errors on accepted lines."""
+    scores: dict[str, Score] = {}
+    for case in all_cases:
+        s = scores.setdefault(case.group, Score())
+        lines = {line for line, _ in errors[case.module]}
+        s.expected += len(case.expected)
+        s.caught += len(case.expected & lines)
+        s.false_positives += [f"{case.module}:{line}: {message}"
+                              for line, message in errors[case.module]
+                              if line not in case.expected]
+    return scores
+
+
+if __name__ == "__main__":  # print the table docs/static-checking.md quotes
+    import tempfile
+
+    every = cases()
+    with tempfile.TemporaryDirectory() as tmp:
+        for stubs in (False, True):
+            found = run_pyright(Path(tmp) / str(stubs), {c.module: c.source for c in every},
+                                stubs=stubs)
+            for group, s in sorted(score(every, found).items()):
+                print(f"stubs={stubs!s:5} {group:24} {s.caught:3}/{s.expected:3} "
+                      f"{s.share:6.1%}  false positives: {len(s.false_positives)}")
+                for fp in s.false_positives:
+                    print("    ", fp)
