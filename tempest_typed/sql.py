@@ -23,6 +23,7 @@ from .expressions import (
     ScalarValue,
     TypedValue,
 )
+from .row import Row
 from .sqltext import PLACEHOLDER, check_fragment, check_unicode
 from .statements.aggregate import AggregateFunction
 from .statements.base import Statement
@@ -394,13 +395,13 @@ def lead(column: object, n: int = 1) -> Call:
     return _offset("lead", column, n)
 
 
-def cte(name: str, statement: object) -> NamedSelect:
+def cte(name: str, statement: object) -> NamedSelect[Row]:
     """The select under a name (WITH name AS (...)): select() and join() take it as a model,
     its columns the statement's row fields."""
     return named(name, statement)
 
 
-def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect:
+def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect[Row]:
     """A named select that reads itself (WITH RECURSIVE): the rows of `base`, then of
     `step(table)` over the rows found so far, until it finds none. `step` gets the named
     select being defined and joins it, e.g. `lambda t: join(Comment, "c").inner_join(t, "t",

@@ -232,7 +232,9 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     plain = _literal(c.attr for c in cols if c.kind != "json")
     aggregates = (f"Mapping[str, SumOf[{numbers}] | OrderOf[{ordered}] | CountOf[{plain}] "
                   "| CountRows]")
-    out.append(f"    def aggregate(self, group_by: list[{plain}] | tuple[{plain}, ...], "
+    # a group is a column, or {label: expression} (a computed group)
+    groups = f"{plain} | Mapping[str, Any]"
+    out.append(f"    def aggregate(self, group_by: list[{groups}] | tuple[{groups}, ...], "
                f"aggregates: {aggregates}) -> {n.of('Grouped')}: ...")
     for lock in ("update", "share"):
         out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, no_wait: bool = False, "
@@ -298,11 +300,11 @@ def _joins() -> list[str]:
                         f"_A{k + 1}]: ...",
                         # a named select (sql.cte): its rows are Rows, as the library types them
                         "    @overload",
-                        f"    def {kind}_join(self, model: NamedSelect, alias: _A{k + 1}, "
+                        f"    def {kind}_join(self, model: NamedSelect[Any], alias: _A{k + 1}, "
                         f"on: Mapping[str, str]) -> Join{k + 1}[{params}, {named}, "
                         f"_A{k + 1}]: ..."]
             else:
-                out.append(f"    def {kind}_join(self, model: type[Model] | NamedSelect, "
+                out.append(f"    def {kind}_join(self, model: type[Model] | NamedSelect[Any], "
                            "alias: str, on: Mapping[str, str]) -> Join[Row]: ...")
         for lock in ("update", "share"):
             out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, "
@@ -444,12 +446,12 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
     lines += ['_A = TypeVar("_A", bound=LiteralString)', "",
               "@overload", "def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...",
               "@overload",
-              "def join(model: NamedSelect, alias: _A, /) -> _g.Join1[Row[Any], _A]: ...", ""]
+              "def join(model: NamedSelect[Any], alias: _A, /) -> _g.Join1[Row[Any], _A]: ...", ""]
     lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
               "# every column, as the library types it; some columns need a known model",
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
               "# a named select (sql.cte): rows typed as the library types them",
-              "@overload", "def select(model: NamedSelect, /) -> Select[Any, Row[Any]]: ...", ""]
+              "@overload", "def select(model: NamedSelect[Any], /) -> Select[Any, Row[Any]]: ...", ""]
     for kind in ("insert", "update", "delete"):
         for m in models:
             n = names[m]
@@ -470,6 +472,7 @@ from typing import Any, LiteralString, TypeVar, overload
 from tempest_typed._generated import CountOf, CountRows, OrderOf, SumOf
 from tempest_typed.expressions import Call, Computed
 from tempest_typed.expressions import Expression as Expression
+from tempest_typed.row import Row
 from tempest_typed.statements.cte import NamedSelect
 from tempest_typed.statements.where import ExistsCondition, Subquery
 
@@ -509,8 +512,8 @@ def rank() -> Call: ...
 def dense_rank() -> Call: ...
 def lag(column: object, n: int = 1) -> Call: ...
 def lead(column: object, n: int = 1) -> Call: ...
-def cte(name: str, statement: object) -> NamedSelect: ...
-def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect: ...
+def cte(name: str, statement: object) -> NamedSelect[Row[Any]]: ...
+def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect[Row[Any]]: ...
 '''
 
 

@@ -15,45 +15,21 @@ from mypy.plugin import MethodContext
 from mypy.types import (
     AnyType,
     Instance,
-    NoneType,
     Type,
     TypeOfAny,
-    UnionType,
     get_proper_type,
 )
 
+from .lib.computed import AGGREGATES, aggregate_result, computed_type
 from .lib.conditions import check_condition
-from .lib.messages import AGGREGATE, PLAIN_NAME, VALUE, column_name, describe, plain_name_problem
-from .lib.metadata import Column, instance, non_null
+from .lib.messages import AGGREGATE, PLAIN_NAME, VALUE, plain_name_problem
+from .lib.metadata import instance
 from .lib.names import AGGREGATE_FUNCTION
 from .lib.row_types import fields_row, typed_dict
 from .lib.scopes import JoinScope, Scope, group_scope, source_scope
 from .lib.syntax import arg, callee_name, literal_str
 
 __all__ = ["aggregate", "having"]
-
-_SQL = "tempest_typed.sql."
-FUNCTIONS = {f"{_SQL}{name}": name for name in ("count", "sum", "avg", "min", "max")}
-FUNCTIONS[f"{_SQL}count_distinct"] = "count"
-NUMBERS = frozenset({"int", "float", "decimal", "any"})
-ORDERED = frozenset({"int", "float", "decimal", "datetime", "date", "str", "literal", "any"})
-
-
-#: id(type) -> (the type, `type | None`): a column's (or float's) aggregate type is one
-#: object, so that the rows of aggregates of the same columns can be shared
-_OR_NONE: dict[int, tuple[Type, Type]] = {}
-
-
-def _or_none(typ: Type) -> Type:
-    hit = _OR_NONE.get(id(typ))
-    if hit is not None and hit[0] is typ:
-        return hit[1]
-    found = UnionType.make_union([non_null(typ), NoneType()])
-    if len(_OR_NONE) >= 4096:
-        _OR_NONE.clear()
-    _OR_NONE[id(typ)] = (typ, found)
-    return found
-
 
 def _label(scope: Scope) -> str:
     return scope.label if isinstance(scope, JoinScope) else scope.facts.name
@@ -63,8 +39,8 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
     """The type of one label's values, reporting an aggregate its column does not take."""
     assert isinstance(ctx.api, TypeChecker)
     api = ctx.api
-    func = FUNCTIONS.get(callee_name(value) or "")
-    if func is None or not isinstance(value, CallExpr):
+    callee = callee_name(value) or ""
+    if callee not in AGGREGATES or not isinstance(value, CallExpr):
         # built elsewhere: what its AggregateFunction[T] says
         typ = get_proper_type(api.lookup_type_or_none(value))
         if isinstance(typ, Instance) and typ.type.fullname == AGGREGATE_FUNCTION and typ.args:
@@ -72,28 +48,10 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
         return AnyType(TypeOfAny.special_form)
     if not value.args:
         return instance(api.modules, "builtins.int")
-    name = "count_distinct" if callee_name(value) == f"{_SQL}count_distinct" else func
-    scope = source_scope(api, ctx.type, f'sql.{name}() for "{label}"')
-    col: Column | None = scope.column(value.args[0]) if scope is not None else None
-    if scope is None or col is None:
+    scope = source_scope(api, ctx.type, "aggregate()")
+    if scope is None:
         return AnyType(TypeOfAny.from_error)
-    rule = ""
-    if col.kind == "json":
-        rule = "a JSON column cannot be aggregated"
-    elif func in ("sum", "avg") and col.kind not in NUMBERS:
-        rule = f"{func} takes numbers only (int, float, Decimal)"
-    elif func in ("min", "max") and col.kind not in ORDERED:
-        rule = f"{func} takes numbers, dates, times and strings"
-    if rule:
-        written = literal_str(api, value.args[0]) or col.attr
-        scope.fail(f'sql.{name}("{written}") for "{label}": {column_name(col)} is '
-                   f"{describe(col.type, api.options)}; {rule}", value, AGGREGATE)
-        return AnyType(TypeOfAny.from_error)
-    if func == "count":
-        return instance(api.modules, "builtins.int")
-    if func == "avg" and col.kind in ("int", "float"):
-        return _or_none(instance(api.modules, "builtins.float"))
-    return _or_none(col.type)
+    return aggregate_result(scope, label, value, callee.rpartition(".")[2])
 
 
 def aggregate(ctx: MethodContext) -> Type:
@@ -117,6 +75,23 @@ def aggregate(ctx: MethodContext) -> Type:
     by_attr: dict[str, str] = {}
     complete = True
     for item in groups.items:
+        if isinstance(item, DictExpr):  # {label: expression}: a computed group
+            for key, value in item.items:
+                name = literal_str(api, key) if key is not None else None
+                if name is None or key is None:
+                    complete = False
+                    continue
+                problem = plain_name_problem(name)
+                if problem is not None or name in by_attr:
+                    why = problem or "is also the field of another group column"
+                    source.fail(f'{label}: aggregate() label "{name}" {why}; a label becomes a '
+                                f"row field (row.label): write {PLAIN_NAME}", key, VALUE)
+                    continue
+                typ = computed_type(source, name, value)
+                by_attr[name] = name
+                fields[name] = typ
+                written[name] = typ
+            continue
         name = literal_str(api, item)
         col = source.column(item) if name is not None else None
         if name is None or col is None:

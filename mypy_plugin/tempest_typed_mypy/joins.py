@@ -24,7 +24,8 @@ from .lib.conditions import check_condition
 from .lib.families import compared
 from .lib.messages import COLUMN, PLAIN_NAME, VALUE, listed, near, plain_name_problem
 from .lib.metadata import ModelFacts, model_facts
-from .lib.row_types import aliases_of, fields_of, fields_row
+from .lib.names import NAMED_SELECT_CLASS
+from .lib.row_types import aliases_of, fields_of, fields_row, labels_of, row_facts
 from .lib.scopes import JoinScope, Scope, group_scope, source_scope, subquery_model
 from .lib.syntax import arg, literal_str
 
@@ -43,6 +44,9 @@ def _model(ctx: MethodContext | FunctionContext, index: int) -> ModelFacts | Non
         return model_facts(proper.ret_type)
     if isinstance(proper, TypeType):
         return model_facts(proper.item)
+    if isinstance(proper, Instance) and proper.type.fullname == NAMED_SELECT_CLASS \
+            and proper.args:
+        return row_facts(proper.args[0])  # sql.cte(...): its rows' fields
     return None
 
 
@@ -170,9 +174,13 @@ def where(ctx: MethodContext) -> Type:
 def order_by(ctx: MethodContext) -> Type:
     """`.order_by("alias.column")`; after aggregate(), a group column or a label."""
     scope = _scope(ctx, "order_by()", grouped=True)
+    proper = get_proper_type(ctx.type)
+    labels = labels_of(proper.args[0]) if (
+        isinstance(scope, JoinScope) and isinstance(proper, Instance) and proper.args) else {}
     if scope is not None:
         for column in arg(ctx, "column"):
-            scope.column(column)
+            if literal_str(scope.api, column) not in labels:
+                scope.column(column)
     return ctx.default_return_type
 
 
@@ -183,6 +191,12 @@ def as_subquery(ctx: MethodContext) -> Type:
     proper = get_proper_type(ctx.default_return_type)
     if scope is None or not column or not isinstance(proper, Instance) or len(proper.args) != 2:
         return ctx.default_return_type
+    receiver = get_proper_type(ctx.type)
+    if isinstance(scope, JoinScope) and isinstance(receiver, Instance) and receiver.args:
+        label = labels_of(receiver.args[0]).get(literal_str(scope.api, column[0]) or "")
+        model = subquery_model(ctx.type)
+        if label is not None:  # a computed column's label (add_columns())
+            return proper if model is None else proper.copy_modified(args=[model, label])
     col = scope.column(column[0])
     model = subquery_model(ctx.type)
     if col is None or model is None:

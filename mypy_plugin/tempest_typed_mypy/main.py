@@ -22,13 +22,17 @@ from mypy.types import FunctionLike, Type
 from . import (
     aggregates,
     column_lists,
+    computed_columns,
     constructors,
+    ctes,
     exists,
     foreign_keys,
     indexes,
+    insert_select,
     joins,
     raw,
     rows,
+    set_operations,
     statements,
 )
 from .lib.metadata import collect_model
@@ -38,7 +42,7 @@ from .lib.tables import collect_table
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.3.1"
+__version__ = "0.4.0"
 
 _S = "tempest_typed.statements"
 
@@ -51,6 +55,8 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     "tempest_typed.sql.exists": exists.check_exists,
     "tempest_typed.sql.not_exists": exists.check_not_exists,
     "tempest_typed.model.column": foreign_keys.check_references,
+    "tempest_typed.sql.cte": ctes.named_select,
+    "tempest_typed.sql.recursive_cte": ctes.named_select,
 }
 
 SIGNATURES: dict[str, Callable[[FunctionSigContext], FunctionLike]] = {
@@ -87,6 +93,14 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.aggregate.Grouped.order_by": joins.order_by,
     f"{_S}.aggregate.Grouped.as_subquery": joins.as_subquery,
     f"{_S}.aggregate.Grouped.having": aggregates.having,
+    f"{_S}.select.Select.add_columns": computed_columns.select_columns,
+    f"{_S}.join.Join.add_columns": computed_columns.join_columns,
+    f"{_S}.join.Join.project": computed_columns.join_project,
+    **{f"{_S}.{cls}.{op}": set_operations.combined
+       for cls in ("select.Select", "join.Join", "aggregate.Grouped", "compound.SetQuery")
+       for op in ("union", "union_all", "intersect", "except_")},
+    f"{_S}.compound.SetQuery.order_by": set_operations.order_by,
+    f"{_S}.insert.Insert.from_select": insert_select.from_select,
 }
 
 

@@ -12,9 +12,9 @@ from mypy.types import Instance, Type, get_proper_type
 from .lib.conditions import check_condition
 from .lib.messages import INSERT, listed
 from .lib.metadata import ModelFacts, model_facts
-from .lib.row_types import row_type
+from .lib.row_types import labels_of, named_select_facts, row_type
 from .lib.scopes import Scope
-from .lib.syntax import arg
+from .lib.syntax import arg, literal_str
 from .lib.values import check_value
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
 def _model(typ: Type) -> ModelFacts | None:
     proper = get_proper_type(typ)
     if isinstance(proper, Instance) and proper.args:
-        return model_facts(proper.args[0])
+        return model_facts(proper.args[0]) or named_select_facts(proper)
     return None
 
 
@@ -71,9 +71,20 @@ def order_by(ctx: MethodContext) -> Type:
     """`.order_by("column")`."""
     scope = _scope(ctx, "order_by()")
     if scope is not None:
+        labels = _labels(ctx.type)
         for column in arg(ctx, "column"):
-            scope.column(column)
+            if literal_str(scope.api, column) not in labels:
+                scope.column(column)
     return ctx.default_return_type
+
+
+def _labels(typ: Type) -> dict[str, Type]:
+    """The computed columns' labels of a select (after add_columns()), which order_by()
+    takes beside the model's columns."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and len(proper.args) == 2:
+        return labels_of(proper.args[1])
+    return {}
 
 
 def as_subquery(ctx: MethodContext) -> Type:
@@ -82,11 +93,14 @@ def as_subquery(ctx: MethodContext) -> Type:
     column = arg(ctx, "column")
     if scope is None or not column:
         return ctx.default_return_type
-    col = scope.column(column[0])
     proper = get_proper_type(ctx.default_return_type)
-    if col is None or not isinstance(proper, Instance) or len(proper.args) != 2:
+    col_type = _labels(ctx.type).get(literal_str(scope.api, column[0]) or "")
+    if col_type is None:  # not a computed column's label
+        col = scope.column(column[0])
+        col_type = col.type if col is not None else None
+    if col_type is None or not isinstance(proper, Instance) or len(proper.args) != 2:
         return ctx.default_return_type
-    return proper.copy_modified(args=[proper.args[0], col.type])
+    return proper.copy_modified(args=[proper.args[0], col_type])
 
 
 def returning(ctx: MethodContext) -> Type:

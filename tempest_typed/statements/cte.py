@@ -10,7 +10,7 @@ statement's values where the source is added.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
+from typing import Any, Generic, TypeVar, cast
 
 from ..errors import ValidationError
 from ..model import ColumnMeta, DerivedColumn, Model, ModelMeta
@@ -31,8 +31,11 @@ from .query import Query
 
 __all__ = ["NamedSelect", "cte_source", "named", "recursive"]
 
+#: the type of its rows (the named statement's), as the type checker knows them
+R_co = TypeVar("R_co", covariant=True)
 
-class NamedSelect:
+
+class NamedSelect(Generic[R_co]):
     """A select under a name (sql.cte): pass it to select() and join() as a model."""
 
     __slots__ = ("meta", "name", "node", "values")
@@ -116,7 +119,7 @@ def table_of(name: str, node: SelectQuery) -> ModelMeta:
     )
 
 
-def named(name: str, statement: object) -> NamedSelect:
+def named(name: str, statement: object) -> NamedSelect[Any]:
     """sql.cte(name, statement)."""
     problem = plain_name_problem(name)
     if problem is not None:
@@ -147,7 +150,8 @@ def named(name: str, statement: object) -> NamedSelect:
     return NamedSelect(name, meta, definition, statement._values)
 
 
-def recursive(name: str, base: object, step: Callable[[NamedSelect], object]) -> NamedSelect:
+def recursive(name: str, base: object, step: Callable[[NamedSelect[Any]], object]
+              ) -> NamedSelect[Any]:
     """sql.recursive_cte(name, base, step): base UNION ALL step, where `step` is given the
     named select being defined and reads it once (in a join), giving rows of its columns."""
     from .compound import result_fields
@@ -156,7 +160,7 @@ def recursive(name: str, base: object, step: Callable[[NamedSelect], object]) ->
     head = named(name, base)
     definition = head.node
     assert definition is not None  # named() defines it
-    reference = NamedSelect(name, head.meta, None, ())
+    reference: NamedSelect[Any] = NamedSelect(name, head.meta, None, ())
     made = step(reference)
     if not isinstance(made, Query):
         raise ValidationError(

@@ -55,7 +55,7 @@ class Join(Query[R_co]):
 
     __slots__ = ()
 
-    def _joined(self, kind: Literal["inner", "left"], model: type[Model] | NamedSelect,
+    def _joined(self, kind: Literal["inner", "left"], model: type[Model] | NamedSelect[Any],
                 alias: str,
                 on: Mapping[str, str]) -> Join[R_co]:
         ctx = self._ctx
@@ -92,12 +92,12 @@ class Join(Query[R_co]):
         return self._with("joins", (*ctx.joins, clause), named[1] if named is not None else None,
                           scope=scope)
 
-    def inner_join(self, model: type[Model] | NamedSelect, alias: str,
+    def inner_join(self, model: type[Model] | NamedSelect[Any], alias: str,
                    on: Mapping[str, str]) -> Join[R_co]:
         """Add a table: only rows with a match on both sides (INNER JOIN)."""
         return self._joined("inner", model, alias, on)
 
-    def left_join(self, model: type[Model] | NamedSelect, alias: str,
+    def left_join(self, model: type[Model] | NamedSelect[Any], alias: str,
                   on: Mapping[str, str]) -> Join[R_co]:
         """Add a table whose side is None where no row matches (LEFT JOIN)."""
         return self._joined("left", model, alias, on)
@@ -139,7 +139,7 @@ class Join(Query[R_co]):
         return self._ctx.scope.aliases
 
 
-def join(model: type[M] | NamedSelect, alias: str, /) -> Join[Row]:
+def join(model: type[M] | NamedSelect[Any], alias: str, /) -> Join[Row]:
     """Start a join with a model (or a named select) under an alias; add tables with
     inner_join()/left_join()."""
     named = cte_source(model, alias, ())

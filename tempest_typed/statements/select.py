@@ -22,6 +22,7 @@ __all__ = ["Select", "select"]
 
 M = TypeVar("M", bound=Model)
 M_co = TypeVar("M_co", bound=Model, covariant=True)
+R = TypeVar("R")
 
 
 class Select(Query[R_co], Generic[M_co, R_co]):
@@ -75,10 +76,10 @@ def select(model: type[M], columns: list[str] | tuple[str, ...], /) -> Select[M,
 
 
 @overload
-def select(model: NamedSelect, /) -> Select[Any, Row]: ...
+def select(model: NamedSelect[R], /) -> Select[Any, R]: ...
 
 
-def select(model: type[Model] | NamedSelect, columns: Sequence[str] | None = None, /
+def select(model: type[Model] | NamedSelect[Any], columns: Sequence[str] | None = None, /
            ) -> Select[Any, Any]:
     """SELECT from a model: every column (rows are model instances) or some (rows are Row);
     from a named select (sql.cte), Rows of its columns."""
@@ -102,7 +103,7 @@ def select(model: type[Model] | NamedSelect, columns: Sequence[str] | None = Non
     return stmt
 
 
-def _select_named(named: NamedSelect, columns: Sequence[str] | None) -> Select[Any, Row]:
+def _select_named(named: NamedSelect[Any], columns: Sequence[str] | None) -> Select[Any, Row]:
     """SELECT from a named select (sql.cte): rows are Rows of its columns."""
     stmt: Select[Any, Row] = object.__new__(Select)
     meta = stmt._meta = named.meta

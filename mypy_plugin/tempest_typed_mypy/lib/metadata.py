@@ -129,13 +129,15 @@ class ModelFacts:
 
     __slots__ = ("columns", "info", "left_joined", "model", "name")
 
-    def __init__(self, info: TypeInfo, name: str, columns: dict[str, Column]) -> None:
+    def __init__(self, info: TypeInfo, name: str, columns: dict[str, Column],
+                 model: Instance | None = None) -> None:
         self.info: Final = info
         self.name: Final = name
         self.columns: Final = columns
-        #: the model's type, and a left-joined alias's `Model | None`: one object each, which
-        #: the row types of every join of the model share (see row_types.fields_row)
-        self.model: Final = Instance(info, [])
+        #: the model's type (a named select's: its Row), and a left-joined alias's
+        #: `Model | None`: one object each, which the row types of every join of the model
+        #: share (see row_types.fields_row)
+        self.model: Final = model if model is not None else Instance(info, [])
         self.left_joined: Final = UnionType.make_union([self.model, NoneType()])
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 __all__ = [
     "AGGREGATE_FUNCTION", "COL", "COLUMN_FUNCTION", "COMBINATORS", "EXCLUDED", "EXISTS",
-    "EXPRESSION", "FIELD", "GROUPED", "JOIN", "MODEL", "OPERATORS", "QUERY", "RESULT", "ROW",
-    "SCALAR", "SUBQUERY", "TEXT_OPERATORS",
+    "EXPRESSION", "FIELD", "GROUPED", "JOIN", "MODEL", "NAMED_SELECT_CLASS", "OPERATORS", "QUERY", "RESULT", "ROW",
+    "SCALAR", "SELECT", "SET_QUERY", "SUBQUERY", "TEXT_OPERATORS",
 ]
 
 MODEL = "tempest_typed.model.Model"
@@ -22,6 +22,11 @@ RESULT = "tempest_typed.engine.result.Result"
 #: a select, a join or a grouped select
 QUERY = "tempest_typed.statements.query.Query"
 JOIN = "tempest_typed.statements.join.Join"
+SELECT = "tempest_typed.statements.select.Select"
+#: what sql.cte() returns
+NAMED_SELECT_CLASS = "tempest_typed.statements.cte.NamedSelect"
+#: selects combined by union() and the other set operations
+SET_QUERY = "tempest_typed.statements.compound.SetQuery"
 GROUPED = "tempest_typed.statements.aggregate.Grouped"
 SUBQUERY = "tempest_typed.statements.where.Subquery"
 AGGREGATE_FUNCTION = "tempest_typed.statements.aggregate.AggregateFunction"

@@ -10,14 +10,22 @@ rows hold its aliases, a left-joined one as `Model | None`: `Row[TypedDict({'use
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.types import Instance, NoneType, Type, TypedDictType, UnionType, get_proper_type
+from mypy.types import (
+    AnyType,
+    Instance,
+    NoneType,
+    Type,
+    TypedDictType,
+    UnionType,
+    get_proper_type,
+)
 
-from .metadata import ModelFacts, instance, model_facts
-from .names import ROW
+from .metadata import Column, ModelFacts, column_kind, instance, model_facts
+from .names import JOIN, ROW, SELECT
 
 __all__ = [
-    "Aliases", "aliases_of", "fields_of", "fields_row", "model_of", "row_fields", "row_type",
-    "typed_dict",
+    "JOINED_MODELS", "NAMED_SELECT", "Aliases", "aliases_of", "fields_of", "fields_row", "joined_models", "labels_of", "model_of",
+    "named_select_facts", "row_facts", "row_fields", "row_type", "statement_fields", "typed_dict",
 ]
 
 #: a join's aliases: alias -> (the model's facts, whether it is left-joined)
@@ -79,20 +87,22 @@ def fields_of(typ: Type) -> TypedDictType | None:
 
 
 def model_of(typ: Type) -> tuple[ModelFacts, bool] | None:
-    """(facts, optional) of a model type or `Model | None`; None for anything else."""
+    """(facts, optional) of a model type or `Model | None` (a named select's alias: its
+    `Row`, see row_facts); None for anything else."""
     proper = get_proper_type(typ)
     if isinstance(proper, UnionType):
         rest = [t for t in proper.items if not isinstance(get_proper_type(t), NoneType)]
         if len(rest) != 1:
             return None
-        facts = model_facts(rest[0])
+        facts = model_facts(rest[0]) or row_facts(rest[0])
         return None if facts is None else (facts, True)
-    facts = model_facts(proper)
+    facts = model_facts(proper) or row_facts(proper)
     return None if facts is None else (facts, False)
 
 
 def aliases_of(typ: Type) -> Aliases | None:
-    """alias -> (facts, left-joined) of a join's row type; None when it is not one."""
+    """alias -> (facts, left-joined) of a join's row type; None when it is not one. The
+    fields after the aliases are computed columns' labels (add_columns())."""
     fields = fields_of(typ)
     if fields is None or not fields.items:
         return None
@@ -100,6 +110,86 @@ def aliases_of(typ: Type) -> Aliases | None:
     for alias, item in fields.items.items():
         found = model_of(item)
         if found is None:
-            return None
+            break
         out[alias] = found
-    return out
+    return out or None
+
+
+def labels_of(typ: Type) -> dict[str, Type]:
+    """The computed columns' labels of a statement's row type (`Row[...]` after
+    add_columns()): the fields that are neither an alias nor a column of `model`."""
+    fields = fields_of(typ)
+    if fields is None:
+        return {}
+    return {name: item for name, item in fields.items.items() if model_of(item) is None}
+
+
+def joined_models(typ: Type) -> bool:
+    """Whether a statement's rows are a join's models by alias (not one row of columns)."""
+    proper = get_proper_type(typ)
+    return (isinstance(proper, Instance) and proper.type.fullname == JOIN
+            and bool(proper.args) and aliases_of(proper.args[0]) is not None)
+
+
+#: what a set operation, a named select and from_select() say of a join's models
+JOINED_MODELS = ("a join's rows are models by alias, not one row of columns: project({...}) "
+                 "its columns, or aggregate() it")
+
+
+def statement_fields(typ: Type) -> dict[str, Type] | None:
+    """A statement's row fields by name (a whole-model select's columns by attribute), as a
+    set operation, a named select or an insert's from_select() takes them; None when its
+    type does not say, or its rows are a join's models."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance) or not proper.args:
+        return None
+    rows = proper.args[1] if proper.type.fullname == SELECT and len(proper.args) == 2 \
+        else proper.args[0]
+    facts = model_facts(rows)
+    if facts is not None:
+        return {name: col.type for name, col in facts.columns.items()}
+    fields = fields_of(rows)
+    if fields is None or any(model_of(t) is not None for t in fields.items.values()):
+        return None
+    return dict(fields.items)
+
+
+#: id(TypedDict) -> (it, the facts of a named select of those fields): the TypedDicts are
+#: interned (see _interned), so one object per row shape
+_NAMED: dict[int, tuple[TypedDictType, ModelFacts]] = {}
+
+#: how messages name a named select (its name is a run-time value)
+NAMED_SELECT = "sql.cte()"
+
+
+def row_facts(typ: Type) -> ModelFacts | None:
+    """The columns of a named select whose rows are `typ` (`Row[TypedDict(...)]`), as a
+    model's: what `select(cte)` and a join's alias of it read; None for any other type."""
+    rows = get_proper_type(typ)
+    fields = row_fields(rows)
+    if fields is None or not isinstance(rows, Instance):
+        return None
+    hit = _NAMED.get(id(fields))
+    if hit is not None and hit[0] is fields:
+        return hit[1]
+    columns: dict[str, Column] = {}
+    for name, item in fields.items.items():
+        kind, nullable, literals = column_kind(item)
+        columns[name] = Column(NAMED_SELECT, name, item, kind, nullable, False, False, None,
+                               literals)
+    facts = ModelFacts(rows.type, NAMED_SELECT, columns, rows)
+    if len(_NAMED) >= 4096:
+        _NAMED.clear()
+    _NAMED[id(fields)] = (fields, facts)
+    return facts
+
+
+def named_select_facts(typ: Type) -> ModelFacts | None:
+    """The columns of a select from a named select (`Select[Any, Row[TypedDict(...)]]`, see
+    ctes.py): its row fields, as a model's columns; None for any other statement."""
+    proper = get_proper_type(typ)
+    if not (isinstance(proper, Instance) and proper.type.fullname == SELECT
+            and len(proper.args) == 2
+            and isinstance(get_proper_type(proper.args[0]), AnyType)):
+        return None
+    return row_facts(proper.args[1])
