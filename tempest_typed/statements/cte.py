@@ -99,15 +99,18 @@ def table_of(name: str, node: SelectQuery) -> ModelMeta:
         if node.source.alias is not None:
             raise ValidationError(
                 f"sql.cte({name!r}): a join's rows are models by alias, not one row of "
-                "columns; name an aggregate() of it, or select the columns from one model"
+                "columns: project({...}) its columns, or aggregate() it"
             )
         items = node.source.meta.columns
     else:
         items = node.items
-        if node.source.alias is not None and node.group_by is None:
+        # a join's models (add_columns() after them) are not one row of columns; its
+        # project(), labels only, is
+        projected = all(isinstance(item, Labeled) for item in items)
+        if node.source.alias is not None and node.group_by is None and not projected:
             raise ValidationError(
                 f"sql.cte({name!r}): a join's rows are models by alias, not one row of "
-                "columns; name an aggregate() of it, or select the columns from one model"
+                "columns: project({...}) its columns, or aggregate() it"
             )
     columns = tuple(_derived(name, item, i) for i, item in enumerate(items))
     by_attr = {c.attr: c for c in columns}

@@ -461,3 +461,14 @@ async def test_a_named_union(blog: Any) -> None:
     rows = (await blog.execute(
         select(ids).aggregate(["id"], {"n": sql.count()}).order_by("id"))).all()
     assert [tuple(r) for r in rows] == [(1, 1), (2, 2), (4, 1)]
+
+
+async def test_a_named_select_of_a_projected_join(blog: Any) -> None:
+    # project() makes a join's rows one row of columns: a named select takes it
+    threads = sql.cte("threads", join(Post, "p").inner_join(Comment, "c", {"p.id": "c.post_id"})
+                      .project({"title": "p.title", "body": "c.body"}))
+    rows = (await blog.execute(select(threads).where({"title": "Hello"})
+                               .order_by("body"))).all()
+    assert [tuple(r) for r in rows] == [("Hello", "hello back"), ("Hello", "hi")]
+    with pytest.raises(ValidationError, match="a join's rows are models by alias"):
+        sql.cte("models", join(Post, "p").inner_join(Comment, "c", {"p.id": "c.post_id"}))
