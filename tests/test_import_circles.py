@@ -113,6 +113,11 @@ def test_deferred_imports_close_circles_only_within_the_statement_grammar() -> N
             assert outside == [], (package, sorted(circle))
 
 
+def test_at_most_one_circle_counting_every_import() -> None:
+    found = [c for package in PACKAGES for c in circles(graph(ROOT / package, deep=True))]
+    assert len(found) <= 1, [sorted(c) for c in found]
+
+
 def test_no_circle_at_all_in_the_queue() -> None:
     found = circles(graph(ROOT / "tempest_typed", deep=True))
     assert [c for c in found if any(m.startswith("tempest_typed.queue") for m in c)] == []
