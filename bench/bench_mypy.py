@@ -37,14 +37,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-MODELS = '''
+#: the models both checkers read (bench_pyright.py takes them without SQLAlchemy's tables)
+MODELS_HEAD = '''
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 from uuid import UUID, uuid4
 
-from sqlalchemy import Column, DateTime, ForeignKey, Integer, MetaData, Numeric, String, Table, Uuid
-from tempest_typed import Model, column
+'''
+TEMPEST_MODELS = '''from tempest_typed import Model, column
 
 Status = Literal["queued", "sending", "sent", "failed"]
 
@@ -71,7 +72,8 @@ class Order(Model, table="orders"):
     total: Decimal
     status: Literal["new", "paid", "refunded"]
     created_at: datetime
-
+'''
+SA_TABLES = '''
 
 metadata = MetaData()
 outbound = Table(
@@ -99,6 +101,9 @@ orders = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 '''
+SA_IMPORT = ("from sqlalchemy import Column, DateTime, ForeignKey, Integer, MetaData, Numeric, "
+             "String, Table, Uuid\n")
+MODELS = MODELS_HEAD + SA_IMPORT + TEMPEST_MODELS + SA_TABLES
 
 TEMPEST_HEAD = '''
 from datetime import UTC, datetime

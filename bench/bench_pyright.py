@@ -24,44 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_mypy import TEMPEST, TEMPEST_HEAD
+from bench_mypy import MODELS_HEAD, TEMPEST, TEMPEST_HEAD, TEMPEST_MODELS
 
 ROOT = Path(__file__).resolve().parents[1]
 
-MODELS = '''
-from datetime import datetime
-from decimal import Decimal
-from typing import Literal
-from uuid import UUID, uuid4
-
-from tempest_typed import Model, column
-
-Status = Literal["queued", "sending", "sent", "failed"]
-
-
-class Outbound(Model, table="outbound_messages"):
-    id: UUID = column(primary_key=True, default_factory=uuid4)
-    consumer: str
-    idempotency_key: str | None = None
-    status: Status = "queued"
-    attempts: int = 0
-    next_attempt_at: datetime
-    updated_at: datetime | None = None
-
-
-class User(Model, table="users"):
-    id: int = column(primary_key=True)
-    email: str
-    country: str
-
-
-class Order(Model, table="orders"):
-    id: int = column(primary_key=True)
-    user_id: int = column(references="users.id")
-    total: Decimal
-    status: Literal["new", "paid", "refunded"]
-    created_at: datetime
-'''
+MODELS = MODELS_HEAD + TEMPEST_MODELS  # bench_mypy's models, without SQLAlchemy's tables
 
 
 def _pyright() -> str:
