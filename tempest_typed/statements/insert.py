@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import Any, Generic, Never, TypeVar, overload
@@ -156,22 +157,30 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
         return cols, [row]
     if set(map(type, items)) != {dict} or set(map(len, items)) != {len(first)}:
         return None
-    # The collector would otherwise run over every live object a few times while the row
-    # tuples are made (the result builder pauses it likewise).
-    paused = len(items) >= 1000 and gc.isenabled()
+    try:
+        with _collector_paused(len(items)):
+            rows = list(map(getter, items))
+            for col, cells in zip(cols, zip(*rows, strict=True), strict=True):
+                if not _plain_cells(col, cells):
+                    return None
+    except KeyError:
+        return None
+    return cols, rows
+
+
+@contextlib.contextmanager
+def _collector_paused(n_rows: int) -> Iterator[None]:
+    """The cyclic GC paused while the row tuples of a batch of 1,000 rows or more are made:
+    it would otherwise run over every live object a few times (the result builder pauses it
+    likewise), and the tuples hold no cycle."""
+    paused = n_rows >= 1000 and gc.isenabled()
     if paused:
         gc.disable()
     try:
-        rows = list(map(getter, items))
-        for col, cells in zip(cols, zip(*rows, strict=True), strict=True):
-            if not _plain_cells(col, cells):
-                return None
-    except KeyError:
-        return None
+        yield
     finally:
         if paused:
             gc.enable()
-    return cols, rows
 
 
 def _plain_instances(meta: ModelMeta, items: list[Any],
@@ -184,10 +193,7 @@ def _plain_instances(meta: ModelMeta, items: list[Any],
     every = meta.columns
     getter = attrgetter(*(c.attr for c in every))
     unset_type = type(UNSET)
-    paused = len(items) >= 1000 and gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
+    with _collector_paused(len(items)):
         rows = list(map(getter, items)) if len(every) > 1 else [(getter(i),) for i in items]
         kept: list[int] = []
         for i, (col, cells) in enumerate(zip(every, zip(*rows, strict=True), strict=True)):
@@ -206,9 +212,6 @@ def _plain_instances(meta: ModelMeta, items: list[Any],
         if len(kept) < len(every):
             pick = itemgetter(*kept)
             rows = list(map(pick, rows)) if len(kept) > 1 else [(pick(r),) for r in rows]
-    finally:
-        if paused:
-            gc.enable()
     return cols, rows
 
 
