@@ -966,6 +966,22 @@ def split_reference(meta: ModelMeta, col: ColumnMeta) -> tuple[str, str]:
     return check_identifier(table, where), check_identifier(target, where)
 
 
+def _defined_models_of(meta: ModelMeta, table: str) -> list[ModelMeta]:
+    """The models of `table` defined so far: `meta` itself for its own table."""
+    if table == meta.table:
+        return [meta]
+    return [meta_of(m) for m in list(_models_by_table.get(table, ()))]
+
+
+def _key_type_problem(col: ColumnMeta, other: ColumnMeta, target: ModelMeta) -> str | None:
+    """Why the key column `other` of `target` cannot hold the values of `col`, or None."""
+    if _KEY_FAMILY.get(other.kind, other.kind) == _KEY_FAMILY.get(col.kind, col.kind):
+        return None
+    return (f"{target.name}.{other.attr} is {other.type_name()} and "
+            f"{col.model_name}.{col.attr} is {col.type_name()}: a foreign key joins "
+            "values of one type")
+
+
 def reference_problem(col: ColumnMeta, target: ModelMeta, column: str) -> str | None:
     """Why `target`'s column `column` (an SQL name) cannot be the key `col` references."""
     found = next((c for c in target.columns if c.name == column), None)
@@ -976,10 +992,9 @@ def reference_problem(col: ColumnMeta, target: ModelMeta, column: str) -> str | 
         names = ", ".join(c.name for c in target.columns)
         return f"{target.name} (table {target.table!r}) has no column {column!r}{hint} " \
                f"(its SQL names: {names})"
-    if _KEY_FAMILY.get(found.kind, found.kind) != _KEY_FAMILY.get(col.kind, col.kind):
-        return (f"{target.name}.{found.attr} is {found.type_name()} and "
-                f"{col.model_name}.{col.attr} is {col.type_name()}: a foreign key joins "
-                "values of one type")
+    problem = _key_type_problem(col, found, target)
+    if problem is not None:
+        return problem
     single_key = len(target.primary_key) == 1 and found.primary_key
     unique_index = any(i.unique and i.where is None and i.columns == (found.attr,)
                        for i in target.indexes)
@@ -994,8 +1009,7 @@ def _check_reference(meta: ModelMeta, col: ColumnMeta) -> None:
     """Raise ValidationError for a reference to a model already defined that does not fit;
     a table no model defines yet is checked by create_all()."""
     table, column = split_reference(meta, col)
-    targets = [meta] if table == meta.table else [
-        meta_of(m) for m in list(_models_by_table.get(table, ()))]
+    targets = _defined_models_of(meta, table)
     problems = [reference_problem(col, target, column) for target in targets]
     if problems and all(problems):
         raise ValidationError(
@@ -1013,10 +1027,9 @@ def foreign_key_problem(meta: ModelMeta, key: ForeignKey, target: ModelMeta) -> 
             names = ", ".join(c.name for c in target.columns)
             return (f"{target.name} (table {target.table!r}) has no column {name!r} "
                     f"(its SQL names: {names})")
-        if _KEY_FAMILY.get(other.kind, other.kind) != _KEY_FAMILY.get(col.kind, col.kind):
-            return (f"{target.name}.{other.attr} is {other.type_name()} and "
-                    f"{meta.name}.{col.attr} is {col.type_name()}: a foreign key joins "
-                    "values of one type")
+        problem = _key_type_problem(col, other, target)
+        if problem is not None:
+            return problem
         found.append(other)
     wanted = {c.attr for c in found}
     is_key = (wanted == {c.attr for c in target.primary_key}
@@ -1037,8 +1050,7 @@ def _check_foreign_key(meta: ModelMeta, key: ForeignKey) -> None:
     where = f"{meta.name} {key!r}"
     for attr in key.columns:
         meta.column(attr, where)
-    targets = [meta] if key.table == meta.table else [
-        meta_of(m) for m in list(_models_by_table.get(key.table, ()))]
+    targets = _defined_models_of(meta, key.table)
     problems = [foreign_key_problem(meta, key, target) for target in targets]
     if problems and all(problems):
         raise ValidationError(f"{where}: {problems[-1]}")
