@@ -75,6 +75,17 @@ def timed(prepare: Callable[[], None], write: Callable[[], None]) -> Callable[[]
     return run
 
 
+def tempest_sides(engine: Any, n: int, empty: Callable[[], None], dicts: list[dict[str, Any]],
+                  models: list[Outbound]) -> list[tuple[Measure, Callable[[], float]]]:
+    """tempest_typed's two sides on `engine`: the rows as dicts, and as model instances."""
+    def write(rows: list[Any]) -> Callable[[], None]:
+        def run() -> None:
+            engine.execute(insert(Outbound).values(rows))
+        return run
+    return [(Measure("tempest dicts", n, "rows"), timed(empty, write(dicts))),
+            (Measure("tempest models", n, "rows"), timed(empty, write(models)))]
+
+
 def postgres(n: int, rounds: int) -> tuple[str, list[Measure], str]:
     engine = create_engine(PG_URL, pool_size=1)
     engine.drop_all(Outbound)
@@ -97,12 +108,6 @@ def postgres(n: int, rounds: int) -> tuple[str, list[Measure], str]:
             for row in tuples:
                 copy.write_row(row)
 
-    def tempest_dicts() -> None:
-        engine.execute(insert(Outbound).values(dicts))
-
-    def tempest_models() -> None:
-        engine.execute(insert(Outbound).values(models))
-
     def alchemy() -> None:
         with sa_engine.begin() as conn:
             conn.execute(sa_outbound.insert(), dicts)
@@ -110,8 +115,7 @@ def postgres(n: int, rounds: int) -> tuple[str, list[Measure], str]:
     try:
         sides = [(Measure("psycopg executemany", n, "rows"), timed(empty, raw_executemany)),
                  (Measure("psycopg COPY", n, "rows"), timed(empty, raw_copy)),
-                 (Measure("tempest dicts", n, "rows"), timed(empty, tempest_dicts)),
-                 (Measure("tempest models", n, "rows"), timed(empty, tempest_models)),
+                 *tempest_sides(engine, n, empty, dicts, models),
                  (Measure("SQLAlchemy Core", n, "rows"), timed(empty, alchemy))]
         run_rounds(sides, rounds)
         return (f"PostgreSQL, {n:,} rows", [m for m, _ in sides], "psycopg executemany")
@@ -142,16 +146,9 @@ def mysql(n: int, rounds: int) -> tuple[str, list[Measure], str]:
                                    r[6]) for r in tuples])
         raw.commit()
 
-    def tempest_dicts() -> None:
-        engine.execute(insert(Outbound).values(dicts))
-
-    def tempest_models() -> None:
-        engine.execute(insert(Outbound).values(models))
-
     try:
         sides = [(Measure("PyMySQL executemany", n, "rows"), timed(empty, raw_executemany)),
-                 (Measure("tempest dicts", n, "rows"), timed(empty, tempest_dicts)),
-                 (Measure("tempest models", n, "rows"), timed(empty, tempest_models))]
+                 *tempest_sides(engine, n, empty, dicts, models)]
         run_rounds(sides, rounds)
         return (f"MariaDB, {n:,} rows", [m for m, _ in sides], "PyMySQL executemany")
     finally:
@@ -178,16 +175,9 @@ def sqlite(n: int, rounds: int, folder: str) -> tuple[str, list[Measure], str]:
                               for r in tuples])
         raw.commit()
 
-    def tempest_dicts() -> None:
-        engine.execute(insert(Outbound).values(dicts))
-
-    def tempest_models() -> None:
-        engine.execute(insert(Outbound).values(models))
-
     try:
         sides = [(Measure("sqlite3 executemany", n, "rows"), timed(empty, raw_executemany)),
-                 (Measure("tempest dicts", n, "rows"), timed(empty, tempest_dicts)),
-                 (Measure("tempest models", n, "rows"), timed(empty, tempest_models))]
+                 *tempest_sides(engine, n, empty, dicts, models)]
         run_rounds(sides, rounds)
         return (f"SQLite, {n:,} rows", [m for m, _ in sides], "sqlite3 executemany")
     finally:
