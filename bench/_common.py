@@ -116,6 +116,15 @@ def _us(seconds: float) -> str:
     return f"{seconds * 1e6:.2f} us"
 
 
+def status_kib(field: str) -> int:
+    """A field of /proc/self/status in KiB (VmRSS, VmHWM)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise LookupError(field)
+
+
 def machine() -> str:
     """One line naming the machine and the Python that ran the benchmark."""
     return (f"{os.cpu_count()} cores, Python {platform.python_version()} "

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
-from _common import PG_URL, Measure, machine, parser, run_rounds, throughput_table
+from _common import PG_URL, Measure, machine, parser, run_rounds, status_kib, throughput_table
 
 from tempest_typed import Model, column, create_engine, select
 
@@ -76,14 +76,6 @@ def drop() -> None:
         engine.drop_all(ReadRow)
 
 
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise LookupError(field)
-
-
 def sides(limit: int) -> tuple[dict[str, Any], list[Any]]:
     """The three readers of `limit` rows, and what to close after."""
     query = select(ReadRow).order_by("id").limit(limit)
@@ -113,7 +105,7 @@ def child(side: str, limit: int, traced: bool) -> None:
     read = readers[side]
     read()  # warm-up: the connection, the statement's compilation, the imports
     gc.collect()
-    before = _status_kib("VmRSS")
+    before = status_kib("VmRSS")
     if traced:
         tracemalloc.start()
     kept = read()
@@ -121,7 +113,7 @@ def child(side: str, limit: int, traced: bool) -> None:
     if traced:
         out["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
     else:
-        out["rss_growth_mib"] = (_status_kib("VmHWM") - before) / 1024
+        out["rss_growth_mib"] = (status_kib("VmHWM") - before) / 1024
     print(json.dumps(out))
     for c in closers:
         c.close()

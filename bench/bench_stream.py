@@ -22,6 +22,8 @@ import tempfile
 import tracemalloc
 from typing import Any
 
+from _common import status_kib
+
 from tempest_typed import Model, column, create_async_engine, create_engine, insert, select
 
 URLS = {
@@ -38,14 +40,6 @@ class StreamRow(Model, table="bench_stream_rows"):
     name: str = column(max_length=64)
     qty: int
     note: str | None = None
-
-
-def _status_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise LookupError(field)
 
 
 def _read(url: str, mode: str) -> int:
@@ -77,7 +71,7 @@ def child(url: str, mode: str, traced: bool) -> None:
     # Warm up imports and the driver's pool outside the measured part.
     with create_engine(url) as engine:
         engine.execute_sql("SELECT 1")
-    before = _status_kib("VmRSS")
+    before = status_kib("VmRSS")
     if traced:
         tracemalloc.start()
     n = _read(url, mode)
@@ -86,7 +80,7 @@ def child(url: str, mode: str, traced: bool) -> None:
         out["traced_peak_mib"] = tracemalloc.get_traced_memory()[1] / 2**20
     else:
         # VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent across exec.
-        out["rss_growth_mib"] = (_status_kib("VmHWM") - before) / 1024
+        out["rss_growth_mib"] = (status_kib("VmHWM") - before) / 1024
     print(json.dumps(out))
 
 
