@@ -41,15 +41,6 @@ from .conftest import Faulty, table_name
 
 pytestmark = pytest.mark.asyncio
 
-BACKENDS = pytest.mark.parametrize("backend", ["postgresql", "mysql", "sqlite"])
-
-
-def url_of(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if backend == "sqlite":
-        return f"sqlite:///{tmp_path / 'async-queue.db'}"
-    return str(request.getfixturevalue("pg_url" if backend == "postgresql" else "mysql_url"))
-
-
 @asynccontextmanager
 async def fresh_queue(url: str, **options: object) -> AsyncIterator[AsyncQueue]:
     """An AsyncQueue of consumer "mail" on a fresh table, dropped afterwards even on failure."""
@@ -94,11 +85,10 @@ async def eventually(condition: Callable[[], Awaitable[bool] | bool], rounds: in
 # -- the methods, awaited ----------------------------------------------------------------------
 
 
-@BACKENDS
 async def test_enqueue_claim_ack_nack_and_the_operations_as_on_queue(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path), lease_seconds=60,
+    async with fresh_queue(url, lease_seconds=60,
                            max_attempts=2, backoff_seconds=100) as queue:
         first = await queue.enqueue({"n": 0}, key="k")
         assert first is not None and await queue.enqueue({"n": 0}, key="k") is None
@@ -125,11 +115,10 @@ async def test_enqueue_claim_ack_nack_and_the_operations_as_on_queue(
         assert await queue.dead_letter_expired() == 0
 
 
-@BACKENDS
 async def test_enqueue_in_the_callers_transaction_rolls_back_with_it(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         with pytest.raises(RuntimeError):
             async with queue.engine.transaction() as tx:
                 await queue.enqueue({"order": 1}, key="order-1", session=tx)
@@ -144,11 +133,10 @@ async def test_enqueue_in_the_callers_transaction_rolls_back_with_it(
 # -- the worker loop ---------------------------------------------------------------------------
 
 
-@BACKENDS
 async def test_run_acks_what_returned_nacks_what_raised_and_stop_returns_the_summary(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path), max_attempts=1) as queue:
+    async with fresh_queue(url, max_attempts=1) as queue:
         await queue.enqueue_many([Message({"n": n}) for n in range(12)])
         handled: list[int] = []
 
@@ -177,11 +165,10 @@ async def _settled(queue: AsyncQueue, n: int) -> bool:
     return counts["sent"] + counts["failed"] == n
 
 
-@BACKENDS
 async def test_a_plain_function_handler_runs_on_a_thread(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         await queue.enqueue({"n": 1})
         threads: list[str] = []
         summary = await queue.process(lambda lease: threads.append(
@@ -189,11 +176,10 @@ async def test_a_plain_function_handler_runs_on_a_thread(
         assert summary.processed == 1 and threads != [threading.main_thread().name]
 
 
-@BACKENDS
 async def test_cancel_finishes_the_message_in_hand_and_hands_back_the_rest_uncharged(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         await queue.enqueue_many([Message({"n": n}) for n in range(6)])
         started: list[UUID] = []
         finished: list[UUID] = []
@@ -216,11 +202,10 @@ async def test_cancel_finishes_the_message_in_hand_and_hands_back_the_rest_uncha
                             for r in rest)
 
 
-@BACKENDS
 async def test_past_the_grace_period_the_handler_is_cancelled_and_its_message_handed_back(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         await queue.enqueue({"n": 1})
         started = asyncio.Event()
         cancelled: list[bool] = []
@@ -242,13 +227,11 @@ async def test_past_the_grace_period_the_handler_is_cancelled_and_its_message_ha
         assert (stored.status, stored.attempts, stored.lease_token) == ("queued", 0, None)
 
 
-@BACKENDS
 async def test_a_slow_batch_keeps_its_leases_while_another_worker_claims(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
     """Four messages of 0.5 s on a 1.2 s lease: without heartbeats the second worker would
     take the batch's tail while the first is still on it."""
-    url = url_of(backend, request, tmp_path)
     async with fresh_queue(url, lease_seconds=1.2) as queue:
         other_engine = create_async_engine(url, pool_size=2)
         try:
@@ -363,11 +346,10 @@ async def on_a_new_engine(url: str, work: Callable[[AsyncQueue], Awaitable[objec
 # -- fences and one message's failure, as in test_faults.py ------------------------------------
 
 
-@BACKENDS
 async def test_a_zombies_fenced_ack_is_reported_as_lost_not_processed(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         await queue.enqueue_many([Message({"n": n}) for n in range(2)])
         taken: list[Lease] = []
 
@@ -382,11 +364,10 @@ async def test_a_zombies_fenced_ack_is_reported_as_lost_not_processed(
         assert (await row(queue, taken[0].id)).lease_token == taken[0].token  # the new holder's
 
 
-@BACKENDS
 async def test_a_late_ack_of_a_final_attempt_succeeds_after_the_sweep(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         message = await queue.enqueue({"n": 1}, max_attempts=1)
         (lease,) = await queue.claim()
         await make_due(queue)  # the handler ran past its lease ...
@@ -397,12 +378,11 @@ async def test_a_late_ack_of_a_final_attempt_succeeds_after_the_sweep(
         assert (stored.status, stored.lease_token) == ("sent", None)
 
 
-@BACKENDS
 async def test_a_failing_nack_neither_aborts_the_batch_nor_loses_the_error(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    url: str,
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         await queue.enqueue_many([Message({"n": n}) for n in range(4)])
         real_nack = queue.nack
         failures: list[UUID] = []
@@ -428,11 +408,10 @@ async def test_a_failing_nack_neither_aborts_the_batch_nor_loses_the_error(
         assert sorted(r.status for r in stored) == ["queued", "sent", "sent", "sent"]
 
 
-@BACKENDS
 async def test_a_poison_message_is_nacked_with_clean_bounded_text_and_its_batch_mates_acked(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         await queue.enqueue_many([Message({"n": n}) for n in range(5)])
 
         async def handler(lease: Lease) -> None:
@@ -447,11 +426,10 @@ async def test_a_poison_message_is_nacked_with_clean_bounded_text_and_its_batch_
         assert "\x00" not in poisoned.last_error and len(poisoned.last_error) <= 2000
 
 
-@BACKENDS
 async def test_bad_input_is_refused_before_anything_is_written(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         with pytest.raises(ValidationError, match="delay"):
             await queue.enqueue_many([Message({"n": 1}), Message({"n": 2}, delay=math.nan)])
         with pytest.raises(ValidationError, match="payload"):
@@ -496,11 +474,10 @@ async def test_a_table_name_near_the_identifier_limit_keeps_its_indexes_and_noti
             await engine.dispose()
 
 
-@BACKENDS
 async def test_a_loop_of_claims_and_acks_runs_on_one_session(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         await queue.enqueue_many([Message({"n": n}) for n in range(6)])
         async with queue.engine.session() as session:
             done = 0
@@ -757,12 +734,11 @@ class FailingHeartbeats:
         monkeypatch.setattr(queue, "_extend_all_op", extend_all)
 
 
-@BACKENDS
 async def test_while_heartbeats_fail_no_handler_starts_and_the_worker_says_so(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    url: str,
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path), lease_seconds=1.5) as queue:
+    async with fresh_queue(url, lease_seconds=1.5) as queue:
         await queue.enqueue_many([Message({"n": n}, delay=n * 0.001 - 1) for n in range(3)])
         beats = FailingHeartbeats(queue, monkeypatch)
         first_started, go = asyncio.Event(), asyncio.Event()
@@ -798,11 +774,10 @@ async def test_while_heartbeats_fail_no_handler_starts_and_the_worker_says_so(
         assert messages_of(caplog, "heartbeats reach the database again")
 
 
-@BACKENDS
 async def test_a_handler_whose_message_another_worker_took_is_cancelled(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path), lease_seconds=1.5) as queue:
+    async with fresh_queue(url, lease_seconds=1.5) as queue:
         await queue.enqueue({"n": 1})
         told: list[bool] = []
 
@@ -810,7 +785,7 @@ async def test_a_handler_whose_message_another_worker_took_is_cancelled(
             # the lease runs out (a long pause of this process) and another worker takes it
             await queue.engine.execute(update(queue.model).set(
                 {"next_attempt_at": sql.now(plus=-1)}).where({"id": lease.id}))
-            await on_a_new_engine(url_of(backend, request, tmp_path), take, queue)
+            await on_a_new_engine(url, take, queue)
             try:
                 await asyncio.sleep(60)
             except asyncio.CancelledError:  # the next heartbeat finds the message taken
@@ -825,12 +800,11 @@ async def test_a_handler_whose_message_another_worker_took_is_cancelled(
         assert (summary.processed, summary.leases_lost) == (0, 1)
 
 
-@BACKENDS
 async def test_a_handler_whose_lease_ran_out_while_heartbeats_failed_is_cancelled(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    url: str,
     monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path), lease_seconds=1.5) as queue:
+    async with fresh_queue(url, lease_seconds=1.5) as queue:
         await queue.enqueue({"n": 1})
         FailingHeartbeats(queue, monkeypatch).outage = True
         told: list[bool] = []
@@ -850,12 +824,11 @@ async def test_a_handler_whose_lease_ran_out_while_heartbeats_failed_is_cancelle
         assert (stored.status, stored.attempts, stored.lease_token) == ("queued", 0, None)
 
 
-@pytest.mark.parametrize("backend", ["mysql", "sqlite"])  # PostgreSQL's loop keeps a session
+@pytest.mark.parametrize("url", ["mysql", "sqlite"], indirect=True)  # PostgreSQL's loop keeps a session
 async def test_a_pool_with_no_connection_free_is_waited_out_not_raised(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path,
+    url: str,
     caplog: pytest.LogCaptureFixture
 ) -> None:
-    url = url_of(backend, request, tmp_path)
     async with fresh_queue(url) as watch:  # on connections of its own
         engine = create_async_engine(url, pool_size=1, pool_timeout=0.3)
         queue = AsyncQueue(engine, "mail", model=watch.model, lease_seconds=1.5)
@@ -909,13 +882,12 @@ asyncio.run(main())
 """
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("url", ["sqlite", "postgresql"], indirect=True)
 async def test_a_plain_handler_past_the_grace_period_does_not_hold_the_process(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
     """Its thread was the event loop's default executor's, which asyncio.run() and the
     interpreter's exit wait for: the process lived until the handler returned."""
-    url = url_of(backend, request, tmp_path)
     async with fresh_queue(url) as queue:
         await queue.enqueue({"n": 1})
         table = meta_of(queue.model).table
@@ -937,11 +909,10 @@ async def test_a_plain_handler_past_the_grace_period_does_not_hold_the_process(
 # -- claim order, bad input: as on Queue -------------------------------------------------------
 
 
-@BACKENDS
 async def test_claim_returns_its_batch_oldest_due_first(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         delays = [-d for d in random.Random(7).sample(range(1, 61), 30)]  # due 1-60 s ago
         await queue.enqueue_many([Message({"d": d}, delay=d) for d in delays])
         due = sorted(delays)
@@ -982,12 +953,11 @@ BAD_CALLS: dict[str, tuple[Callable[[AsyncQueue, Lease], Awaitable[object]], str
 }
 
 
-@BACKENDS
 @pytest.mark.parametrize("call", list(BAD_CALLS))
 async def test_every_method_refuses_a_bad_argument_before_it_writes(
-    backend: str, call: str, request: pytest.FixtureRequest, tmp_path: Path
+    url: str, call: str
 ) -> None:
-    async with fresh_queue(url_of(backend, request, tmp_path)) as queue:
+    async with fresh_queue(url) as queue:
         await queue.enqueue_many([Message({"n": n}) for n in range(3)])
         leased, sent, failed = await queue.claim(3)
         await queue.ack(sent)
