@@ -81,16 +81,21 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'test.db'}"
 
 
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Each of the three real databases in turn: the `pg_url` and `mysql_url` of the test's
-    directory (tests/engine/ gives each run a schema and a database of its own), or a
-    fresh SQLite file."""
-    if request.param == "postgresql":
+def database_url(request: pytest.FixtureRequest, database: str, tmp_path: Path) -> str:
+    """The URL of `database` ("postgresql", "mysql", "sqlite") for this test: the `pg_url` and
+    `mysql_url` of the test's directory (tests/engine/ gives each run a schema and a database
+    of its own), or a fresh SQLite file; for fixtures that take some of the databases."""
+    if database == "postgresql":
         return str(request.getfixturevalue("pg_url"))
-    if request.param == "mysql":
+    if database == "mysql":
         return str(request.getfixturevalue("mysql_url"))
     return f"sqlite:///{tmp_path / 'test.db'}"
+
+
+@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each of the three real databases in turn (database_url)."""
+    return database_url(request, request.param, tmp_path)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ before anything connects, and when a stream left early is closed on each."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -14,11 +13,7 @@ from .conftest import Fresh, Item
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("backend", ["postgresql", "mysql", "sqlite"])
-async def test_tasks_share_one_engine_and_its_pool(backend: str, request: pytest.FixtureRequest,
-                                                   tmp_path: Path) -> None:
-    url = (f"sqlite:///{tmp_path / 'tasks.db'}" if backend == "sqlite"
-           else str(request.getfixturevalue("pg_url" if backend == "postgresql" else "mysql_url")))
+async def test_tasks_share_one_engine_and_its_pool(url: str) -> None:
     engine = create_async_engine(url, pool_size=2)
     try:
         await engine.drop_all(Item)
@@ -90,11 +85,7 @@ async def test_an_async_stream_left_early_is_closed_before_the_next_statement(
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("backend", ["postgresql", "mysql", "sqlite"])
-async def test_a_cancelled_task_rolls_back_and_gives_its_connection_back(
-        backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    url = (f"sqlite:///{tmp_path / 'cancel.db'}" if backend == "sqlite"
-           else str(request.getfixturevalue("pg_url" if backend == "postgresql" else "mysql_url")))
+async def test_a_cancelled_task_rolls_back_and_gives_its_connection_back(url: str) -> None:
     engine = create_async_engine(url, pool_size=1)
     try:
         await engine.drop_all(Item)

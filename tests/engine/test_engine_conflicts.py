@@ -45,11 +45,8 @@ def _deadlock(a: Engine, b: Engine) -> list[BaseException]:
     return errors
 
 
-@pytest.mark.parametrize("server", ["postgresql", "mysql"])
-def test_a_deadlock_victim_gets_transaction_conflict(
-    server: str, request: pytest.FixtureRequest
-) -> None:
-    url = request.getfixturevalue("pg_url" if server == "postgresql" else "mysql_url")
+@pytest.mark.parametrize("url", ["postgresql", "mysql"], indirect=True)
+def test_a_deadlock_victim_gets_transaction_conflict(url: str) -> None:
     a, b = _two_engines(url)
     try:
         errors = _deadlock(a, b)

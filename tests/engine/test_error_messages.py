@@ -7,7 +7,6 @@ import asyncio
 import sqlite3
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,13 +43,9 @@ class Narrow(Model, table="eng_hint_narrow"):
     name: str
 
 
-@pytest.fixture(params=["postgresql", "mysql", "sqlite"])
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'hints.db'}"
-    else:
-        url = str(request.getfixturevalue("pg_url" if request.param == "postgresql"
-                                          else "mysql_url"))
+@pytest.fixture
+def url(url: str) -> Iterator[str]:
+    """Each database in turn (tests/conftest.py's url), with the tables these tests read."""
     with create_engine(url) as engine:
         engine.drop_all(Never, Narrow)
         engine.execute_sql("CREATE TABLE eng_hint_narrow (id INTEGER PRIMARY KEY)")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -136,11 +135,7 @@ async def _with_items(url: str) -> Any:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("backend", ["postgresql", "mysql", "sqlite"])
-async def test_another_task_cannot_use_a_session_inside_its_transaction(
-        backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    url = (f"sqlite:///{tmp_path / 'test.db'}" if backend == "sqlite"
-           else str(request.getfixturevalue("pg_url" if backend == "postgresql" else "mysql_url")))
+async def test_another_task_cannot_use_a_session_inside_its_transaction(url: str) -> None:
     engine = await _with_items(url)
     try:
         async with engine.session() as session:
@@ -167,11 +162,7 @@ async def test_another_task_cannot_use_a_session_inside_its_transaction(
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("backend", ["postgresql", "mysql", "sqlite"])
-async def test_concurrent_tasks_on_one_session_take_no_second_connection(
-        backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
-    url = (f"sqlite:///{tmp_path / 'test.db'}" if backend == "sqlite"
-           else str(request.getfixturevalue("pg_url" if backend == "postgresql" else "mysql_url")))
+async def test_concurrent_tasks_on_one_session_take_no_second_connection(url: str) -> None:
     engine = await _with_items(url)
     try:
         for _ in range(3):

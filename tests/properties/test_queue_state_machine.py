@@ -38,6 +38,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from tempest_typed import Engine, create_engine, select, sql, update
 from tempest_typed.queue import Lease, Message, Queue, message_model
 
+from ..conftest import database_url
+
 LONG = 3600.0  # a lease that outlives the test
 MAX_ATTEMPTS = 3
 _tables = itertools.count()
@@ -277,11 +279,7 @@ def _settings() -> settings:
 @pytest.fixture(params=["postgresql", "sqlite"])
 def queue_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
     """An engine on PostgreSQL or on an SQLite file."""
-    if request.param == "postgresql":
-        url = request.getfixturevalue("pg_url")
-    else:
-        url = f"sqlite:///{tmp_path / 'queue.db'}"
-    engine = create_engine(url, pool_size=2)
+    engine = create_engine(database_url(request, request.param, tmp_path), pool_size=2)
     try:
         yield engine
     finally:

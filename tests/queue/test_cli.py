@@ -18,6 +18,7 @@ from tempest_typed import create_engine, select
 from tempest_typed.queue import Message, Queue, message_model
 from tempest_typed.queue.__main__ import _parser, main
 
+from ..conftest import database_url
 from .conftest import table_name
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,11 +63,7 @@ def test_bad_input_is_one_line_and_exit_status_2(argv: list[str],
 @pytest.fixture(params=["sqlite", "postgresql"])
 def worker_db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Queue]:
     """A queue table on an SQLite file or on PostgreSQL, dropped afterwards."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'work.db'}"
-    else:
-        url = request.getfixturevalue("pg_url")
-    engine = create_engine(url, pool_size=2)
+    engine = create_engine(database_url(request, request.param, tmp_path), pool_size=2)
     model = message_model(table_name("cli"))
     try:
         engine.drop_all(model)

@@ -30,12 +30,7 @@ class Mailer:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("backend", ["postgresql", "mysql", "sqlite"])
-async def test_the_async_queue_example_runs(backend: str, request: pytest.FixtureRequest,
-                                            tmp_path: Path) -> None:
-    url = (f"sqlite:///{tmp_path / 'mail.db'}" if backend == "sqlite"
-           else str(request.getfixturevalue("pg_url" if backend == "postgresql"
-                                            else "mysql_url")))
+async def test_the_async_queue_example_runs(url: str) -> None:
     assert DOC_URL in BLOCK
     source = "async def example():\n" + textwrap.indent(BLOCK.replace(DOC_URL, url), "    ")
     namespace: dict[str, Any] = {"mailer": Mailer()}
