@@ -225,6 +225,13 @@ class PsycopgRules(DriverRules):
         return (psycopg.Error,)
 
     @override
+    def ddl_already_done(self, exc: BaseException) -> bool:
+        # Every CREATE the schema step runs says IF NOT EXISTS; two sessions running the same
+        # one at once can both pass that test, and the second then fails with duplicate_table
+        # (42P07, a table or an index) or duplicate_object (42710): what it asked for exists.
+        return isinstance(exc, psycopg.Error) and exc.sqlstate in ("42P07", "42710")
+
+    @override
     def is_disconnect(self, exc: BaseException) -> bool:
         # Deadlocks, serialization failures, lock and statement timeouts are
         # OperationalErrors too, on a connection that is fine: only these lose it.
