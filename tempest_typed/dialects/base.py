@@ -48,6 +48,7 @@ from ..statements.nodes import (
     OrderItem,
     OuterColumn,
     Param,
+    PickedRows,
     QualifiedColumn,
     RawSQL,
     Returning,
@@ -220,6 +221,9 @@ class Dialect:
     supports_returning: ClassVar[frozenset[str]] = frozenset({"insert", "update", "delete"})
     #: row locks: FOR UPDATE / FOR SHARE, with SKIP LOCKED and NOWAIT
     supports_row_locks: ClassVar[bool] = True
+    #: UPDATE ... FROM (a select) whose RETURNING reads the select's columns (the ordered
+    #: one-statement batch claim)
+    supports_update_from: ClassVar[bool] = True
     #: LIMIT inside an IN subquery, and a subquery reading the table an UPDATE or DELETE
     #: changes (the one-statement claim)
     supports_limit_in_subquery: ClassVar[bool] = True
@@ -309,6 +313,12 @@ class Dialect:
         elif type(key) is UpdateStatement:
             self.visit_update(key, out)
             result = self.returned(key.meta, key.returning)
+            if key.picked is not None:
+                assert isinstance(key.returning, tuple)  # _from_picked() names its columns
+                result = tuple(ResultField(c.attr, c.kind, False, c.scale)
+                               for c in key.returning) + tuple(
+                    ResultField(label, c.kind, False, c.scale)
+                    for label, c in key.picked.carried)
         elif type(key) is DeleteStatement:
             self.visit_delete(key, out)
             result = self.returned(key.meta, key.returning)
@@ -1075,9 +1085,33 @@ class Dialect:
         out.scopes.append({meta.table: meta})
         out.parts.append(f"UPDATE {self.quote(meta.table)} SET ")
         self.visit_assignments(key.assignments, out)
-        self.visit_where_of(meta, key.where, out)
-        self.visit_returning("update", meta, key.returning, out)
+        if key.picked is not None:
+            self.visit_picked(key, key.picked, out)
+        else:
+            self.visit_where_of(meta, key.where, out)
+            self.visit_returning("update", meta, key.returning, out)
         out.scopes.pop()
+
+    def visit_picked(self, key: UpdateStatement, picked: PickedRows, out: _Out) -> None:
+        """FROM (the picking select) AS alias WHERE table.key = alias.key RETURNING the
+        table's columns and the select's carried ones."""
+        meta = key.meta
+        if not self.supports_update_from:
+            raise DialectError(
+                f"update({meta.name}) from picked rows: {self.name} has no UPDATE ... FROM "
+                "whose RETURNING reads the picked rows; select the rows first (for_update() "
+                "in a transaction), then update them by key")
+        self.check_returning("update", meta, out.statement)
+        table, alias = self.quote(meta.table), self.quote(picked.alias)
+        out.parts.append(" FROM (")
+        self._subquery(picked.query, picked.offset, out)
+        key_name = self.quote(picked.key.name)
+        out.parts.append(f") AS {alias} WHERE {table}.{key_name} = {alias}.{key_name}")
+        cols = meta.columns if key.returning == ALL_COLUMNS else key.returning or ()
+        returned = [f"{table}.{self.quote(c.name)}" for c in cols]
+        returned += [f"{alias}.{self.quote(c.name)} AS {self.quote(label)}"
+                     for label, c in picked.carried]
+        out.parts.append(" RETURNING " + ", ".join(returned))
 
     def visit_delete(self, key: DeleteStatement, out: _Out) -> None:
         """Write a DELETE statement."""

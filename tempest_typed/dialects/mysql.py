@@ -233,6 +233,7 @@ class MySQLDialect(Dialect):
     max_params = 65535
     offset_without_limit = " LIMIT 18446744073709551615"
     supports_returning: ClassVar[frozenset[str]] = frozenset()
+    supports_update_from: ClassVar[bool] = False  # a multi-table UPDATE, with no RETURNING
     supports_limit_in_subquery = False  # 1235 "LIMIT & IN/ALL/ANY/SOME subquery", and 1093
     supports_conflict_target = False  # ON DUPLICATE KEY UPDATE meets any unique key
     supports_partial_indexes = False

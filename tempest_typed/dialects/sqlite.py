@@ -132,6 +132,7 @@ class SQLiteDialect(Dialect):
     paramstyle = "qmark"
     max_params = 32766
     supports_row_locks = False
+    supports_update_from = False  # its RETURNING reads only the table updated
     display_name = "SQLite"
     serializes_write_transactions = True  # BEGIN IMMEDIATE takes the write lock
     offset_without_limit = " LIMIT -1"

@@ -5,9 +5,13 @@ The strategy follows the dialect's capabilities, never its name:
 - With LIMIT in an IN subquery and UPDATE ... RETURNING (PostgreSQL, SQLite), one message is
   claimed in one statement: UPDATE ... WHERE id IN (SELECT ... LIMIT 1 [FOR UPDATE SKIP
   LOCKED]) RETURNING.
-- A batch (and every claim elsewhere) is two steps in one transaction: the ids selected
-  oldest due first (FOR UPDATE SKIP LOCKED where there are row locks), then leased; without
-  UPDATE ... RETURNING (MySQL/MariaDB) the leased rows are read back by their lease token.
+- A batch, where UPDATE ... FROM returns the picked rows' columns (PostgreSQL), is one
+  statement too: UPDATE ... FROM (SELECT id, next_attempt_at ... LIMIT n FOR UPDATE SKIP
+  LOCKED) RETURNING the lease and the due time it was picked by, the leases then sorted by
+  that time (RETURNING promises no order).
+- A batch elsewhere is two steps in one transaction: the ids selected oldest due first
+  (FOR UPDATE SKIP LOCKED where there are row locks), then leased; without UPDATE ...
+  RETURNING (MySQL/MariaDB) the leased rows are read back by their lease token.
 - Where a write transaction holds the database's one write lock from its BEGIN (SQLite's
   BEGIN IMMEDIATE), the whole claim, sweep included, is one such transaction: one claimer at
   a time, no row locks needed.
@@ -32,6 +36,14 @@ from .steps import BEGIN, COMMIT, Op
 __all__ = ["ClaimSQL", "leases_of"]
 
 _EXPIRED_FINAL: Final = "lease expired on the final attempt"
+#: what a claim reads back of each leased row: the Lease's fields
+LEASE_COLUMNS: Final = ("id", "lease_token", "payload", "idempotency_key", "attempts",
+                        "max_attempts", "next_attempt_at")
+
+
+def _due_time(row: Row) -> Any:
+    """A picked row's due time before its claim (what the batch is ordered by)."""
+    return row.picked_next_attempt_at
 
 
 class ClaimSQL:
@@ -72,6 +84,13 @@ class ClaimSQL:
             sub = due.for_update(skip_locked=True).as_subquery("id")
             claimed = yield lease.where({"id": {"in": sub}}).returning()
             return leases_of(claimed.all())
+        if dialect.supports_update_from:
+            # One statement: UPDATE ... FROM (the locked due ids and their due times)
+            # RETURNING both, the leases then put in due order.
+            picked: Result[Row] = yield self._picked(lease, due)
+            rows = picked.all()
+            rows.sort(key=_due_time)
+            return leases_of(rows)
         yield BEGIN
         found = yield due.for_update(skip_locked=True)
         leases = yield from self._lease_ids(dialect, lease, found.scalars(), token)
@@ -112,17 +131,25 @@ class ClaimSQL:
             "attempts": sql.raw("attempts + 1"),  # counted in the database, never read back
         })
 
+    def _picked(self, lease: Update[QueueMessage, Never],
+                due: Select[QueueMessage, Row]) -> Update[QueueMessage, Row]:
+        """The ordered one-statement batch claim: the due rows locked and leased in one
+        UPDATE ... FROM, each returned with the due time it was picked by."""
+        return lease.returning(*LEASE_COLUMNS)._from_picked(
+            due.for_update(skip_locked=True), "id", ["next_attempt_at"])
+
     def one_statement(self, dialect: Dialect, limit: int,
-                      seconds: float) -> Update[QueueMessage, QueueMessage]:
-        """The one-statement claim (what a claim of one message runs where the dialect takes
-        LIMIT in a subquery and UPDATE ... RETURNING), to EXPLAIN: a batch's first step is its
-        subquery."""
+                      seconds: float) -> Update[QueueMessage, Any]:
+        """The one-statement claim, to EXPLAIN: what a claim of `limit` runs where the
+        dialect has UPDATE ... FROM with RETURNING (a batch) or LIMIT in a subquery (one
+        message); elsewhere a batch's first step is its subquery."""
         due = self._due(limit)
+        lease = self._lease(uuid4(), seconds)
+        if limit > 1 and dialect.supports_update_from:
+            return self._picked(lease, due)
         if dialect.supports_row_locks:
             due = due.for_update(skip_locked=True)
-        return self._lease(uuid4(), seconds).where(
-            {"id": {"in": due.as_subquery("id")}}
-        ).returning()
+        return lease.where({"id": {"in": due.as_subquery("id")}}).returning()
 
     def dead_letter_op(self) -> Op[int]:
         """Fail the messages whose lease expired on their final attempt; how many."""
@@ -152,7 +179,7 @@ class ClaimSQL:
         }).where(self._exhausted())
 
 
-def leases_of(rows: Sequence[QueueMessage]) -> list[Lease]:
+def leases_of(rows: Sequence[QueueMessage] | Sequence[Row]) -> list[Lease]:
     """The leases of a claim's rows; raised inside the claim's transaction, so that a row
     without its lease (a table changed under the queue) rolls the claim back."""
     out = []

@@ -257,9 +257,10 @@ class QueueCore(Generic[E]):
         """Fail the messages whose lease expired on their final attempt; how many."""
         return self._claims.dead_letter_op()
 
-    def claim_statement(self, limit: int = 10) -> Update[QueueMessage, QueueMessage]:
-        """The one-statement claim that PostgreSQL runs for one message (SQLite without the
-        lock), to EXPLAIN: a batch's first step is its subquery."""
+    def claim_statement(self, limit: int = 10) -> Update[QueueMessage, Any]:
+        """The statement a claim of `limit` runs, to EXPLAIN: on PostgreSQL the whole claim
+        (a batch: UPDATE ... FROM the locked due rows), on SQLite a claim of one message; a
+        batch's first step elsewhere."""
         size = count_option("claim_statement(limit)", limit, maximum=MAX_CLAIM)
         return self._claims.one_statement(self._dialect, size, self.lease_seconds)
 

@@ -43,7 +43,7 @@ __all__ = [
     "Exists", "FalseCondition", "Function", "InList", "InParams", "InSubquery", "InsertStatement", "IsNull",
     "JoinClause", "Labeled", "Like", "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn",
     "Param", "QualifiedColumn", "RawSQL", "Returning", "RowParams", "SQLExpr", "ScalarSubquery",
-    "SelectQuery", "Source", "StatementNode", "TrueCondition", "UpdateStatement", "Value",
+    "PickedRows", "SelectQuery", "Source", "StatementNode", "TrueCondition", "UpdateStatement", "Value",
     "equals", "find_equals", "find_lock", "find_params", "find_raw", "iter_nodes", "lock",
     "new_node", "operand_column", "order_item", "param", "raw_sql", "select_all",
 ]
@@ -439,13 +439,27 @@ class InsertStatement(NamedTuple):
     tag: Literal["insert"] = "insert"
 
 
+class PickedRows(NamedTuple):
+    """UPDATE ... FROM (a select of the rows to change) AS alias WHERE key = alias.key: the
+    select's values start at the statement's values[offset]; `carried` are columns of the
+    select returned after the updated row's, under their labels (what the rows were before the
+    update, in the order the select chose them)."""
+
+    query: SelectQuery
+    offset: int
+    alias: str
+    key: ColumnMeta
+    carried: tuple[tuple[str, ColumnMeta], ...]
+
+
 class UpdateStatement(NamedTuple):
-    """UPDATE table SET assignments [WHERE] [RETURNING]."""
+    """UPDATE table SET assignments [FROM picked] [WHERE] [RETURNING]."""
 
     meta: ModelMeta
     assignments: tuple[tuple[ColumnMeta, Value], ...]
     where: Condition | None
     returning: Returning
+    picked: PickedRows | None = None
     tag: Literal["update"] = "update"
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Generic, Never, TypeVar, overload
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Never, TypeVar, overload
 
 from ..errors import ValidationError
 from ..model import ColumnMeta, Model, meta_of
 from ..row import Row
 from .base import R_co, Statement, assignments, returning_columns
-from .nodes import Condition, Returning, UpdateStatement, Value, new_node
+from .nodes import Condition, PickedRows, Returning, UpdateStatement, Value, new_node
 from .where import WhereInput, with_conditions
+
+if TYPE_CHECKING:
+    from .select import Select
 
 __all__ = ["Update", "update"]
 
@@ -21,12 +24,13 @@ M_co = TypeVar("M_co", bound=Model, covariant=True)
 class Update(Statement[R_co], Generic[M_co, R_co]):
     """UPDATE model SET ... [WHERE ...] [RETURNING ...]."""
 
-    __slots__ = ("_returning", "_set", "_unguarded", "_where")
+    __slots__ = ("_picked", "_returning", "_set", "_unguarded", "_where")
 
     _set: tuple[tuple[ColumnMeta, Value], ...]
     _where: Condition | None
     _returning: Returning
     _unguarded: bool
+    _picked: PickedRows | None
 
     def _clone(self) -> Update[M_co, R_co]:
         new: Update[M_co, R_co] = object.__new__(Update)
@@ -36,18 +40,50 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
         new._where = self._where
         new._returning = self._returning
         new._unguarded = self._unguarded
+        new._picked = self._picked
         return new
 
     def _key(self) -> UpdateStatement:
         if not self._set:
             raise ValidationError(f"update({self._meta.name}) has no set(): say what to change")
         return new_node(UpdateStatement,
-                        (self._meta, self._set, self._where, self._returning, "update"))
+                        (self._meta, self._set, self._where, self._returning, self._picked,
+                         "update"))
 
     @property
     def guarded(self) -> bool:
         """True when the update has a where() or was declared unguarded()."""
-        return self._where is not None or self._unguarded
+        return self._where is not None or self._unguarded or self._picked is not None
+
+    def _from_picked(self, picked: Select[Any, Any], key: str,
+                     carried: Sequence[str]) -> Update[M_co, Row]:
+        """UPDATE ... FROM (picked) WHERE key = picked.key RETURNING the `returning()`
+        columns and picked's `carried` columns (as they were before the update), in one
+        statement where the dialect supports UPDATE ... FROM (`supports_update_from`).
+
+        Internal (the queue's ordered batch claim): the carried columns come after the
+        returned ones, each under its own name prefixed with "picked_".
+        """
+        from .query import Query
+
+        meta = self._meta
+        if self._where is not None or self._picked is not None:
+            raise ValidationError(f"update({meta.name}): the picked rows replace where()")
+        if not isinstance(picked, Query) or picked._meta is not meta:
+            raise ValidationError(f"update({meta.name}): pick rows with select({meta.name})")
+        if picked._ctx.correlated:
+            raise ValidationError(f"update({meta.name}): the picking select names another one")
+        key_col = meta.column(key, "_from_picked()")
+        carried_cols = tuple((f"picked_{c}", meta.column(c, "_from_picked()"))
+                             for c in carried)
+        query = picked._key()
+        query = query._replace(items=(key_col, *(c for _, c in carried_cols)))
+        new = self._clone()
+        new._picked = PickedRows(query, len(self._values), "picked", key_col, carried_cols)
+        new._values = self._values + tuple(picked._values)
+        if not isinstance(new._returning, tuple):  # rows are Row: name every column
+            new._returning = meta.columns
+        return new  # type: ignore[return-value]  # the row type changes to Row
 
     def set(self, values: Mapping[str, object]) -> Update[M_co, R_co]:
         """The new values: scalars of each column's type or sql.* expressions."""
@@ -106,6 +142,7 @@ def update(model: type[M], /) -> Update[M, Never]:
     stmt._where = None
     stmt._returning = None
     stmt._unguarded = False
+    stmt._picked = None
     if len(_EMPTY) >= 4096:
         _EMPTY.clear()
     _EMPTY[model] = stmt
