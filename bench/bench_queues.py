@@ -19,6 +19,14 @@ run dry, and the rate is taken over a window in the middle of the run:
 
 Each side runs the way its documentation runs a worker, jobs being no-ops:
 
+- pgbench (the C client, the floor): the seed's one-statement claim (UPDATE ... WHERE id IN
+  (SELECT ... ORDER BY next_attempt_at NULLS FIRST, as the due index is built, LIMIT B FOR UPDATE SKIP
+  LOCKED) RETURNING the lease's
+  columns) then the batch ack fenced by the lease token (UPDATE ... WHERE id = ANY(ids) AND
+  lease_token = token), 4 clients, prepared statements, on the module's own table and
+  indexes; its rate is the mean of its per-second progress reports after the warm-up, times B.
+- raw psycopg: the same two statements, hand-written, one connection in autocommit per worker.
+
 - tempest_typed.queue: `Queue.run(handler, batch=B)` (heartbeats, grouped acks, the clean-
   stop machinery, all on; default 30 s lease), on psycopg; B = 10 and 100.
 - pgqueuer: `QueueManager.run(batch_size=B)`, continuous mode, on a psycopg async
@@ -137,6 +145,89 @@ def tempest_teardown() -> None:
     _sql(f'DROP TABLE IF EXISTS "{TQ_TABLE}"')
 
 
+# -- the floor: the seed's claim + batch ack, from pgbench and from raw psycopg -------------
+
+_LEASE_COLUMNS = ("id, lease_token, payload, idempotency_key, attempts, max_attempts, "
+                  "next_attempt_at")
+
+
+def _claim_sql(batch: int, token: str) -> str:
+    return (
+        f'UPDATE "{TQ_TABLE}" SET status = \'sending\', lease_token = {token}, '
+        "attempts = attempts + 1, next_attempt_at = now() + interval '30 seconds', "
+        f'updated_at = now() WHERE id IN (SELECT id FROM "{TQ_TABLE}" WHERE consumer = '
+        "'bench' AND next_attempt_at <= now() AND status IN ('queued', 'sending') AND "
+        f"attempts < max_attempts ORDER BY next_attempt_at NULLS FIRST LIMIT {batch} FOR UPDATE "
+        f"SKIP LOCKED) RETURNING {_LEASE_COLUMNS}")
+
+
+def _ack_sql(ids: str, token: str) -> str:
+    return (f'UPDATE "{TQ_TABLE}" SET status = \'sent\', next_attempt_at = NULL, '
+            f"lease_token = NULL, updated_at = now() WHERE id = ANY({ids}) AND "
+            f"lease_token = {token} AND status IN ('sending', 'failed')")
+
+
+def pgbench_script(batch: int) -> str:
+    """The seed's claim and the fenced batch ack, as a pgbench script."""
+    token = "md5(:r::text || '-' || :client_id::text)::uuid"
+    return (
+        "\\set r random(1, 2000000000)\n"
+        f"WITH c AS ({_claim_sql(batch, token)}) SELECT array_agg(c.id) AS ids "
+        "FROM c\n\\aset\n"
+        f"{_ack_sql(':ids::uuid[]', token)};\n")
+
+
+def pgbench_run(batch: int) -> Callable[[Side, float], float]:
+    def run(side: Side, scale: float) -> float:
+        import subprocess
+        import tempfile
+        from urllib.parse import urlparse
+
+        side.setup(int(side.backlog * scale))
+        url = urlparse(PG_URL)
+        warmup, window = WARMUP * scale, WINDOW * scale
+        try:
+            with tempfile.NamedTemporaryFile("w", suffix=".sql") as script:
+                script.write(pgbench_script(batch))
+                script.flush()
+                out = subprocess.run(
+                    ["pgbench", "-n", "-M", "prepared", "-c", str(WORKERS), "-j", str(WORKERS),
+                     "-T", str(round(warmup + window + 1)), "-P", "1", "-f", script.name,
+                     "-h", url.hostname or "127.0.0.1", "-p", str(url.port or 5432),
+                     "-U", url.username or "postgres", (url.path or "/test").lstrip("/")],
+                    capture_output=True, text=True, check=True)
+        finally:
+            side.teardown()
+        # progress: 3.0 s, 2011.0 tps, lat 1.9 ms stddev 0.4, 0 failed
+        rates = [float(line.split()[3]) for line in out.stderr.splitlines()
+                 if line.startswith("progress:") and float(line.split()[1]) > warmup + 1]
+        if not rates:
+            raise SystemExit(f"pgbench printed no progress after the warm-up:\n{out.stderr}")
+        return batch * sum(rates) / len(rates)
+
+    return run
+
+
+def raw_worker(batch: int) -> Callable[[Any], None]:
+    def work(counter: Any) -> None:
+        import uuid
+
+        conn = psycopg.connect(PG_URL, autocommit=True)
+        claim, ack = _claim_sql(batch, "%s"), _ack_sql("%s", "%s")
+        yield_ready()
+        while True:
+            token = uuid.uuid4()
+            rows = conn.execute(claim, (token,)).fetchall()
+            if not rows:
+                time.sleep(0.05)
+                continue
+            for _ in rows:  # the no-op handler
+                counter.value += 1
+            conn.execute(ack, ([r[0] for r in rows], token))
+
+    return work
+
+
 # -- pgqueuer ---------------------------------------------------------------------------------
 
 async def _pgq_queries() -> tuple[Any, Any]:
@@ -247,21 +338,36 @@ class Side:
     teardown: Callable[[], None]
     #: the backlog: enough for WARMUP + WINDOW at the fastest rate seen here, with margin
     backlog: int
+    #: a side that runs its own client (pgbench) instead of worker processes
+    run: Callable[[Side, float], float] | None = None
+
+
+def _floor_sides(batch: int, backlog: int) -> list[Side]:
+    return [
+        Side(f"pgbench b={batch}", tempest_setup, raw_worker(batch), tempest_teardown, backlog,
+             run=pgbench_run(batch)),
+        Side(f"raw psycopg b={batch}", tempest_setup, raw_worker(batch), tempest_teardown,
+             backlog),
+    ]
 
 
 SIDES = [
-    Side("tempest_typed b=10", tempest_setup, tempest_worker(10), tempest_teardown, 150_000),
-    Side("tempest_typed b=100", tempest_setup, tempest_worker(100), tempest_teardown, 250_000),
+    *_floor_sides(10, 400_000),
+    Side("tempest_typed b=10", tempest_setup, tempest_worker(10), tempest_teardown, 300_000),
+    Side("tempest process b=10", tempest_setup, tempest_process_worker(10),
+         tempest_teardown, 300_000),
     Side("pgqueuer b=10", pgqueuer_setup, pgqueuer_worker(10), pgqueuer_teardown, 100_000),
+    *_floor_sides(100, 600_000),
+    Side("tempest_typed b=100", tempest_setup, tempest_worker(100), tempest_teardown, 500_000),
+    Side("tempest process b=100", tempest_setup, tempest_process_worker(100),
+         tempest_teardown, 500_000),
     Side("pgqueuer b=100", pgqueuer_setup, pgqueuer_worker(100), pgqueuer_teardown, 150_000),
-    Side("procrastinate", procrastinate_setup, procrastinate_worker(1),
-         procrastinate_teardown, 8_000),
 ]
 
-#: run with --only NAME: the loop a user writes around process(), against run()'s
+#: run with --only NAME
 EXTRA_SIDES = [
-    Side("tempest_typed process b=10", tempest_setup, tempest_process_worker(10),
-         tempest_teardown, 150_000),
+    Side("procrastinate", procrastinate_setup, procrastinate_worker(1),
+         procrastinate_teardown, 8_000),
 ]
 
 _READY: Any = None
@@ -282,6 +388,8 @@ def _child(work: Callable[[Any], None], ready: Any, counter: Any) -> None:
 
 def run_once(side: Side, scale: float) -> float:
     """Prepare the side, run its workers, return the steady-state rate in jobs a second."""
+    if side.run is not None:
+        return side.run(side, scale)
     backlog = int(side.backlog * scale)
     side.setup(backlog)
     ctx = mp.get_context("fork")
@@ -316,6 +424,18 @@ def run_once(side: Side, scale: float) -> float:
     return (last - first) / (ended - started)
 
 
+def _groups(measures: list[Measure]) -> list[tuple[str, list[Measure], str]]:
+    """One group per batch size, each against its pgbench floor when it ran."""
+    groups = []
+    for batch in ("b=10", "b=100", ""):
+        these = [m for m in measures if m.name.endswith(batch) and
+                 (batch or not m.name.endswith(("b=10", "b=100")))]
+        if these:
+            floor = next((m.name for m in these if m.name.startswith("pgbench")), these[0].name)
+            groups.append((f"work a backlog {batch}".strip(), these, floor))
+    return groups
+
+
 def main() -> None:
     logging.getLogger("procrastinate").setLevel(logging.ERROR)
     p = parser(__doc__ or "")
@@ -339,7 +459,7 @@ def main() -> None:
         f"Workload 5: job queues in steady state, PostgreSQL, {WORKERS} worker processes, "
         f"no-op jobs, {WINDOW * scale:g} s window after {WARMUP * scale:g} s warm-up "
         f"({machine()}; {rounds} rounds per side after a warm-up round, interleaved)",
-        [("work a backlog", list(measures.values()), sides[0].name)]))
+        _groups(list(measures.values()))))
     print(f"\ntook {time.perf_counter() - began:.1f} s")
 
 

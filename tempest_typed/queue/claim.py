@@ -32,6 +32,7 @@ from ..statements import Select, Update, select, update
 from .messages import Lease
 from .model import QueueMessage
 from .steps import BEGIN, COMMIT, Op
+from .templates import Template, markers
 
 __all__ = ["ClaimSQL", "leases_of"]
 
@@ -52,19 +53,39 @@ class ClaimSQL:
     def __init__(self, model: type[QueueMessage], consumer: str) -> None:
         self.model = model
         self.consumer = consumer
+        #: the ordered batch claim by (limit, lease seconds), bound to each claim's token
+        self._templates: dict[tuple[int, float], Template[QueueMessage, Row]] = {}
+
+    def _picked_claim(self, limit: int, seconds: float) -> Template[QueueMessage, Row]:
+        template = self._templates.get((limit, seconds))
+        if template is None:
+            [token] = markers(1)
+            template = Template(self._picked(self._lease(token, seconds), self._due(limit)),
+                                [token])
+            if len(self._templates) >= 64:  # a loop claims one or two sizes; claim() any
+                self._templates.clear()
+            self._templates[limit, seconds] = template
+        return template
 
     def claim_op(self, dialect: Dialect, limit: int, seconds: float,
                  sweep: bool = True) -> Op[list[Lease]]:
         """Lease up to `limit` due messages for `seconds`, oldest due first; each claim counts
         an attempt. `sweep`: dead-letter the exhausted expired leases first."""
         token = uuid4()
-        due = self._due(limit)
-        lease = self._lease(token, seconds)
         # UPDATE ... RETURNING gives its rows in no particular order, and its rows no longer
-        # hold the due time they were chosen by: the one-statement claim serves a claim of
-        # one message; a batch is claimed in two steps, its ids selected oldest due first.
+        # hold the due time they were chosen by: UPDATE ... WHERE id IN (subquery) serves a
+        # claim of one message; a batch is one UPDATE ... FROM returning each row's due time
+        # where the dialect has it, else two steps, its ids selected oldest due first.
         one_statement = (limit == 1 and dialect.supports_limit_in_subquery
                          and "update" in dialect.supports_returning)
+        picking = None if one_statement else self.picked_statement(dialect, limit, seconds)
+        if picking is not None:
+            if sweep:
+                yield from self.dead_letter_op()
+            picked: Result[Row] = yield picking
+            return self.picked_leases(picked)
+        due = self._due(limit)
+        lease = self._lease(token, seconds)
         if dialect.serializes_write_transactions:
             yield BEGIN  # a write transaction (BEGIN IMMEDIATE): one claimer at a time
             if sweep:
@@ -84,18 +105,27 @@ class ClaimSQL:
             sub = due.for_update(skip_locked=True).as_subquery("id")
             claimed = yield lease.where({"id": {"in": sub}}).returning()
             return leases_of(claimed.all())
-        if dialect.supports_update_from:
-            # One statement: UPDATE ... FROM (the locked due ids and their due times)
-            # RETURNING both, the leases then put in due order.
-            picked: Result[Row] = yield self._picked(lease, due)
-            rows = picked.all()
-            rows.sort(key=_due_time)
-            return leases_of(rows)
         yield BEGIN
         found = yield due.for_update(skip_locked=True)
         leases = yield from self._lease_ids(dialect, lease, found.scalars(), token)
         yield COMMIT
         return leases
+
+    def picked_statement(self, dialect: Dialect, limit: int,
+                         seconds: float) -> Update[QueueMessage, Row] | None:
+        """The batch claim as one statement, where the dialect has UPDATE ... FROM with
+        RETURNING and row locks (PostgreSQL): UPDATE ... FROM (the locked due ids and their
+        due times) RETURNING both; None elsewhere. Its rows go to picked_leases()."""
+        if not dialect.supports_update_from or dialect.serializes_write_transactions:
+            return None
+        return self._picked_claim(limit, seconds).bind([uuid4()])
+
+    @staticmethod
+    def picked_leases(picked: Result[Row]) -> list[Lease]:
+        """The leases of a picked_statement()'s rows, in due order (RETURNING has none)."""
+        rows = picked.all()
+        rows.sort(key=_due_time)
+        return leases_of(rows)
 
     def _lease_ids(self, dialect: Dialect, lease: Update[QueueMessage, Never], ids: list[Any],
                    token: UUID) -> Op[list[Lease]]:

@@ -16,8 +16,9 @@ and reads the inserted ids back where INSERT has no RETURNING.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Never, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
@@ -25,6 +26,7 @@ from ..dialects.base import Dialect
 from ..engine.result import Result
 from ..errors import IntegrityError, TempestError, ValidationError
 from ..model import meta_of
+from ..row import Row
 from ..statements import Statement, Update, delete, insert, select, update
 from .claim import ClaimSQL
 from .heartbeat import extend_all_op
@@ -42,7 +44,8 @@ from .options import (
     seconds_option,
 )
 from .retry import RetryStrategy
-from .steps import BEGIN, COMMIT, Op
+from .steps import BEGIN, COMMIT, Op, Together
+from .templates import Template, markers
 
 __all__ = ["CREATE_ATTEMPTS", "QueueCore", "created_meanwhile"]
 
@@ -105,6 +108,7 @@ class QueueCore(Generic[E]):
             seconds_option("Queue(backoff_seconds)", backoff_seconds),
             seconds_option("Queue(max_backoff_seconds)", max_backoff_seconds))
         self._claims = ClaimSQL(model, consumer)
+        self._ack_templates: dict[int, Template[QueueMessage, Never]] = {}
         #: how often the worker loop dead-letters exhausted expired leases (claim() always does)
         self.sweep_interval = seconds_option("Queue(sweep_interval)", sweep_interval)
         self._last_sweep = float("-inf")
@@ -253,6 +257,24 @@ class QueueCore(Generic[E]):
         seconds = self.lease_seconds if lease_seconds is None else float(lease_seconds)
         return self._claims.claim_op(self._dialect, limit, seconds, sweep)
 
+    def _picking(self, acks: Sequence[Lease], limit: int) -> Update[QueueMessage, Row] | None:
+        """The claim to pipeline after these acks, in one round trip: where the claim is
+        one statement (PostgreSQL), the acks are of one lease token (one statement), and no
+        dead-letter sweep is due; else None (the acks and the claim go in turn)."""
+        sweep_due = time.monotonic() - self._last_sweep >= self.sweep_interval
+        if sweep_due or len(by_token(acks)) != 1:
+            return None
+        return self._claims.picked_statement(self._dialect, limit, self.lease_seconds)
+
+    def _ack_and_claim_op(self, acks: Sequence[Lease],
+                          picking: Update[QueueMessage, Row]) -> Op[tuple[int, list[Lease]]]:
+        """The acks of finished leases (of one token) and the next claim, pipelined: (how
+        many acks were still held, the new leases). They succeed or fail together."""
+        [(token, ids)] = by_token(acks).items()
+        ack = self._ack_template(len(ids)).bind([*ids, token])
+        done: list[Result[Any]] = yield Together((ack, picking))
+        return done[0].rows_affected(), self._claims.picked_leases(done[1])
+
     def _dead_letter_op(self) -> Op[int]:
         """Fail the messages whose lease expired on their final attempt; how many."""
         return self._claims.dead_letter_op()
@@ -362,13 +384,25 @@ class QueueCore(Generic[E]):
         """Ack leases in one statement per lease token; how many were still held."""
         acked = 0
         for token, ids in by_token(leases).items():
-            result: Result[Any] = yield update(self.model).set({
+            result: Result[Any] = yield self._ack_template(len(ids)).bind([*ids, token])
+            acked += result.rows_affected()
+        return acked
+
+    def _ack_template(self, n: int) -> Template[QueueMessage, Never]:
+        """The grouped ack of `n` ids of one lease token, built once per size."""
+        template = self._ack_templates.get(n)
+        if template is None:
+            ids, [token] = markers(n), markers(1)
+            template = Template(update(self.model).set({
                 "status": "sent", "next_attempt_at": None, "lease_token": None,
                 "updated_at": sql.now(),
             }).where({"id": {"in": ids}, "lease_token": token,
-                      "status": {"in": ["sending", "failed"]}})  # failed: a late final ack
-            acked += result.rows_affected()
-        return acked
+                      "status": {"in": ["sending", "failed"]}}),  # failed: a late final ack
+                [*ids, token])
+            if len(self._ack_templates) >= 64:
+                self._ack_templates.clear()
+            self._ack_templates[n] = template
+        return template
 
     # -- operations -------------------------------------------------------------------------
 

@@ -23,8 +23,11 @@ from .shell import SLICE, LoopShell, logger, waited_out
 from .worker import Summary
 
 if TYPE_CHECKING:
+    from ..row import Row
+    from ..statements import Update
     from .core import QueueCore
     from .messages import Lease
+    from .model import QueueMessage
 
 __all__ = ["AsyncLoop"]
 
@@ -103,7 +106,9 @@ class AsyncLoop(LoopShell):
         if releases:
             self._released(releases, *await self._db("release", lambda s: execute_op(
                 queue.engine, lambda: queue._release_all_op(releases), s)))
-        if acks:
+        # the acks ride with the next claim, in one round trip where it can be pipelined
+        picking = queue._picking(acks, size) if acks and size else None
+        if acks and picking is None:
             self._acked(acks, *await self._db("ack", lambda s: execute_op(
                 queue.engine, lambda: queue._ack_all_op(acks), s)))
         for lease, error in nacks:  # one by one: one message's failure never touches another
@@ -113,7 +118,10 @@ class AsyncLoop(LoopShell):
             seconds = queue.lease_seconds
             self._heartbeat_done(*await self._db("heartbeat", lambda s: execute_op(
                 queue.engine, lambda: queue._extend_all_op(beats, seconds), s)), sent_at)
-        if size and not await self._claim(size):
+        if picking is not None:
+            if not await self._ack_and_claim(acks, picking):
+                return not self.book.idle()
+        elif size and not await self._claim(size):
             return not self.book.idle()
         await self._wait()
         return True
@@ -197,6 +205,24 @@ class AsyncLoop(LoopShell):
             if not ok or not got:
                 return False
             leases = got
+        if not leases:
+            return False
+        self._claimed(leases, now)
+        return True
+
+    async def _ack_and_claim(self, acks: list[Lease],
+                             picking: Update[QueueMessage, Row]) -> bool:
+        """Ack finished leases and claim the next batch in one round trip; False when the
+        claim found nothing or failed (the acks then failed too, and go again)."""
+        queue = self.queue
+        now = time.monotonic()
+        ok, got = await self._db("ack and claim", lambda s: execute_op(
+            queue.engine, lambda: queue._ack_and_claim_op(acks, picking), s))
+        if not ok or got is None:
+            self._acked(acks, False, None)
+            return False
+        acked, leases = got
+        self._acked(acks, True, acked)
         if not leases:
             return False
         self._claimed(leases, now)

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, Final
 from uuid import UUID
 
-__all__ = ["MAX_ERROR_CHARS", "Lease", "LeaseWatch", "Message", "by_token", "clean_error",
+__all__ = ["MAX_ERROR_CHARS", "Gone", "Lease", "LeaseWatch", "Message", "by_token", "clean_error",
            "error_text"]
 
 #: the longest error text a nack stores; longer text is cut (with a marker) to this size
@@ -34,6 +34,43 @@ class Message:
     max_attempts: int | None = None
 
 
+_EVENTS: Final = threading.Lock()  # makes a Gone's event, once, for its first waiter
+
+
+class Gone:
+    """A flag set once, as threading.Event's set/is_set/wait, whose event is made only for a
+    waiter: the worker loop makes one per lease it claims, and few are ever waited on (an
+    Event costs a Condition and a lock; measured: BENCHMARKS.md, "Fast paths")."""
+
+    __slots__ = ("_event", "_set")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: threading.Event | None = None
+
+    def set(self) -> None:
+        """Set the flag and wake every waiter."""
+        self._set = True
+        with _EVENTS:
+            event = self._event
+        if event is not None:
+            event.set()
+
+    def is_set(self) -> bool:
+        """True once set()."""
+        return self._set
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until set() or `timeout` seconds have passed; whether it is set."""
+        with _EVENTS:
+            if self._event is None:
+                self._event = threading.Event()
+            event = self._event
+        if self._set:  # set before the event existed: set() saw no event to wake
+            return True
+        return event.wait(timeout)
+
+
 class LeaseWatch:
     """What the worker loop knows of a lease it handles: the moment (monotonic clock) up to
     which the lease surely holds, and whether it was found gone."""
@@ -43,7 +80,7 @@ class LeaseWatch:
     def __init__(self) -> None:
         #: pushed on by each heartbeat; infinite for a lease no worker loop watches
         self.deadline = math.inf
-        self.gone = threading.Event()
+        self.gone = Gone()
 
     def __reduce__(self) -> tuple[type[LeaseWatch], tuple[()]]:
         # A lease pickled (or deep-copied) for another process is watched by no loop there.

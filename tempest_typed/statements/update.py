@@ -43,6 +43,16 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
         new._picked = self._picked
         return new
 
+    def _rebound(self, values: tuple[object, ...]) -> Update[M_co, R_co]:
+        """This update with other values in the same places, each already checked by the
+        caller as its column takes it (internal: a template built once, bound per call)."""
+        if len(values) != len(self._values):
+            raise ValidationError(f"update({self._meta.name}): {len(values)} values for "
+                                  f"{len(self._values)} places")
+        new = self._clone()
+        new._values = values
+        return new
+
     def _key(self) -> UpdateStatement:
         if not self._set:
             raise ValidationError(f"update({self._meta.name}) has no set(): say what to change")

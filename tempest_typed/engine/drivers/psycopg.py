@@ -174,6 +174,23 @@ class PsycopgDriver(Driver):
         return rows, cur.rowcount
 
     @override
+    def run_together(self, conn: Any, batch: Sequence[tuple[str, Sequence[Any]]],
+                           ) -> list[tuple[list[Any] | None, int]]:
+        # Pipeline mode: every statement sent, then one Sync; the server runs them in order,
+        # as one implicit transaction outside a transaction of ours (a failure ends them all).
+        cursors = []
+        with conn.pipeline():
+            for sql, params in batch:
+                cur = conn.cursor()
+                cur.execute(sql, params)
+                cursors.append(cur)
+        out = []
+        for cur in cursors:
+            rows = cur.fetchall() if cur.description is not None else None
+            out.append((rows, cur.rowcount))
+        return out
+
+    @override
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:

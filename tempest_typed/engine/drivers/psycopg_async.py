@@ -196,6 +196,23 @@ class AsyncPsycopgDriver(AsyncDriver):
         return rows, cur.rowcount
 
     @override
+    async def run_together(self, conn: Any, batch: Sequence[tuple[str, Sequence[Any]]],
+                           ) -> list[tuple[list[Any] | None, int]]:
+        # Pipeline mode: every statement sent, then one Sync; the server runs them in order,
+        # as one implicit transaction outside a transaction of ours (a failure ends them all).
+        cursors = []
+        async with conn.pipeline():
+            for sql, params in batch:
+                cur = conn.cursor()
+                await cur.execute(sql, params)
+                cursors.append(cur)
+        out = []
+        for cur in cursors:
+            rows = await cur.fetchall() if cur.description is not None else None
+            out.append((rows, cur.rowcount))
+        return out
+
+    @override
     async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         async with conn.cursor() as cur:
