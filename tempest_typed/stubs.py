@@ -3,7 +3,7 @@
 `tempest-typed stubs myapp.models -o stubs/` (or `python -m tempest_typed.stubs ...`) imports
 the model modules named, and nothing else, and writes a stub package `stubs/tempest_typed/`
 that pyright (and Pylance) read in place of the library's `__init__` and `sql` when
-`stubPath` points at `stubs/`:
+`stubPath` points at `stubs/`, and mypy without the plugin when `mypy_path` does:
 
 - `__init__.pyi` re-exports every public name from the library's own modules, except
   `select`, `insert`, `update` and `delete`, which it declares with one overload per model,
@@ -14,9 +14,12 @@ that pyright (and Pylance) read in place of the library's `__init__` and `sql` w
   `where` (an operator dict per column type), `set` and `values` (the required keys), a row
   class generic in the columns fetched, and builder subclasses whose methods take those types.
 
-The library's other modules are not shadowed: pyright reads them from the source. Everything
-a stub cannot say (qualified names, aggregate labels, a bool where a number goes) is listed in
-docs/static-checking.md. Output is deterministic: models sorted by module and name, columns in
+The library's other modules are not shadowed: each checker reads them from the installed
+package (mypy looks a module up in every directory of mypy_path, then in the installed
+packages, not only in the first that has its package). Where mypy infers what pyright does
+not (a list of names, an alias, as `str`), the stubs hold a branch that mypy alone reads
+(`if MYPY:`). Everything a stub cannot say (qualified names, aggregate labels, a bool where a
+number goes) is listed in docs/static-checking.md. Output is deterministic: models sorted by module and name, columns in
 declaration order; `--check` compares instead of writing.
 """
 
@@ -572,9 +575,10 @@ def main(argv: Iterable[str] | None = None) -> int:
     """`python -m tempest_typed.stubs MODULE... -o DIR [--check]`: write or check the stubs."""
     parser = argparse.ArgumentParser(
         prog="tempest-typed stubs",
-        description="Write type stubs from the models of MODULE(s), for pyright/Pylance.")
+        description="Write type stubs from the models of MODULE(s), for pyright/Pylance and "
+                    "for mypy without the plugin.")
     parser.add_argument("modules", nargs="+", metavar="MODULE", help="a module defining models")
-    parser.add_argument("-o", "--output", default="stubs", help="the stub directory (stubPath)")
+    parser.add_argument("-o", "--output", default="stubs", help="the stub directory (pyright's stubPath, mypy's mypy_path)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 when the stubs are missing or stale")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
