@@ -402,7 +402,8 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "from tempest_typed.statements import (AggregateFunction, Condition, Delete, "
              "ExistsCondition, Grouped, Insert, Join, Select, Subquery, Update)",
              "",
-             "# True to mypy, which reads `if MYPY:` as always true; False to pyright",
+             "# mypy takes `if MYPY:` as always true and skips its else branch; pyright reads",
+             "# both branches and keeps each name's last declaration, the else branch's",
              "MYPY: Final = False",
              "",
              '_R_co = TypeVar("_R_co", covariant=True)',
