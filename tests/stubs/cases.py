@@ -2,7 +2,7 @@
 and of plain mypy (no plugin) on them.
 
 Each case's `main` becomes one module; an expected plugin error is an `# E:col: message`
-comment on its line. Each checker runs once over the directory of them all (both are slow to
+comment on its line. Each checker runs once over the directory of them all (pyright is slow to
 start), and a mistake counts as caught when the checker reports an error on that line; an
 error on a line the plugin accepts is a false positive.
 """
@@ -97,6 +97,10 @@ def run_pyright(directory: Path, sources: dict[str, str], *, stubs: bool,
 _MYPY_ERROR = re.compile(r"^(?P<file>[^:]+\.pyi?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
 
 
+#: the modules the generated stub package declares (the others are read from the library)
+STUB_MODULES = ("tempest_typed", "tempest_typed._generated", "tempest_typed.sql")
+
+
 def mypy_config(*, stubs: bool, strict: bool = False) -> str:
     """A mypy configuration without the plugin: the generated stubs first on mypy_path (or
     not), then this checkout and the models. The library's own modules are quiet, as an
@@ -112,10 +116,6 @@ def mypy_config(*, stubs: bool, strict: bool = False) -> str:
             "incremental = False\n"
             f"strict = {strict}\n"
             f"{quiet}")
-
-
-#: the modules the generated stub package declares (the others are read from the library)
-STUB_MODULES = ("tempest_typed", "tempest_typed._generated", "tempest_typed.sql")
 
 
 def run_mypy(directory: Path, sources: dict[str, str], *, stubs: bool,
@@ -146,7 +146,7 @@ def run_mypy(directory: Path, sources: dict[str, str], *, stubs: bool,
 
 @dataclass
 class Score:
-    """How many of a group's expected errors pyright reported on their line."""
+    """How many of a group's expected errors the checker reported on their line."""
 
     caught: int = 0
     expected: int = 0
@@ -159,7 +159,7 @@ class Score:
 
 
 def score(all_cases: list[Case], errors: dict[str, list[tuple[int, str]]]) -> dict[str, Score]:
-    """Per group: the expected error lines pyright caught, and its errors on accepted lines."""
+    """Per group: the expected error lines the checker caught, and its errors on accepted lines."""
     scores: dict[str, Score] = {}
     for case in all_cases:
         s = scores.setdefault(case.group, Score())
