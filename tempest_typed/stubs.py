@@ -3,7 +3,7 @@
 `tempest-typed stubs myapp.models -o stubs/` (or `python -m tempest_typed.stubs ...`) imports
 the model modules named, and nothing else, and writes a stub package `stubs/tempest_typed/`
 that pyright (and Pylance) read in place of the library's `__init__` and `sql` when
-`stubPath` points at `stubs/`:
+`stubPath` points at `stubs/`, and mypy without the plugin when `mypy_path` does:
 
 - `__init__.pyi` re-exports every public name from the library's own modules, except
   `select`, `insert`, `update` and `delete`, which it declares with one overload per model,
@@ -14,9 +14,12 @@ that pyright (and Pylance) read in place of the library's `__init__` and `sql` w
   `where` (an operator dict per column type), `set` and `values` (the required keys), a row
   class generic in the columns fetched, and builder subclasses whose methods take those types.
 
-The library's other modules are not shadowed: pyright reads them from the source. Everything
-a stub cannot say (qualified names, aggregate labels, a bool where a number goes) is listed in
-docs/static-checking.md. Output is deterministic: models sorted by module and name, columns in
+The library's other modules are not shadowed: each checker reads them from the installed
+package (mypy looks a module up in every directory of mypy_path, then in the installed
+packages, not only in the first that has its package). Where mypy infers what pyright does
+not (a list of names, an alias, as `str`), the stubs hold a branch that mypy alone reads
+(`if MYPY:`). Everything a stub cannot say (qualified names, aggregate labels, a bool where a
+number goes) is listed in docs/static-checking.md. Output is deterministic: models sorted by module and name, columns in
 declaration order; `--check` compares instead of writing.
 """
 
@@ -281,16 +284,30 @@ def _joins() -> list[str]:
     for k in range(1, _JOINED + 1):
         params = ", ".join(f"_T{i}, _A{i}" for i in range(1, k + 1))
         out.append(f"class JoinRow{k}(Row[Any], Generic[{params}]):")
+        # mypy solves an alias's type variable to `str`, not to its Literal, and takes a
+        # __getattr__'s return type whatever the name: it reads this branch (MYPY is always
+        # true to mypy), a row of one table typed by its model, of more by Any. pyright reads
+        # both branches and takes the last declaration of each name with the overloads
+        # just before it: the other branch, a row typed per alias. So nothing here is an
+        # overload.
+        model = "_T1" if k == 1 else "Any"
+        out += ["    if MYPY:",
+                f"        def __getattr__(self, name: str) -> {model}: ...",
+                "        def __getitem__(self, key: str | SupportsIndex | slice) -> Any: ...",
+                "    else:"]
         for i in range(1, k + 1):
-            out += [*(["    @overload"] if k > 1 else []),
-                    f"    def __getattr__(self, name: _A{i}) -> _T{i}: ..."]
+            out += [*(["        @overload"] if k > 1 else []),
+                    f"        def __getattr__(self, name: _A{i}) -> _T{i}: ..."]
         for i in range(1, k + 1):
-            out += ["    @overload", f"    def __getitem__(self, key: _A{i}) -> _T{i}: ..."]
-        out += ["    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
-                "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...",
-                ""]
+            out += ["        @overload", f"        def __getitem__(self, key: _A{i}) -> _T{i}: ..."]
+        out += ["        @overload", "        def __getitem__(self, key: SupportsIndex) -> Any: ...",
+                "        @overload",
+                "        def __getitem__(self, key: slice) -> tuple[Any, ...]: ...", ""]
         aliases = " | ".join(f"_A{i}" for i in range(1, k + 1))
         out.append(f"class Join{k}(Join[JoinRow{k}[{params}]], Generic[{params}]):")
+        # and_/or_/not_ take their dict type from here: any mapping (qualified names)
+        out.append("    def where(self, *conditions: Mapping[str, Any] | Combined[Mapping[str, Any]] "
+                   "| ExistsCondition) -> Self: ...")
         for kind, joined, named in (("inner", f"_M{k + 1}", "Row[Any]"),
                                     ("left", f"_M{k + 1} | None", "Row[Any] | None")):
             if k < _JOINED:
@@ -323,16 +340,21 @@ def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str]) -> l
     """The row class of a partial select or returning(), generic in the fetched columns.
 
     Its parameter is the Literal union of the columns fetched, contravariant: `Row[Literal['id',
-    'status']]` is a `Row[Literal['id']]`, so each column's `__getattr__`/`__getitem__`
+    'status']]` is a `Row[Literal['id']]`, so each column's property and `__getitem__`
     overload, whose `self` is the row of that one column, applies exactly when the column was
-    fetched; any other name matches no overload and is an error.
+    fetched (the library's row class has a property per fetched column, too). Any other name
+    is no attribute: `__getattr__: None` hides the library's `Row.__getattr__`, for mypy and
+    pyright alike (mypy reads no name from a `__getattr__`'s parameter).
     """
     out = [f"class {name}(Row[Any], Generic[_F_contra]):"]
-    for method, param in (("__getattr__", "name"), ("__getitem__", "key")):
-        for c in cols:
-            out += ["    @overload",
-                    f"    def {method}(self: {name}[Literal[{c.attr!r}]], "
-                    f"{param}: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
+    for c in cols:
+        out += ["    @property",
+                f"    def {c.attr}(self: {name}[Literal[{c.attr!r}]]) -> {full[c.attr]}: ..."]
+    out.append("    __getattr__: None  # type: ignore[assignment, misc]  # no other name is a column")
+    for c in cols:
+        out += ["    @overload",
+                f"    def __getitem__(self: {name}[Literal[{c.attr!r}]], "
+                f"key: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
     return [*out, "    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
             "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...", ""]
 
@@ -352,8 +374,12 @@ _HEADER = ("# Generated by `tempest-typed stubs {modules}`: do not edit;\n"
            "# regenerate when a model changes (`--check` fails while these are stale).\n"
            # A builder of one model narrows the library's parameters (an override pyright
            # calls incompatible), and a one-column overload comes before the one of any
-           # columns it overlaps: both on purpose, so pyright is not to report them here.
-           "# pyright: reportIncompatibleMethodOverride=false, reportOverlappingOverload=false\n")
+           # columns it overlaps: both on purpose, so neither checker is to report them here
+           # (mypy reports the errors of a stub found on mypy_path, as of the user's code);
+           # mypy calls select()'s overload of any columns, which it takes where it infers a
+           # list of names as list[str], one that can never match.
+           "# pyright: reportIncompatibleMethodOverride=false, reportOverlappingOverload=false\n"
+           '# mypy: disable-error-code="override, overload-overlap, overload-cannot-match"\n')
 
 
 def _generated(models: Sequence[type[Model]], modules: str) -> str:
@@ -364,7 +390,7 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "from collections.abc import Mapping, Sequence, Set as AbstractSet",
              "from datetime import date, datetime",
              "from decimal import Decimal",
-             "from typing import Any, Generic, Literal, LiteralString, Never, Required, Self, "
+             "from typing import Any, Final, Generic, Literal, LiteralString, Never, Required, Self, "
              "SupportsIndex, TypedDict, TypeVar, overload",
              "from uuid import UUID",
              "",
@@ -375,6 +401,10 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "from tempest_typed.statements.cte import NamedSelect",
              "from tempest_typed.statements import (AggregateFunction, Condition, Delete, "
              "ExistsCondition, Grouped, Insert, Join, Select, Subquery, Update)",
+             "",
+             "# mypy takes `if MYPY:` as always true and skips its else branch; pyright reads",
+             "# both branches and keeps each name's last declaration, the else branch's",
+             "MYPY: Final = False",
              "",
              '_R_co = TypeVar("_R_co", covariant=True)',
              '_W_co = TypeVar("_W_co", covariant=True)',
@@ -436,6 +466,16 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
         lines += ["@overload",
                   f"def select(model: type[{n.model}], columns: list[{fetched}] | "
                   f"tuple[{fetched}, ...], /) -> _g.{n.select}[_g.{n.row}[{fetched}]]: ..."]
+        # mypy infers a list display of names as list[str], not as a list of the type
+        # variable: it takes this one, the names checked, the row typed for every column
+        lines += ["@overload",
+                  f"def select(model: type[{n.model}], columns: list[_g.{n.column}] | "
+                  f"tuple[_g.{n.column}, ...], /) -> _g.{n.select}[_g.{n.row}[_g.{n.column}]]: ..."]
+    lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
+              "# every column, as the library types it; some columns need a known model",
+              "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
+              "# a named select (sql.cte): rows typed as the library types them",
+              "@overload", "def select(model: NamedSelect[Any], /) -> Select[Any, Row[Any]]: ...", ""]
     # and_/or_/not_ take their dict type from where the condition goes: in select(M).where()
     # it is M's where dict (a wrong key or value is an error there); in a join, any mapping.
     cond = "_W | _g.Combined[_W] | ExistsCondition"
@@ -447,11 +487,6 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               "@overload", "def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...",
               "@overload",
               "def join(model: NamedSelect[Any], alias: _A, /) -> _g.Join1[Row[Any], _A]: ...", ""]
-    lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
-              "# every column, as the library types it; some columns need a known model",
-              "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
-              "# a named select (sql.cte): rows typed as the library types them",
-              "@overload", "def select(model: NamedSelect[Any], /) -> Select[Any, Row[Any]]: ...", ""]
     for kind in ("insert", "update", "delete"):
         for m in models:
             n = names[m]
@@ -541,9 +576,10 @@ def main(argv: Iterable[str] | None = None) -> int:
     """`python -m tempest_typed.stubs MODULE... -o DIR [--check]`: write or check the stubs."""
     parser = argparse.ArgumentParser(
         prog="tempest-typed stubs",
-        description="Write type stubs from the models of MODULE(s), for pyright/Pylance.")
+        description="Write type stubs from the models of MODULE(s), for pyright/Pylance and "
+                    "for mypy without the plugin.")
     parser.add_argument("modules", nargs="+", metavar="MODULE", help="a module defining models")
-    parser.add_argument("-o", "--output", default="stubs", help="the stub directory (stubPath)")
+    parser.add_argument("-o", "--output", default="stubs", help="the stub directory (pyright's stubPath, mypy's mypy_path)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 when the stubs are missing or stale")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))

@@ -1,9 +1,10 @@
-"""The plugin's YAML cases (tests/typecheck/*.yml) as plain files, and pyright's verdict on them.
+"""The plugin's YAML cases (tests/typecheck/*.yml) as plain files, and the verdict of pyright
+and of plain mypy (no plugin) on them.
 
 Each case's `main` becomes one module; an expected plugin error is an `# E:col: message`
-comment on its line. pyright runs once over the directory of them all (it is slow to start),
-and a mistake counts as caught when pyright reports an error on that line; an error on a line
-the plugin accepts is a false positive.
+comment on its line. Each checker runs once over the directory of them all (pyright is slow to
+start), and a mistake counts as caught when the checker reports an error on that line; an
+error on a line the plugin accepts is a false positive.
 """
 
 from __future__ import annotations
@@ -93,9 +94,59 @@ def run_pyright(directory: Path, sources: dict[str, str], *, stubs: bool,
     return found
 
 
+_MYPY_ERROR = re.compile(r"^(?P<file>[^:]+\.pyi?):(?P<line>\d+):(?:\d+:)? error: (?P<message>.*)$")
+
+
+#: the modules the generated stub package declares (the others are read from the library)
+STUB_MODULES = ("tempest_typed", "tempest_typed._generated", "tempest_typed.sql")
+
+
+def mypy_config(*, stubs: bool, strict: bool = False) -> str:
+    """A mypy configuration without the plugin: the generated stubs first on mypy_path (or
+    not), then this checkout and the models. The library's own modules are quiet, as an
+    installed package's are; the stubs' three modules are not, so an error in them shows."""
+    paths = [*([STUBS] if stubs else []), ROOT, MODELS]
+    quiet = "[mypy-tempest_typed.*]\nignore_errors = True\n"
+    if stubs:  # the modules the stubs replace are checked as the user's mypy checks them
+        quiet += "".join(f"[mypy-{m}]\nignore_errors = False\n" for m in STUB_MODULES)
+    return ("[mypy]\n"
+            f"mypy_path = {':'.join(str(p) for p in paths)}\n"
+            "python_version = 3.11\n"
+            "show_error_codes = True\n"
+            "incremental = False\n"
+            f"strict = {strict}\n"
+            f"{quiet}")
+
+
+def run_mypy(directory: Path, sources: dict[str, str], *, stubs: bool,
+             strict: bool = False) -> dict[str, list[tuple[int, str]]]:
+    """Plain mypy's errors (no plugin) per module of `sources`, written into `directory` and
+    checked in one run, with or without the generated stubs: module -> [(line, message)].
+    Errors in other files (the stubs, the models) are under the key "elsewhere"."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, text in sources.items():
+        (directory / f"{name}.py").write_text(text)
+    (directory / "mypy.ini").write_text(mypy_config(stubs=stubs, strict=strict))
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", "mypy.ini",
+                           *sorted(f"{name}.py" for name in sources)],
+                          cwd=directory, capture_output=True, text=True, timeout=900)
+    assert proc.returncode in (0, 1), proc.stderr + proc.stdout
+    found: dict[str, list[tuple[int, str]]] = {name: [] for name in sources}
+    found["elsewhere"] = []
+    for line in proc.stdout.splitlines():
+        m = _MYPY_ERROR.match(line)
+        if m is None:
+            continue
+        path = Path(m["file"])
+        key = path.stem if path.parent == Path(".") and path.stem in sources else "elsewhere"
+        found[key].append((int(m["line"]), (m["file"] + ": " if key == "elsewhere" else "")
+                           + m["message"]))
+    return found
+
+
 @dataclass
 class Score:
-    """How many of a group's expected errors pyright reported on their line."""
+    """How many of a group's expected errors the checker reported on their line."""
 
     caught: int = 0
     expected: int = 0
@@ -108,7 +159,7 @@ class Score:
 
 
 def score(all_cases: list[Case], errors: dict[str, list[tuple[int, str]]]) -> dict[str, Score]:
-    """Per group: the expected error lines pyright caught, and its errors on accepted lines."""
+    """Per group: the expected error lines the checker caught, and its errors on accepted lines."""
     scores: dict[str, Score] = {}
     for case in all_cases:
         s = scores.setdefault(case.group, Score())
@@ -121,16 +172,21 @@ def score(all_cases: list[Case], errors: dict[str, list[tuple[int, str]]]) -> di
     return scores
 
 
-if __name__ == "__main__":  # print the table docs/static-checking.md quotes
+if __name__ == "__main__":  # print the tables docs/static-checking.md quotes
     import tempfile
 
     every = cases()
+    checkers = {"pyright": run_pyright, "mypy": run_mypy}
+    chosen = sys.argv[1:] or list(checkers)
     with tempfile.TemporaryDirectory() as tmp:
-        for stubs in (False, True):
-            found = run_pyright(Path(tmp) / str(stubs), {c.module: c.source for c in every},
-                                stubs=stubs)
-            for group, s in sorted(score(every, found).items()):
-                print(f"stubs={stubs!s:5} {group:24} {s.caught:3}/{s.expected:3} "
-                      f"{s.share:6.1%}  false positives: {len(s.false_positives)}")
-                for fp in s.false_positives:
-                    print("    ", fp)
+        for checker in chosen:
+            for stubs in (False, True):
+                found = checkers[checker](Path(tmp) / f"{checker}-{stubs}",
+                                          {c.module: c.source for c in every}, stubs=stubs)
+                for message in found.pop("elsewhere", []):
+                    print(f"{checker} stubs={stubs}: error outside the cases: {message}")
+                for group, s in sorted(score(every, found).items()):
+                    print(f"{checker:7} stubs={stubs!s:5} {group:24} {s.caught:3}/{s.expected:3} "
+                          f"{s.share:6.1%}  false positives: {len(s.false_positives)}")
+                    for fp in s.false_positives:
+                        print("    ", fp)
