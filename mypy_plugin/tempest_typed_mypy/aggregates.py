@@ -51,7 +51,7 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
     scope = source_scope(api, ctx.type, "aggregate()")
     if scope is None:
         return AnyType(TypeOfAny.from_error)
-    return aggregate_result(scope, label, value, callee.rpartition(".")[2])
+    return aggregate_result(scope, f'for "{label}"', value, callee.rpartition(".")[2])
 
 
 def aggregate(ctx: MethodContext) -> Type:
@@ -87,7 +87,7 @@ def aggregate(ctx: MethodContext) -> Type:
                     source.fail(f'{label}: aggregate() label "{name}" {why}; a label becomes a '
                                 f"row field (row.label): write {PLAIN_NAME}", key, VALUE)
                     continue
-                typ = computed_type(source, name, value)
+                typ = computed_type(source, name, value, check_condition)
                 by_attr[name] = name
                 fields[name] = typ
                 written[name] = typ

@@ -9,13 +9,12 @@ from mypy.nodes import DictExpr, Expression, ListExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import Instance, Type, get_proper_type
 
-from .lib.conditions import check_condition
+from .lib.conditions import check_condition, check_given
 from .lib.messages import INSERT, listed
 from .lib.metadata import ModelFacts, model_facts
 from .lib.row_types import labels_of, named_select_facts, row_type
 from .lib.scopes import Scope
 from .lib.syntax import arg, literal_str
-from .lib.values import check_value
 
 __all__ = [
     "as_subquery", "conflict_nothing", "conflict_update", "insert_values", "order_by",
@@ -133,7 +132,7 @@ def _assignments(scope: Scope, mapping: Expression) -> list[str] | None:
             continue
         if names is not None:
             names.append(col.attr)
-        check_value(scope, col, value)
+        check_given(scope, col, value)
     return names
 
 

@@ -11,7 +11,9 @@ Each module builds only on those listed before it:
 - `row_types`: `Row[TypedDict(...)]`, made for a statement and read back from its type;
 - `scopes`: the column a name means at one place of a statement;
 - `families`: which columns can be compared;
-- `correlation`, `references`, `values`, `conditions`: the expression language that every
-  statement's hooks check (a condition holds values, a value may be a column reference or a
-  subquery, a subquery's references may name the enclosing statement).
+- `correlation`, `references`, `values`, `computed`, `conditions`: the expression language
+  that every statement's hooks check (a condition holds values, a value may be a column
+  reference, a subquery or a computed expression, a subquery's references may name the
+  enclosing statement, a CASE holds conditions: `computed` is given the condition checker
+  by its callers, so that it stays below `conditions`).
 """
