@@ -4,6 +4,7 @@ Each module builds only on those listed before it:
 
 - `names`: the full names of tempest_typed's classes and functions, the where operators;
 - `syntax`: what an expression says as written (a literal string, the function called);
+- `definitions`: the one expression a variable of the module was assigned;
 - `metadata`: the facts of each model, collected once per class;
 - `tables`: a model's table name, and the models a module sees;
 - `messages`: the error codes and the wording of every message;

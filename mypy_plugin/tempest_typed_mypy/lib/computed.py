@@ -25,8 +25,10 @@ from mypy.nodes import (
     IntExpr,
     ListExpr,
     MemberExpr,
+    NameExpr,
     OpExpr,
     TupleExpr,
+    Var,
 )
 from mypy.types import (
     AnyType,
@@ -39,6 +41,7 @@ from mypy.types import (
     get_proper_type,
 )
 
+from .definitions import assigned, resolved
 from .families import same_family
 from .messages import AGGREGATE, VALUE, column_name, describe, listed, near
 from .metadata import Column, column_kind, instance, non_null
@@ -149,6 +152,8 @@ class Typer:
         self.top = top
         self.conditions = conditions
         self.reads = False
+        #: the variables being followed to their value (`c = sql.lower(c)` is no loop)
+        self.following: set[Var] = set()
 
     def _type(self, fullname: str, nullable: bool = False) -> Type:
         typ: Type = instance(self.api.modules, fullname)
@@ -171,6 +176,15 @@ class Typer:
         api = self.api
         if literal_str(api, expr) is not None:
             return self._read(_at(self.scope, self._where(func)).column(expr))
+        if isinstance(expr, NameExpr) and isinstance(expr.node, Var):
+            held = assigned(api, expr)
+            if held is None or expr.node in self.following:
+                return None
+            self.following.add(expr.node)
+            try:
+                return self.value(held, func)
+            finally:
+                self.following.discard(expr.node)
         if isinstance(expr, IntExpr):
             return _value_column(self._type("builtins.int"), "an int")
         if isinstance(expr, FloatExpr):
@@ -366,6 +380,7 @@ class Typer:
         return _value_column(or_none(base) if nullable else base, "sql.case()")
 
     def _over(self, function: Expression, expr: CallExpr) -> Column | None:
+        function = resolved(self.api, function)
         for name, item in zip(expr.arg_names, expr.args, strict=True):
             if name not in ("partition_by", "order_by") or not isinstance(item, TupleExpr | ListExpr):
                 continue

@@ -29,6 +29,7 @@ from mypy.types import Instance, get_proper_type
 
 from .computed import COMPUTED, Typer
 from .correlation import correlate
+from .definitions import resolved
 from .families import RULE, same_family
 from .messages import AGGREGATE, OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind, instance, non_null
@@ -67,8 +68,9 @@ def check_given(scope: Scope, col: Column, expr: Expression, label: str | None =
         return
     where = label or scope.where
     shown = _shown(expr)
-    if isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr) \
-            and expr.callee.name == "over":
+    held = resolved(scope.api, expr)
+    if isinstance(held, CallExpr) and isinstance(held.callee, MemberExpr) \
+            and held.callee.name == "over":
         scope.fail(f"{shown} in {where}: a window function is computed after the rows are "
                    "chosen, so it stands in add_columns() only; to filter on it, name the "
                    "select with sql.cte() and select from that", expr, AGGREGATE)
