@@ -33,7 +33,17 @@ from .definitions import resolved
 from .families import RULE, same_family
 from .messages import AGGREGATE, OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind, instance, non_null
-from .names import COL, COMBINATORS, EXISTS, OPERATORS, QUERY, SUBQUERY, TEXT_OPERATORS
+from .names import (
+    COL,
+    COMBINATORS,
+    EXCLUDED,
+    EXISTS,
+    OPERATORS,
+    QUERY,
+    SCALAR,
+    SUBQUERY,
+    TEXT_OPERATORS,
+)
 from .scopes import Scope
 from .syntax import callee_name, is_none, literal_str
 from .values import NARROWER_REFUSED, accepted, check_value, fits, narrower_refused
@@ -63,12 +73,15 @@ def check_given(scope: Scope, col: Column, expr: Expression, label: str | None =
     """Check what is given for `col` where a value goes (a where operand, a set() or values()
     value): a computed sql.* expression must be of the column's family; anything else is a
     value (values.check_value). `label` names the place when `scope.where` does not."""
+    held = resolved(scope.api, expr)
+    if callee_name(held) in (COL, SCALAR, EXCLUDED):  # a reference, held in a variable or not
+        check_value(scope, col, held, label)
+        return
     if not _is_computed(scope, expr):
         check_value(scope, col, expr, label)
         return
     where = label or scope.where
     shown = _shown(expr)
-    held = resolved(scope.api, expr)
     if isinstance(held, CallExpr) and isinstance(held.callee, MemberExpr) \
             and held.callee.name == "over":
         scope.fail(f"{shown} in {where}: a window function is computed after the rows are "
