@@ -148,24 +148,37 @@ class _Bindings:
             self.block(stmt.defs)
 
 
-#: module name -> (its tree, variable -> the one value it is assigned); one tree at a time per
-#: module (a daemon's next run parses the module again)
-_MODULES: dict[str, tuple[MypyFile, dict[Var, Expression]]] = {}
+class _Module:
+    """The bindings read from one module's tree: each variable's one value, and every
+    variable the walk (or a lookup) has seen."""
+
+    def __init__(self, tree: MypyFile) -> None:
+        self.tree = tree
+        found = _Bindings()
+        for stmt in tree.defs:
+            found.statement(stmt)
+        self.values = {var: exprs[0] for var, exprs in found.values.items()
+                       if len(exprs) == 1 and var not in found.other and not var.is_argument}
+        self.seen: set[Var] = set(found.values) | found.other
 
 
-def _values(tree: MypyFile) -> dict[Var, Expression]:
-    hit = _MODULES.get(tree.fullname)
-    if hit is not None and hit[0] is tree:
-        return hit[1]
-    found = _Bindings()
-    for stmt in tree.defs:
-        found.statement(stmt)
-    values = {var: exprs[0] for var, exprs in found.values.items()
-              if len(exprs) == 1 and var not in found.other and not var.is_argument}
-    if len(_MODULES) >= 256:
-        _MODULES.clear()
-    _MODULES[tree.fullname] = (tree, values)
-    return values
+#: module name -> its bindings, for one tree at a time (a daemon parses an edited module
+#: again; one it analyses again keeps its tree but may make new variables: a variable that the
+#: walk did not see sends the module to be read again, see _lookup)
+_MODULES: dict[str, _Module] = {}
+
+
+def _lookup(tree: MypyFile, var: Var) -> Expression | None:
+    module = _MODULES.get(tree.fullname)
+    if module is None or module.tree is not tree or var not in module.seen:
+        module = _Module(tree)
+        # a variable of another module, or one bound by none of this module's statements:
+        # no need to read the module again for it
+        module.seen.add(var)
+        if len(_MODULES) >= 256:
+            _MODULES.clear()
+        _MODULES[tree.fullname] = module
+    return module.values.get(var)
 
 
 def assigned(api: TypeChecker, expr: Expression) -> Expression | None:
@@ -173,7 +186,7 @@ def assigned(api: TypeChecker, expr: Expression) -> Expression | None:
     being checked; None for anything else."""
     if not isinstance(expr, NameExpr) or not isinstance(expr.node, Var):
         return None
-    return _values(api.tree).get(expr.node)
+    return _lookup(api.tree, expr.node)
 
 
 def resolved(api: TypeChecker, expr: Expression) -> Expression:
