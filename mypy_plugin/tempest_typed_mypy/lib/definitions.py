@@ -158,7 +158,7 @@ class _Module:
         for stmt in tree.defs:
             found.statement(stmt)
         self.values = {var: exprs[0] for var, exprs in found.values.items()
-                       if len(exprs) == 1 and var not in found.other and not var.is_argument}
+                       if len(exprs) == 1 and var not in found.other}
         self.seen: set[Var] = set(found.values) | found.other
 
 
@@ -169,6 +169,8 @@ _MODULES: dict[str, _Module] = {}
 
 
 def _lookup(tree: MypyFile, var: Var) -> Expression | None:
+    if var.is_argument:  # most names given as values: no walk for them
+        return None
     module = _MODULES.get(tree.fullname)
     if module is None or module.tree is not tree or var not in module.seen:
         module = _Module(tree)
