@@ -170,7 +170,8 @@ def _ops(n: _Names, col: ColumnMeta, t: str) -> tuple[str, str]:
             fields += [(op, value) for op in ("lt", "lte", "gt", "gte")]
             fields.append(("between", f"tuple[{value}, {value}] | list[{value}]"))
         yields = "str" if col.kind in _TEXT else t
-        operand = f"Sequence[{t}] | AbstractSet[{t}] | Subquery[Any, {yields} | None]"
+        item = f"{t} | Expression"  # a list may hold expressions, as where a value goes
+        operand = f"Sequence[{item}] | AbstractSet[{item}] | Subquery[Any, {yields} | None]"
         fields += [("in", operand), ("not_in", operand)]
     fields.append(("is_null", "bool"))
     if col.kind in _TEXT:
@@ -475,7 +476,10 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               "# every column, as the library types it; some columns need a known model",
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
               "# a named select (sql.cte): rows typed as the library types them",
-              "@overload", "def select(model: NamedSelect[Any], /) -> Select[Any, Row[Any]]: ...", ""]
+              "@overload", "def select(model: NamedSelect[Any], /) -> Select[Any, Row[Any]]: ...",
+              "@overload",
+              "def select(model: NamedSelect[Any], columns: list[str] | tuple[str, ...], /) "
+              "-> Select[Any, Row[Any]]: ...", ""]
     # and_/or_/not_ take their dict type from where the condition goes: in select(M).where()
     # it is M's where dict (a wrong key or value is an error there); in a join, any mapping.
     cond = "_W | _g.Combined[_W] | ExistsCondition"

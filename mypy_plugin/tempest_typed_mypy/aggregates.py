@@ -22,6 +22,7 @@ from mypy.types import (
 
 from .lib.computed import AGGREGATES, aggregate_result, computed_type
 from .lib.conditions import check_condition
+from .lib.definitions import resolved
 from .lib.messages import AGGREGATE, PLAIN_NAME, VALUE, plain_name_problem
 from .lib.metadata import instance
 from .lib.names import AGGREGATE_FUNCTION
@@ -39,6 +40,7 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
     """The type of one label's values, reporting an aggregate its column does not take."""
     assert isinstance(ctx.api, TypeChecker)
     api = ctx.api
+    value = resolved(api, value)  # `n = sql.sum("total")`, then {"n": n}
     callee = callee_name(value) or ""
     if callee not in AGGREGATES or not isinstance(value, CallExpr):
         # built elsewhere: what its AggregateFunction[T] says
@@ -51,7 +53,7 @@ def _result(ctx: MethodContext, label: str, value: Expression) -> Type:
     scope = source_scope(api, ctx.type, "aggregate()")
     if scope is None:
         return AnyType(TypeOfAny.from_error)
-    return aggregate_result(scope, label, value, callee.rpartition(".")[2])
+    return aggregate_result(scope, f'for "{label}"', value, callee.rpartition(".")[2])
 
 
 def aggregate(ctx: MethodContext) -> Type:
@@ -87,7 +89,7 @@ def aggregate(ctx: MethodContext) -> Type:
                     source.fail(f'{label}: aggregate() label "{name}" {why}; a label becomes a '
                                 f"row field (row.label): write {PLAIN_NAME}", key, VALUE)
                     continue
-                typ = computed_type(source, name, value)
+                typ = computed_type(source, name, value, check_condition)
                 by_attr[name] = name
                 fields[name] = typ
                 written[name] = typ

@@ -16,6 +16,8 @@ from mypy.types import FunctionLike, Instance, UnionType, get_proper_type
 
 from .lib.messages import COLUMN, index_label
 from .lib.metadata import model_facts
+from .lib.names import NAMED_SELECT_CLASS
+from .lib.row_types import NAMED_SELECT
 from .lib.syntax import literal_str
 
 __all__ = ["index_signature", "select_signature"]
@@ -62,7 +64,13 @@ def select_signature(ctx: FunctionSigContext) -> FunctionLike:
     def lead() -> str:  # only for a message: most calls have nothing to report
         facts = model_facts(model.node) if isinstance(model, RefExpr) and isinstance(
             model.node, TypeInfo) else None
-        return f"{facts.name if facts is not None else 'the model'}: select() takes"
+        if facts is not None:
+            return f"{facts.name}: select() takes"
+        assert isinstance(ctx.api, TypeChecker)
+        with ctx.api.msg.filter_errors():
+            typ = get_proper_type(ctx.api.expr_checker.accept(model))
+        named = isinstance(typ, Instance) and typ.type.fullname == NAMED_SELECT_CLASS
+        return f"{NAMED_SELECT if named else 'the model'}: select() takes"
 
     return _report(ctx, 1, lead)
 

@@ -15,6 +15,7 @@ from mypy.plugin import MethodContext
 from mypy.types import Instance, Type, get_proper_type
 
 from .lib.computed import computed_type
+from .lib.conditions import check_condition
 from .lib.messages import PLAIN_NAME, VALUE, plain_name_problem
 from .lib.metadata import model_facts
 from .lib.row_types import fields_of, fields_row
@@ -50,7 +51,7 @@ def _labeled(ctx: MethodContext, scope: Scope, fetched: dict[str, Type]) -> Type
             scope.fail(f'{name}: add_columns() label "{label}" is also the name of a fetched '
                        "column (or alias); choose another label", key, VALUE)
             continue
-        fields[label] = computed_type(scope, label, value)
+        fields[label] = computed_type(scope, label, value, check_condition)
     if not complete:
         return ctx.default_return_type
     row = fields_row(api, fields)

@@ -9,13 +9,13 @@ from mypy.nodes import DictExpr, Expression, ListExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import Instance, Type, get_proper_type
 
-from .lib.conditions import check_condition
+from .lib.conditions import check_condition, check_given
 from .lib.messages import INSERT, listed
 from .lib.metadata import ModelFacts, model_facts
-from .lib.row_types import labels_of, named_select_facts, row_type
+from .lib.names import NAMED_SELECT_CLASS
+from .lib.row_types import labels_of, named_select_facts, row_facts, row_type
 from .lib.scopes import Scope
 from .lib.syntax import arg, literal_str
-from .lib.values import check_value
 
 __all__ = [
     "as_subquery", "conflict_nothing", "conflict_update", "insert_values", "order_by",
@@ -46,16 +46,30 @@ def _with_rows(default: Type, row: Type) -> Type:
 
 
 def select_columns(ctx: FunctionContext) -> Type:
-    """`select(M, ["a", "b"])`: each column checked; rows are `Row` of exactly those columns."""
-    facts = _model(ctx.default_return_type)
+    """`select(M, ["a", "b"])`: each column checked; rows are `Row` of exactly those columns.
+
+    `select(cte, ["a"])` is typed `Select[NamedSelect[Row[...]], Row[...]]`: the named
+    select's rows first, which where() and order_by() take every column of, then the rows
+    fetched."""
     columns = ctx.args[1] if len(ctx.args) > 1 else []  # positional-only: no name to match
-    if facts is None or not columns:
+    if not columns:
+        return ctx.default_return_type
+    source = get_proper_type(ctx.arg_types[0][0]) if ctx.arg_types and ctx.arg_types[0] \
+        else None
+    named = source if isinstance(source, Instance) and \
+        source.type.fullname == NAMED_SELECT_CLASS and source.args else None
+    facts = row_facts(named.args[0]) if named is not None else _model(ctx.default_return_type)
+    if facts is None:
         return ctx.default_return_type
     assert isinstance(ctx.api, TypeChecker)
     names = Scope(ctx.api, facts, "select()").columns(columns[0])
     if names is None:
         return ctx.default_return_type
-    return _with_rows(ctx.default_return_type, row_type(ctx.api, facts, names))
+    rows = _with_rows(ctx.default_return_type, row_type(ctx.api, facts, names))
+    proper = get_proper_type(rows)
+    if named is not None and isinstance(proper, Instance):
+        return proper.copy_modified(args=[named, *proper.args[1:]])
+    return rows
 
 
 def where(ctx: MethodContext) -> Type:
@@ -133,7 +147,7 @@ def _assignments(scope: Scope, mapping: Expression) -> list[str] | None:
             continue
         if names is not None:
             names.append(col.attr)
-        check_value(scope, col, value)
+        check_given(scope, col, value)
     return names
 
 

@@ -79,10 +79,15 @@ def select(model: type[M], columns: list[str] | tuple[str, ...], /) -> Select[M,
 def select(model: NamedSelect[R], /) -> Select[Any, R]: ...
 
 
+@overload
+def select(model: NamedSelect[Any], columns: list[str] | tuple[str, ...], /
+           ) -> Select[Any, Row]: ...
+
+
 def select(model: type[Model] | NamedSelect[Any], columns: Sequence[str] | None = None, /
            ) -> Select[Any, Any]:
     """SELECT from a model: every column (rows are model instances) or some (rows are Row);
-    from a named select (sql.cte), Rows of its columns."""
+    from a named select (sql.cte), Rows of its columns (or of some of them)."""
     if columns is None:
         found = _PLAIN.get(model) if isinstance(model, type) else None
         if found is not None:

@@ -276,9 +276,12 @@ def test_plain_mypy_reads_the_modules_the_stubs_leave_out_from_the_library(
 def test_plain_mypy_reports_no_error_where_the_plugin_reports_none(
         every_case: list[Case], mypy_found: dict[bool, dict[str, list[tuple[int, str]]]]
         ) -> None:
-    # the lines pyright reports with the stubs, for the same reasons (KNOWN_FALSE_POSITIVES)
+    # the lines pyright reports with the stubs, for the same reasons (KNOWN_FALSE_POSITIVES),
+    # and an aggregate held in a variable: mypy widens the column of `spent = sql.sum("cents")`
+    # to str (SumOf[str]), which the stubs' per-model aggregate types refuse
+    known = KNOWN_FALSE_POSITIVES | {"test_computed__an_expression_held_in_a_variable:13"}
     unexpected = [fp for s in _mypy_scores(every_case, mypy_found[True]).values()
-                  for fp in s.false_positives if fp.split(": ")[0] not in KNOWN_FALSE_POSITIVES]
+                  for fp in s.false_positives if fp.split(": ")[0] not in known]
     assert unexpected == []
 
 
@@ -292,7 +295,7 @@ def test_plain_mypy_reports_most_single_table_mistakes_with_the_stubs(
     # catches where it solves a list of names or an alias to `str`, and sql.raw()'s
     # LiteralString (docs/static-checking.md)
     assert one.share >= 0.76, f"{one.caught}/{one.expected}"
-    assert without["one table"].caught <= 11, without["one table"]
+    assert without["one table"].caught * 4 < one.caught, without["one table"]
     assert all(s.false_positives == [] for s in without.values())
     # joins and aggregates: measured 1/28 and 5/19 with the stubs, none without
     assert with_stubs["joins"].caught >= 1, with_stubs["joins"]

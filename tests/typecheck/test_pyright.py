@@ -110,9 +110,23 @@ select(User, ["id", "email"])
 select(User, "id")
 Index("users_email", "email")
 '''
+    # two overloads take columns (a model's, a named select's): pyright says none matches,
+    # then still points at the argument that fits neither
     assert pyright(tmp_path, body) == [
+        '3:1: error: No overloads for "select" match the provided arguments',
         '3:14: error: Argument of type "Literal[\'id\']" cannot be assigned to parameter '
         '"columns" of type "list[str] | tuple[str, ...]" in function "select"',
         '4:22: error: Argument of type "Literal[\'email\']" cannot be assigned to parameter '
         '"columns" of type "list[str] | tuple[str, ...]" in function "__init__"',
+    ]
+
+
+def test_some_columns_of_a_named_select_are_a_select(tmp_path: Path) -> None:
+    body = '''\
+from tempest_typed import select, sql
+latest = sql.cte("latest", select(User, ["id", "email"]))
+reveal_type(select(latest, ["id"]))
+'''
+    assert pyright(tmp_path, body) == [
+        '3:13: information: Type of "select(latest, ["id"])" is "Select[Any, Row[Any]]"',
     ]

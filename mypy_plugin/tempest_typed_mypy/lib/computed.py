@@ -1,15 +1,22 @@
-"""The computed-column language: the type of an `sql.*` expression written in add_columns()
-(functions, arithmetic, CASE, windows, sql.scalar, sql.value) and of an aggregate, with
-its arguments checked as the run time checks them. Part of the foundation: imports no check.
+"""The computed-column language: the type of an `sql.*` expression (functions, arithmetic,
+CASE, windows, sql.scalar, sql.value) written in add_columns(), in an aggregate() group or as
+a value (a where operand, set(), values()), and of an aggregate, with its arguments checked as
+the run time checks them. Part of the foundation: imports no check.
 
 The expression is read as written: `sql.length("title")` is typed `Computed` by its
-signature, so its result type comes from the call and the column it names. An expression
-built elsewhere (a name) is not followed: its label is `Any`.
+signature, so its result type comes from the call and the column it names. A name is
+followed to the one assignment that gave it its value in the same module (see
+lib/definitions.py); anything else built elsewhere is not: its label is `Any`.
+
+A CASE holds conditions of the where language, and a condition holds values, which may be
+expressions again: the caller passes the condition checker (conditions.check_condition), so
+that this module stays below the where language, which imports it.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 from mypy.nodes import (
     CallExpr,
@@ -18,8 +25,10 @@ from mypy.nodes import (
     IntExpr,
     ListExpr,
     MemberExpr,
+    NameExpr,
     OpExpr,
     TupleExpr,
+    Var,
 )
 from mypy.types import (
     AnyType,
@@ -32,7 +41,7 @@ from mypy.types import (
     get_proper_type,
 )
 
-from .conditions import check_condition
+from .definitions import assigned, resolved
 from .families import same_family
 from .messages import AGGREGATE, VALUE, column_name, describe, listed, near
 from .metadata import Column, column_kind, instance, non_null
@@ -41,8 +50,12 @@ from .scopes import JoinScope, Scope
 from .syntax import callee_name, literal_str
 
 __all__ = [
-    "AGGREGATES", "DATE_PARTS", "DATE_UNITS", "aggregate_result", "computed_type", "or_none",
+    "AGGREGATES", "COMPUTED", "DATE_PARTS", "DATE_UNITS", "ConditionCheck", "Typer",
+    "aggregate_result", "computed_type", "or_none",
 ]
+
+#: checks one condition of the where language at the place of a scope
+ConditionCheck = Callable[[Scope, Expression], None]
 
 _SQL = "tempest_typed.sql."
 #: full name -> the aggregate it computes (count_distinct counts)
@@ -93,14 +106,15 @@ def _named(col: Column) -> str:
     return column_name(col) if col.model else col.attr
 
 
-def aggregate_result(scope: Scope, label: str, value: CallExpr, name: str) -> Type:
+def aggregate_result(scope: Scope, place: str, value: CallExpr, name: str) -> Type:
     """The type of an aggregate's values (`sql.sum("total")`), reporting a column it does not
-    take; `name` is the function as written (sum, count_distinct, ...)."""
+    take; `name` is the function as written (sum, count_distinct, ...), `place` where it is
+    (`for "label"`)."""
     api = scope.api
     func = AGGREGATES[f"{_SQL}{name}"]
     if not value.args:
         return instance(api.modules, "builtins.int")
-    col = _at(scope, f'sql.{name}() for "{label}"').column(value.args[0])
+    col = _at(scope, f"sql.{name}() {place}").column(value.args[0])
     if col is None:
         return AnyType(TypeOfAny.from_error)
     rule = ""
@@ -112,7 +126,7 @@ def aggregate_result(scope: Scope, label: str, value: CallExpr, name: str) -> Ty
         rule = f"{func} takes numbers, dates, times and strings"
     if rule:
         written = literal_str(api, value.args[0]) or col.attr
-        scope.fail(f'sql.{name}("{written}") for "{label}": {column_name(col)} is '
+        scope.fail(f'sql.{name}("{written}") {place}: {column_name(col)} is '
                    f"{describe(col.type, api.options)}; {rule}", value, AGGREGATE)
         return AnyType(TypeOfAny.from_error)
     if func == "count":
@@ -122,13 +136,24 @@ def aggregate_result(scope: Scope, label: str, value: CallExpr, name: str) -> Ty
     return or_none(col.type)
 
 
-class _Typer:
-    """Types the expressions of one label, reporting what the run time would refuse."""
+class Typer:
+    """Types the expressions of one place (a label, a where operand, a set() value),
+    reporting what the run time would refuse.
 
-    def __init__(self, scope: Scope, label: str) -> None:
+    `place` ends the messages' first words (`for "label"`, `in where()`), `top` names the
+    place itself (`add_columns() for "label"`); `conditions` checks a CASE's conditions.
+    `reads` tells, after value(), whether the expression read a column of the statement.
+    """
+
+    def __init__(self, scope: Scope, place: str, top: str, conditions: ConditionCheck) -> None:
         self.scope = scope
         self.api = scope.api
-        self.label = label
+        self.place = place
+        self.top = top
+        self.conditions = conditions
+        self.reads = False
+        #: the variables being followed to their value (`c = sql.lower(c)` is no loop)
+        self.following: set[Var] = set()
 
     def _type(self, fullname: str, nullable: bool = False) -> Type:
         typ: Type = instance(self.api.modules, fullname)
@@ -136,10 +161,10 @@ class _Typer:
 
     def _where(self, func: str | None) -> str:
         if func is None:
-            return f'add_columns() for "{self.label}"'
+            return self.top
         if func == "over":
-            return f'over() for "{self.label}"'
-        return f'sql.{func}() for "{self.label}"'
+            return f'over() {self.place}'
+        return f'sql.{func}() {self.place}'
 
     def column(self, expr: Expression, func: str) -> Column | None:
         """A function's argument: a column name, sql.col(), a value or another function."""
@@ -150,7 +175,16 @@ class _Typer:
         when it cannot be told."""
         api = self.api
         if literal_str(api, expr) is not None:
-            return _at(self.scope, self._where(func)).column(expr)
+            return self._read(_at(self.scope, self._where(func)).column(expr))
+        if isinstance(expr, NameExpr) and isinstance(expr.node, Var):
+            held = assigned(api, expr)
+            if held is None or expr.node in self.following:
+                return None
+            self.following.add(expr.node)
+            try:
+                return self.value(held, func)
+            finally:
+                self.following.discard(expr.node)
         if isinstance(expr, IntExpr):
             return _value_column(self._type("builtins.int"), "an int")
         if isinstance(expr, FloatExpr):
@@ -178,13 +212,13 @@ class _Typer:
         if callee is not None and callee.startswith(_SQL):
             short = callee[len(_SQL):]
             if callee in AGGREGATES:
-                self.scope.fail(f'sql.{short}() for "{self.label}": an aggregate beside each '
+                self.scope.fail(f'sql.{short}() {self.place}: an aggregate beside each '
                                 f"row is a window function, sql.{short}(...).over("
                                 "partition_by=[...]); aggregate() computes one per group",
                                 expr, AGGREGATE)
                 return None
             if short in _RANKING or short in _OFFSETS:
-                self.scope.fail(f'sql.{short}() for "{self.label}" is a window function: add '
+                self.scope.fail(f'sql.{short}() {self.place} is a window function: add '
                                 ".over(partition_by=[...], order_by=[...]) to say over which "
                                 "rows", expr, AGGREGATE)
                 return None
@@ -193,16 +227,23 @@ class _Typer:
             return self._over(expr.callee.expr, expr)
         return None
 
+    def _read(self, col: Column | None) -> Column | None:
+        """A column the expression reads (None: an unknown one, reported)."""
+        if col is not None:
+            self.reads = True
+        return col
+
     def _col(self, arg: Expression, func: str) -> Column | None:
         name = literal_str(self.api, arg)
         if name is None:
             return None
         scope = _at(self.scope, self._where(func))
         if isinstance(scope, JoinScope):
-            return scope.lookup(name, arg)
+            return self._read(scope.lookup(name, arg))
         if "." in name:  # `table.column` of the statement's own table: the run time checks
+            self.reads = True
             return None
-        return scope.column(arg)
+        return self._read(scope.column(arg))
 
     def _scalar(self, arg: Expression) -> Column | None:
         typ = get_proper_type(self.api.lookup_type_or_none(arg))
@@ -220,7 +261,7 @@ class _Typer:
         shown = f'"{written}"' if written is not None else "..."
         if option is not None:
             shown = f'"{option}", {shown}'
-        self.scope.fail(f'sql.{func}({shown}) for "{self.label}": {_named(col)} is '
+        self.scope.fail(f'sql.{func}({shown}) {self.place}: {_named(col)} is '
                         f"{describe(col.type, self.api.options)}; {func} takes {what}",
                         expr, VALUE)
         return False
@@ -232,7 +273,7 @@ class _Typer:
             if col is None:
                 return None
             if col.kind not in NUMBERS:
-                self.scope.fail(f'"{expr.op}" for "{self.label}": {_named(col)} is '
+                self.scope.fail(f'"{expr.op}" {self.place}: {_named(col)} is '
                                 f"{describe(col.type, self.api.options)}; arithmetic takes "
                                 "numbers (int, float, Decimal)", side, VALUE)
                 return None
@@ -259,7 +300,7 @@ class _Typer:
             if option is not None and option not in allowed:
                 guess = near(option, allowed)
                 hint = f'; did you mean "{guess}"?' if guess else ""
-                self.scope.fail(f'sql.{func}() for "{self.label}": the {what} "{option}" is '
+                self.scope.fail(f'sql.{func}() {self.place}: the {what} "{option}" is '
                                 f"not one of {listed(allowed)}{hint}", args[0], VALUE)
                 option = None
             col = self.column(args[1], func)
@@ -267,7 +308,7 @@ class _Typer:
                                              args[1], option or "..."):
                 return None
             if col.kind == "date" and option in ("hour", "minute"):
-                self.scope.fail(f'sql.{func}() for "{self.label}": {_named(col)} is a date, '
+                self.scope.fail(f'sql.{func}() {self.place}: {_named(col)} is a date, '
                                 f"which has no {option}", args[0], VALUE)
                 return None
             if func == "extract":
@@ -295,7 +336,7 @@ class _Typer:
             return _value_column(first.type, f"sql.{func}()")
         for col, item in zip(cols[1:], args[1:], strict=True):
             if not same_family(first.kind, col.kind):
-                self.scope.fail(f'sql.coalesce() for "{self.label}": {_named(first)} is '
+                self.scope.fail(f'sql.coalesce() {self.place}: {_named(first)} is '
                                 f"{describe(first.type, api.options)} but {_named(col)} is "
                                 f"{describe(col.type, api.options)}; coalesce takes values "
                                 "of one family", item, VALUE)
@@ -316,7 +357,8 @@ class _Typer:
                 continue
             if not isinstance(item, TupleExpr) or len(item.items) != 2:
                 return None
-            check_condition(scope, item.items[0])
+            self.conditions(scope, item.items[0])
+            self.reads = True  # a condition compares the statement's columns
             results.append(self.value(item.items[1], "case"))
         if otherwise is not None:
             results.append(self.value(otherwise, "case"))
@@ -326,7 +368,7 @@ class _Typer:
         first = cols[0]
         for col in cols[1:]:
             if not same_family(first.kind, col.kind):
-                self.scope.fail(f'sql.case() for "{self.label}": the branches are '
+                self.scope.fail(f'sql.case() {self.place}: the branches are '
                                 f"{describe(first.type, self.api.options)} and "
                                 f"{describe(col.type, self.api.options)}; a CASE yields "
                                 "values of one family", expr, VALUE)
@@ -338,6 +380,7 @@ class _Typer:
         return _value_column(or_none(base) if nullable else base, "sql.case()")
 
     def _over(self, function: Expression, expr: CallExpr) -> Column | None:
+        function = resolved(self.api, function)
         for name, item in zip(expr.arg_names, expr.args, strict=True):
             if name not in ("partition_by", "order_by") or not isinstance(item, TupleExpr | ListExpr):
                 continue
@@ -354,7 +397,7 @@ class _Typer:
             return None
         short = callee[len(_SQL):] if callee.startswith(_SQL) else ""
         if callee in AGGREGATES:
-            result = aggregate_result(self.scope, self.label, function, short)
+            result = aggregate_result(self.scope, self.place, function, short)
             if isinstance(get_proper_type(result), AnyType):
                 return None
             return _value_column(result, "a window")
@@ -363,7 +406,7 @@ class _Typer:
                                             and not item.items)
                 for name, item in zip(expr.arg_names, expr.args, strict=True)):
             does = "numbers rows" if short in _RANKING else "reads another row"
-            self.scope.fail(f'sql.{short}().over() for "{self.label}": {short} {does} in an '
+            self.scope.fail(f'sql.{short}().over() {self.place}: {short} {does} in an '
                             "order: pass order_by=[...]", expr, AGGREGATE)
             return None
         if short in _RANKING:
@@ -374,8 +417,14 @@ class _Typer:
         return None
 
 
-def computed_type(scope: Scope, label: str, expr: Expression) -> Type:
+#: the classes of the expressions this module types (sql.col's ColumnReference is one too,
+#: but a value that is a reference is checked as one: references.py)
+COMPUTED = ("tempest_typed.expressions.Computed", "tempest_typed.expressions.Over")
+
+
+def computed_type(scope: Scope, label: str, expr: Expression,
+                  conditions: ConditionCheck) -> Type:
     """The type of a computed column's values, reporting the arguments the run time refuses;
     `Any` when the expression does not say."""
-    col = _Typer(scope, label).value(expr)
+    col = Typer(scope, f'for "{label}"', f'add_columns() for "{label}"', conditions).value(expr)
     return AnyType(TypeOfAny.special_form) if col is None else col.type

@@ -4,23 +4,51 @@ Checked wherever a condition is written: `where()`, `index_where=`, `update_wher
 `on_conflict_do_nothing(where=)` and `Index(where=)`. Conditions nested in and_/or_/not_
 written in place are checked too; one held in a variable was built without its model and is
 left to the run-time check. Part of the foundation: imports no check.
+
+A value given for a column (here, and in set() and values(): check_given) is a plain value
+(values.py) or a computed sql.* expression, typed as add_columns() types it (computed.py,
+given this module's check_condition for a CASE's conditions) and of the column's family, as
+the run time checks it.
 """
 
 from __future__ import annotations
 
 from mypy.maptype import map_instance_to_supertype
-from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, SetExpr, TupleExpr
+from mypy.nodes import (
+    CallExpr,
+    DictExpr,
+    Expression,
+    ListExpr,
+    MemberExpr,
+    NameExpr,
+    OpExpr,
+    SetExpr,
+    TupleExpr,
+)
 from mypy.types import Instance, get_proper_type
 
+from .computed import COMPUTED, Typer
 from .correlation import correlate
-from .messages import OPERATOR, VALUE, column_name, describe, near
+from .definitions import resolved
+from .families import RULE, same_family
+from .messages import AGGREGATE, OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind, instance, non_null
-from .names import COMBINATORS, EXISTS, OPERATORS, QUERY, SUBQUERY, TEXT_OPERATORS
+from .names import (
+    COL,
+    COMBINATORS,
+    EXCLUDED,
+    EXISTS,
+    OPERATORS,
+    QUERY,
+    SCALAR,
+    SUBQUERY,
+    TEXT_OPERATORS,
+)
 from .scopes import Scope
 from .syntax import callee_name, is_none, literal_str
 from .values import NARROWER_REFUSED, accepted, check_value, fits, narrower_refused
 
-__all__ = ["check_condition"]
+__all__ = ["check_condition", "check_given"]
 
 
 def check_condition(scope: Scope, expr: Expression) -> None:
@@ -41,6 +69,61 @@ def check_condition(scope: Scope, expr: Expression) -> None:
             correlate(scope, expr.args[0])
 
 
+def check_given(scope: Scope, col: Column, expr: Expression, label: str | None = None) -> None:
+    """Check what is given for `col` where a value goes (a where operand, a set() or values()
+    value): a computed sql.* expression must be of the column's family; anything else is a
+    value (values.check_value). `label` names the place when `scope.where` does not."""
+    held = resolved(scope.api, expr)
+    if callee_name(held) in (COL, SCALAR, EXCLUDED):  # a reference, held in a variable or not
+        check_value(scope, col, held, label)
+        return
+    if not _is_computed(scope, expr):
+        check_value(scope, col, expr, label)
+        return
+    where = label or scope.where
+    shown = _shown(expr)
+    if isinstance(held, CallExpr) and isinstance(held.callee, MemberExpr) \
+            and held.callee.name == "over":
+        scope.fail(f"{shown} in {where}: a window function is computed after the rows are "
+                   "chosen, so it stands in add_columns() only; to filter on it, name the "
+                   "select with sql.cte() and select from that", expr, AGGREGATE)
+        return
+    typer = Typer(scope, f"in {where}", where, check_condition)
+    found = typer.value(expr)
+    if typer.reads and scope.where == "values()":
+        scope.fail(f"{shown} in {where}: a row being inserted has no columns to read yet; pass "
+                   "values (sql.value(x) inside a function), or insert(...).from_select(...) "
+                   "to insert what a select computes", expr, VALUE)
+        return
+    if found is None or same_family(col.kind, found.kind):
+        return
+    options = scope.api.options
+    scope.fail(f"{column_name(col)} expects {describe(col.type, options)}, got "
+               f"{describe(found.type, options)} from {shown} in {where}: {RULE}", expr, VALUE)
+
+
+def _is_computed(scope: Scope, expr: Expression) -> bool:
+    """Whether `expr` is a computed sql.* expression (not sql.col(), a reference)."""
+    if callee_name(expr) == COL:
+        return False
+    typ = get_proper_type(scope.api.lookup_type_or_none(expr))
+    return isinstance(typ, Instance) and any(typ.type.has_base(name) for name in COMPUTED)
+
+
+def _shown(expr: Expression) -> str:
+    """How a message names a computed expression: `sql.lower()`, `arithmetic ("*")`."""
+    callee = callee_name(expr)
+    if callee is not None and callee.startswith("tempest_typed.sql."):
+        return f"sql.{callee.rpartition('.')[2]}()"
+    if isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr):
+        return f"{_shown(expr.callee.expr)}.{expr.callee.name}()"
+    if isinstance(expr, OpExpr):
+        return f'arithmetic ("{expr.op}")'
+    if isinstance(expr, NameExpr):
+        return expr.name
+    return "the expression"
+
+
 def _check_spec(scope: Scope, col: Column, spec: Expression) -> None:
     if isinstance(spec, DictExpr):
         for op_expr, operand in spec.items:
@@ -59,7 +142,7 @@ def _check_spec(scope: Scope, col: Column, spec: Expression) -> None:
                    f"{describe(col.type, scope.api.options)} in {scope.where}; "
                    'write {"in": [...]} to match any of them', spec, VALUE)
         return
-    check_value(scope, col, spec)
+    check_given(scope, col, spec)
 
 
 def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
@@ -85,12 +168,12 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
                    "strings only", op_expr, OPERATOR)
         return
     if op in ("eq", "ne"):
-        check_value(scope, col, operand)
+        check_given(scope, col, operand)
     elif op in ("lt", "lte", "gt", "gte"):
         if is_none(operand):
             scope.fail(f'{column_name(col)} "{op}" None: None has no order', operand, VALUE)
         else:
-            check_value(scope, col, operand)
+            check_given(scope, col, operand)
     elif op == "between":
         _check_between(scope, col, operand)
     elif op in ("in", "not_in"):
@@ -123,7 +206,7 @@ def _check_between(scope: Scope, col: Column, operand: Expression) -> None:
             if is_none(item):
                 scope.fail(f'{column_name(col)} "between": bounds cannot be None', item, VALUE)
             else:
-                check_value(scope, col, item, f'{scope.where} "between"')
+                check_given(scope, col, item, f'{scope.where} "between"')
         return
     element = accepted(scope, col, non_null(col.type))
     target = scope.api.named_generic_type("typing.Sequence", [element])
@@ -160,7 +243,7 @@ def _check_in(scope: Scope, col: Column, op: str, operand: Expression) -> None:
                 scope.fail(f'{column_name(col)} "{op}": None never matches in a list; use '
                            '{"is_null": True} (combined with or_)', item, VALUE)
             else:
-                check_value(scope, col, item, f'{scope.where} "{op}"')
+                check_given(scope, col, item, f'{scope.where} "{op}"')
         return
     element = accepted(scope, col, element_type)
     sequence = scope.api.named_generic_type("typing.Sequence", [element])

@@ -21,7 +21,7 @@ from mypy.types import (
 )
 
 from .metadata import Column, ModelFacts, column_kind, instance, model_facts
-from .names import JOIN, ROW, SELECT
+from .names import JOIN, NAMED_SELECT_CLASS, ROW, SELECT
 
 __all__ = [
     "JOINED_MODELS", "NAMED_SELECT", "Aliases", "aliases_of", "fields_of", "fields_row", "joined_models", "labels_of", "model_of",
@@ -186,10 +186,16 @@ def row_facts(typ: Type) -> ModelFacts | None:
 
 def named_select_facts(typ: Type) -> ModelFacts | None:
     """The columns of a select from a named select (`Select[Any, Row[TypedDict(...)]]`, see
-    ctes.py): its row fields, as a model's columns; None for any other statement."""
+    ctes.py, or `Select[NamedSelect[Row[...]], Row[...]]` of some of its columns): its row
+    fields, as a model's columns; None for any other statement."""
     proper = get_proper_type(typ)
     if not (isinstance(proper, Instance) and proper.type.fullname == SELECT
-            and len(proper.args) == 2
-            and isinstance(get_proper_type(proper.args[0]), AnyType)):
+            and len(proper.args) == 2):
         return None
-    return row_facts(proper.args[1])
+    source = get_proper_type(proper.args[0])
+    if isinstance(source, AnyType):
+        return row_facts(proper.args[1])
+    if isinstance(source, Instance) and source.type.fullname == NAMED_SELECT_CLASS \
+            and source.args:
+        return row_facts(source.args[0])
+    return None
