@@ -44,7 +44,7 @@ LEASE_COLUMNS: Final = ("id", "lease_token", "payload", "idempotency_key", "atte
 
 def _due_time(row: Row) -> Any:
     """A picked row's due time before its claim (what the batch is ordered by)."""
-    return row.picked_next_attempt_at
+    return row[-1]
 
 
 class ClaimSQL:
@@ -125,7 +125,14 @@ class ClaimSQL:
         """The leases of a picked_statement()'s rows, in due order (RETURNING has none)."""
         rows = picked.all()
         rows.sort(key=_due_time)
-        return leases_of(rows)
+        out = []
+        # Rows are tuples of LEASE_COLUMNS and the due time: read by position (by name, each
+        # field is a lookup; measured: BENCHMARKS.md, "Fast paths").
+        for id_, token, payload, key, attempts, max_attempts, expires, _ in rows:
+            if token is None or expires is None:
+                leases_of(rows)  # raises, naming the row without its lease
+            out.append(Lease(id_, token, payload, key, attempts, max_attempts, expires))
+        return out
 
     def _lease_ids(self, dialect: Dialect, lease: Update[QueueMessage, Never], ids: list[Any],
                    token: UUID) -> Op[list[Lease]]:

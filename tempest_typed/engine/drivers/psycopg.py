@@ -178,12 +178,16 @@ class PsycopgDriver(Driver):
                            ) -> list[tuple[list[Any] | None, int]]:
         # Pipeline mode: every statement sent, then one Sync; the server runs them in order,
         # as one implicit transaction outside a transaction of ours (a failure ends them all).
-        cursors = []
+        try:
+            kept: list[Any] = conn._tempest_pipeline_cursors
+        except AttributeError:
+            kept = conn._tempest_pipeline_cursors = []
+        while len(kept) < len(batch):  # kept on the connection, as run()'s one cursor
+            kept.append(conn.cursor())
+        cursors = kept[:len(batch)]
         with conn.pipeline():
-            for sql, params in batch:
-                cur = conn.cursor()
+            for cur, (sql, params) in zip(cursors, batch, strict=True):
                 cur.execute(sql, params)
-                cursors.append(cur)
         out = []
         for cur in cursors:
             rows = cur.fetchall() if cur.description is not None else None

@@ -200,12 +200,16 @@ class AsyncPsycopgDriver(AsyncDriver):
                            ) -> list[tuple[list[Any] | None, int]]:
         # Pipeline mode: every statement sent, then one Sync; the server runs them in order,
         # as one implicit transaction outside a transaction of ours (a failure ends them all).
-        cursors = []
+        try:
+            kept: list[Any] = conn._tempest_pipeline_cursors
+        except AttributeError:
+            kept = conn._tempest_pipeline_cursors = []
+        while len(kept) < len(batch):  # kept on the connection, as run()'s one cursor
+            kept.append(conn.cursor())
+        cursors = kept[:len(batch)]
         async with conn.pipeline():
-            for sql, params in batch:
-                cur = conn.cursor()
+            for cur, (sql, params) in zip(cursors, batch, strict=True):
                 await cur.execute(sql, params)
-                cursors.append(cur)
         out = []
         for cur in cursors:
             rows = await cur.fetchall() if cur.description is not None else None
