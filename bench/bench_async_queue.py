@@ -94,28 +94,19 @@ SWEEP_SQL = (
     f'SELECT "id" FROM "{TABLE}" WHERE "consumer" = %s AND "status" = %s AND '
     '"next_attempt_at" <= now() AND "attempts" >= max_attempts'
 )
+#: the queue's claim: the due rows locked and leased in one UPDATE ... FROM, each returned
+#: with the due time it was picked by (the leases are put in that order)
 CLAIM_SQL = (
     f'UPDATE "{TABLE}" SET "status" = %s, "lease_token" = %s, "next_attempt_at" = '
     "(now() + CAST(%s AS double precision) * interval '1 second'), \"updated_at\" = now(), "
-    f'"attempts" = attempts + 1 WHERE "id" IN (SELECT "id" FROM "{TABLE}" WHERE '
+    f'"attempts" = attempts + 1 FROM (SELECT "id", "next_attempt_at" FROM "{TABLE}" WHERE '
     '"consumer" = %s AND "next_attempt_at" <= now() AND "status" IN (%s, %s) AND '
     '"attempts" < max_attempts ORDER BY "next_attempt_at" ASC NULLS FIRST LIMIT %s '
-    'FOR UPDATE SKIP LOCKED) RETURNING "id", "consumer", "idempotency_key", "payload", '
-    '"status", "attempts", "max_attempts", "next_attempt_at", "lease_token", "last_error", '
-    '"created_at", "updated_at"'
-)
-#: the queue's batch claim: the ids, oldest due first, locked; then those rows leased
-CLAIM_SELECT_SQL = (
-    f'SELECT "id" FROM "{TABLE}" WHERE "consumer" = %s AND "next_attempt_at" <= now() AND '
-    '"status" IN (%s, %s) AND "attempts" < max_attempts ORDER BY "next_attempt_at" ASC '
-    'NULLS FIRST LIMIT %s FOR UPDATE SKIP LOCKED'
-)
-CLAIM_LEASE_SQL = (
-    f'UPDATE "{TABLE}" SET "status" = %s, "lease_token" = %s, "next_attempt_at" = '
-    "(now() + CAST(%s AS double precision) * interval '1 second'), \"updated_at\" = now(), "
-    f'"attempts" = attempts + 1 WHERE "id" IN ({", ".join(["%s"] * BATCH)}) RETURNING "id", '
-    '"consumer", "idempotency_key", "payload", "status", "attempts", "max_attempts", '
-    '"next_attempt_at", "lease_token", "last_error", "created_at", "updated_at"'
+    f'FOR UPDATE SKIP LOCKED) AS "picked" WHERE "{TABLE}"."id" = "picked"."id" RETURNING '
+    + ", ".join(f'"{TABLE}"."{c}"' for c in ("id", "lease_token", "payload",
+                                             "idempotency_key", "attempts", "max_attempts",
+                                             "next_attempt_at"))
+    + ', "picked"."next_attempt_at" AS "picked_next_attempt_at"'
 )
 ACK_SQL = (
     f'UPDATE "{TABLE}" SET "status" = %s, "next_attempt_at" = %s, "lease_token" = %s, '
@@ -221,20 +212,10 @@ def check_sql() -> None:
     finally:
         drop_table()
     want = [SWEEP_SQL, CLAIM_SQL, ACK_SQL, ack_all_sql(BATCH - 1)]
-    # The batch claim is two steps in a transaction (ids oldest due first, then leased),
-    # where the floor runs the seed's one statement: the floor keeps the seed's SQL, and the
-    # table says so. Anything else that differs is a mistake of this script.
-    two_step = [SWEEP_SQL, "BEGIN", CLAIM_SELECT_SQL, CLAIM_LEASE_SQL, "COMMIT", ACK_SQL,
-                ack_all_sql(BATCH - 1)]
-    if got == two_step:
-        print("note: the queue claims a batch in two steps (BEGIN, SELECT ... FOR UPDATE "
-              "SKIP LOCKED, UPDATE ... RETURNING, COMMIT); the floor runs the seed's one "
-              "statement\n")
-    elif got != want:
+    if got != want:
         raise SystemExit("the hand-written SQL is not what the queue sends:\n"
                          + "\n".join(f"  sent:    {g}\n  written: {w}"
-                                     for g, w in zip(got, two_step, strict=False) if g != w))
-
+                                     for g, w in zip(got, want, strict=False) if g != w))
 
 # -- the sides of table 1 ---------------------------------------------------------------------
 

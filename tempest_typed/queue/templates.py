@@ -3,8 +3,9 @@
 Building a statement checks every value and makes its where nodes; the claim and the grouped
 ack are built the same way on every batch but for a few values (the lease token, the ids).
 A `Template` is the statement built once with marker values; `bind()` puts each call's values
-in the markers' places. The values bound are the same kinds the markers were (a UUID for a
-UUID), which the caller guarantees: they come from the leases the claim read back.
+in the markers' places (measured: BENCHMARKS.md, "Fast paths"). The values bound are the
+same kinds the markers were (a UUID for a UUID), which the caller guarantees: they come from
+the leases the claim read back.
 """
 
 from __future__ import annotations
