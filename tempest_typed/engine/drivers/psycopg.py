@@ -170,7 +170,7 @@ class PsycopgDriver(Driver):
             cur.execute(sql, None, **one_statement(conn))
         else:
             cur.execute(sql, params)
-        rows = cur.fetchall() if cur.description is not None else None
+        rows = cur.fetchall() if _returns_rows(cur) else None
         return rows, cur.rowcount
 
     @override
@@ -190,7 +190,7 @@ class PsycopgDriver(Driver):
                 cur.execute(sql, params)
         out = []
         for cur in cursors:
-            rows = cur.fetchall() if cur.description is not None else None
+            rows = cur.fetchall() if _returns_rows(cur) else None
             out.append((rows, cur.rowcount))
         return out
 
@@ -233,3 +233,17 @@ class PsycopgDriver(Driver):
         cur.itersize = size
         cur.execute(sql, params)
         return cur
+
+
+
+
+_TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
+
+
+def _returns_rows(cur: Any) -> bool:
+    """Whether the cursor's statement returned rows (RETURNING or a select, rows or none).
+
+    Asked of the result's field count: `cursor.description` makes a Column per field on every
+    call (measured: BENCHMARKS.md, "Fast paths")."""
+    result = cur.pgresult
+    return result is not None and result.status == _TUPLES_OK

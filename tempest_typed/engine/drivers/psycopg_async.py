@@ -192,7 +192,7 @@ class AsyncPsycopgDriver(AsyncDriver):
             await cur.execute(sql, None, **one_statement(conn))
         else:
             await cur.execute(sql, params)
-        rows = await cur.fetchall() if cur.description is not None else None
+        rows = await cur.fetchall() if _returns_rows(cur) else None
         return rows, cur.rowcount
 
     @override
@@ -212,7 +212,7 @@ class AsyncPsycopgDriver(AsyncDriver):
                 await cur.execute(sql, params)
         out = []
         for cur in cursors:
-            rows = await cur.fetchall() if cur.description is not None else None
+            rows = await cur.fetchall() if _returns_rows(cur) else None
             out.append((rows, cur.rowcount))
         return out
 
@@ -285,3 +285,15 @@ class _PsycopgListener(Listener):
         with contextlib.suppress(psycopg.Error):
             await self._conn.close()
 # async only: end
+
+
+_TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
+
+
+def _returns_rows(cur: Any) -> bool:
+    """Whether the cursor's statement returned rows (RETURNING or a select, rows or none).
+
+    Asked of the result's field count: `cursor.description` makes a Column per field on every
+    call (measured: BENCHMARKS.md, "Fast paths")."""
+    result = cur.pgresult
+    return result is not None and result.status == _TUPLES_OK
