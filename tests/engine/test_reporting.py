@@ -282,6 +282,18 @@ async def test_running_totals_and_neighbours(blog: Any) -> None:
         (3, 2, 10, 2, None, 5), (5, 2, 15, 2, "hi", None)])
 
 
+async def test_a_distinct_count_is_no_window() -> None:
+    # PostgreSQL, MariaDB and SQLite all fail COUNT(DISTINCT ...) OVER (...) when it runs:
+    # refused while the statement is built, with the way out
+    with pytest.raises(ValidationError, match="no database computes a DISTINCT aggregate"
+                                              r".*sql\.cte\(\)"):
+        sql.count_distinct("post_id").over(partition_by=["parent_id"])
+    counted = sql.count("post_id").over(partition_by=["parent_id"])  # the others still are
+    assert select(Comment, ["id"]).add_columns({"n": counted}).compile("sqlite").sql == (
+        'SELECT "id", COUNT("post_id") OVER (PARTITION BY "parent_id") AS "n" '
+        'FROM "eng_rep_comments"')
+
+
 def _ranked() -> Any:
     return (select(Comment, ["id", "post_id", "created_at"])
             .add_columns({"pos": sql.row_number().over(partition_by=["post_id"],
