@@ -6,6 +6,7 @@ test states the exact rows it expects, with their Python types: the same on ever
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -458,6 +459,33 @@ async def test_decimal_arithmetic_is_exact_or_names_the_way_out(blog: Any) -> No
     assert typed([tuple(r) for r in rows]) == typed([
         (1, Decimal("24.50"), Decimal("12.3"), Decimal("12.25"), Decimal("15.25")),
         (3, Decimal("-0.70"), Decimal("-0.4"), Decimal("0.35"), Decimal("-0.35"))])
+
+
+async def test_a_computed_decimal_orders_numerically_or_names_the_way_out(blog: Any) -> None:
+    # SQLite holds a Decimal as text: a label, window or function of one ordered there came
+    # back in text order ("10" before "9") until it was refused as its columns are
+    await blog.execute(update(Post).set({"amount": Decimal("10")}).where({"id": 2}))
+    await blog.execute(update(Post).set({"amount": Decimal("9")}).where({"id": 4}))
+    after = (select(Post, ["id"]).add_columns({"after": sql.lead("amount").over(order_by=["id"])})
+             .order_by("after").order_by("id"))
+    months = (select(Post).aggregate([{"a": sql.coalesce("amount", sql.value(Decimal(0)))}],
+                                     {"n": sql.count()}).order_by("a", "desc"))
+    ranked = select(Post, ["id"]).add_columns(
+        {"r": sql.rank().over(order_by=[sql.coalesce("amount", "amount")])}).order_by("id")
+    if blog.dialect.name == "sqlite":
+        for stmt, what in ((after, "'after' (a window function of a Decimal) `order_by`"),
+                           (months, "'a' (sql.coalesce() of a Decimal) `order_by`"),
+                           (ranked, "sql.coalesce() of a Decimal `order_by`")):
+            with pytest.raises(DialectError, match=re.escape(what) + ": SQLite stores Decimal "
+                               "as text.*order or compare in Python"):
+                await blog.execute(stmt)
+        return
+    assert [tuple(r) for r in (await blog.execute(after)).all()] == [
+        (4, None), (2, Decimal("-0.35")), (3, Decimal("9")), (1, Decimal("10"))]
+    assert [tuple(r) for r in (await blog.execute(months)).all()] == [
+        (Decimal("12.25"), 1), (Decimal("10"), 1), (Decimal("9"), 1), (Decimal("-0.35"), 1)]
+    assert [tuple(r) for r in (await blog.execute(ranked)).all()] == [
+        (1, 4), (2, 3), (3, 1), (4, 2)]
 
 
 async def test_null_in_arithmetic_is_null(blog: Any) -> None:
