@@ -270,17 +270,29 @@ async def test_ranking_windows(blog: Any) -> None:
 
 
 async def test_running_totals_and_neighbours(blog: Any) -> None:
-    rows = (await blog.execute(
-        select(Comment, ["id", "post_id"]).add_columns({
-            "running": sql.sum("id").over(order_by=["created_at"]),
-            "per_post": sql.count().over(partition_by=["post_id"]),
-            "before": sql.lag("body").over(partition_by=["post_id"], order_by=["created_at"]),
-            "after2": sql.lead("id", n=2).over(order_by=["id"]),
-        }).order_by("running")
-    )).all()
-    assert typed([tuple(r) for r in rows]) == typed([
+    running = sql.sum("id").over(order_by=["created_at"])
+    per_post = sql.count().over(partition_by=["post_id"])
+    before = sql.lag("body").over(partition_by=["post_id"], order_by=["created_at"])
+    after2 = sql.lead("id", n=2).over(order_by=["id"])
+    expected = typed([
         (1, 1, 1, 3, None, 3), (2, 1, 3, 3, "first", 4), (4, 1, 7, 3, "reply", None),
         (3, 2, 10, 2, None, 5), (5, 2, 15, 2, "hi", None)])
+    four = select(Comment, ["id", "post_id"]).add_columns(
+        {"running": running, "per_post": per_post, "before": before, "after2": after2})
+    if blog.dialect.name == "mariadb":  # four different windows: see the test below
+        with pytest.raises(DialectError, match="three or more different windows"):
+            await blog.execute(four.order_by("running"))
+    else:
+        rows = (await blog.execute(four.order_by("running"))).all()
+        assert typed([tuple(r) for r in rows]) == expected
+    # two windows per select, everywhere
+    two = sql.cte("two", select(Comment, ["id", "post_id", "body", "created_at"])
+                  .add_columns({"running": running, "per_post": per_post}))
+    rows = (await blog.execute(
+        select(two, ["id", "post_id", "running", "per_post"])
+        .add_columns({"before": before, "after2": after2}).order_by("running")
+    )).all()
+    assert typed([tuple(r) for r in rows]) == expected
 
 
 async def test_a_distinct_count_is_no_window() -> None:
@@ -293,6 +305,31 @@ async def test_a_distinct_count_is_no_window() -> None:
     assert select(Comment, ["id"]).add_columns({"n": counted}).compile("sqlite").sql == (
         'SELECT "id", COUNT("post_id") OVER (PARTITION BY "parent_id") AS "n" '
         'FROM "eng_rep_comments"')
+
+
+async def test_three_different_windows_in_one_select(blog: Any) -> None:
+    # MariaDB ranked "newest" in ascending order beside the two other windows: refused there,
+    # and the named select that holds two of them gives the same rows on every database
+    alone = sql.count().over()
+    newest = sql.rank().over(order_by=[("created_at", "desc")])
+    per_post = sql.count().over(partition_by=["post_id"], order_by=["id"])
+    three = (select(Comment, ["id", "post_id"])
+             .add_columns({"all": alone, "newest": newest, "per_post": per_post}).order_by("id"))
+    expected = [(1, 1, 5, 5, 1), (2, 1, 5, 4, 2), (3, 2, 5, 2, 1), (4, 1, 5, 3, 3),
+                (5, 2, 5, 1, 2)]
+    if blog.dialect.name == "mariadb":
+        with pytest.raises(DialectError, match=r"three or more different windows .*MariaDB "
+                                               r".*name a select holding some of them"):
+            await blog.execute(three)
+    else:
+        assert typed([tuple(r) for r in (await blog.execute(three)).all()]) == typed(expected)
+    two = sql.cte("two", select(Comment, ["id", "post_id"])
+                  .add_columns({"all": alone, "newest": newest}))
+    rows = (await blog.execute(
+        select(two).add_columns({"per_post": sql.count().over(partition_by=["post_id"],
+                                                              order_by=["id"])}).order_by("id")
+    )).all()
+    assert typed([tuple(r) for r in rows]) == typed(expected)
 
 
 def _ranked() -> Any:
