@@ -1,4 +1,5 @@
-"""Strategies for relational statements: joins, aggregates, column references, subqueries.
+"""Strategies for relational statements: joins, aggregates, column references, subqueries,
+groups of computed values and window functions.
 
 Three fixed models (users, orders, order items) whose tables and columns have names that need
 quoting, filled per example with generated rows: NULLs in every nullable column, duplicate
@@ -10,6 +11,11 @@ Numbers stay where every database computes the same aggregate exactly: ints with
 1/4 (sums are exact in any order), Decimals within 20 integer digits (a SUM fits MariaDB's
 DECIMAL(65, 30)). A Decimal ordered, summed or averaged on SQLite is its documented
 DialectError; the other two databases still run and compare the statement.
+
+A window whose result depends on the order of its rows (row_number, lag, lead) orders by a
+unique key last (every side's id); rank, dense_rank and aggregates (running totals take the
+rows up to this one and its ties) are the same whatever order ties come in, so theirs may end
+anywhere. An ordered statement orders by every side's id last, so its order is total.
 """
 
 from __future__ import annotations

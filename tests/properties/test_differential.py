@@ -6,8 +6,9 @@ returned, rows affected and the table's contents must be equal after normalizing
 documented differences (harness.py). A statement a database cannot express must raise one of
 its documented DialectErrors; it then runs, rolled back, on the others, which must agree.
 
-The relational property does the same for joins, aggregates, sql.col comparisons and
-exists/scalar subqueries over three fixed tables refilled per example (relational.py): the
+The relational property does the same for joins, aggregates (grouped by columns and by
+expressions), sql.col comparisons, exists/scalar subqueries, computed columns and window
+functions over three fixed tables refilled per example (relational.py): the
 rows must be equal as multisets (in order where the statement orders them totally), with the
 same Python types, the types the API promises for each aggregate.
 """
