@@ -334,6 +334,21 @@ class MySQLDialect(Dialect):
             return
         super().visit_aggregate(node, out)
 
+    @override
+    def visit_window(self, node: Function, out: _Out) -> None:
+        # A bare name in OVER (PARTITION BY / ORDER BY) means the select's label of that name
+        # here, not the column (RANK() OVER (ORDER BY `price`) beside `... AS price` ranked
+        # the label): in a select of one table, its columns are written qualified.
+        scope = out.scopes[-1] if out.scopes else {}
+        if out.qualifier is not None or len(scope) != 1:
+            super().visit_window(node, out)
+            return
+        out.qualifier = self.quote(next(iter(scope)))
+        try:
+            super().visit_window(node, out)
+        finally:
+            out.qualifier = None
+
     float_type = "DOUBLE"
     having_names_labels = True
 

@@ -269,8 +269,16 @@ class SQLiteDialect(Dialect):
 
     @override
     def write_extract(self, node: Function, out: _Out) -> None:
-        out.parts.append(f"CAST(strftime('{self._PARTS[node.option or 'day']}', ")
-        self.visit_value(node.args[0], out)
+        part = node.option or "day"
+        out.parts.append(f"CAST(strftime('{self._PARTS[part]}', ")
+        if part == "dow":
+            # %w counts from the instant rounded to the millisecond: in the day's last half
+            # millisecond (23:59:59.9995) it named the next day. The date alone has one day.
+            out.parts.append("substr(")
+            self.visit_value(node.args[0], out)
+            out.parts.append(", 1, 10)")
+        else:
+            self.visit_value(node.args[0], out)
         out.parts.append(") AS INTEGER)")
 
     @override

@@ -197,6 +197,27 @@ async def test_extract_in_utc_with_sunday_zero(blog: Any) -> None:
         (3, None, None, None, None, None, None, None), (4, 2026, 4, 2, 10, 0, 4, 4)])
 
 
+async def test_the_last_microsecond_of_a_sunday_is_a_sunday(blog: Any) -> None:
+    # SQLite's %w counted from the instant rounded to the millisecond: 23:59:59.9995 and later
+    # were the next day (1) there; every other part was right
+    late = datetime(2026, 3, 1, 23, 59, 59, 999999, tzinfo=UTC)
+    await blog.execute(insert(Post).values([
+        Post(id=5, title="Late", author="cy", published_at=late, day=date(2026, 3, 1)),
+        Post(id=6, title="Later", author="cy",
+             published_at=datetime(2026, 3, 7, 23, 59, 59, 999500, tzinfo=UTC))]))
+    rows = (await blog.execute(
+        select(Post, ["id"]).add_columns({
+            "dow": sql.extract("dow", "published_at"),
+            "day": sql.extract("day", "published_at"),
+            "hour": sql.extract("hour", "published_at"),
+            "date_dow": sql.extract("dow", "day"),
+            "midnight": sql.date_trunc("day", "published_at"),
+        }).where({"author": "cy"}).order_by("id")
+    )).all()
+    assert typed([tuple(r) for r in rows]) == typed([
+        (5, 0, 1, 23, 0, at(1, 0, 0)), (6, 6, 7, 23, None, at(7, 0, 0))])
+
+
 async def test_date_trunc_of_a_datetime_and_of_a_date(blog: Any) -> None:
     rows = (await blog.execute(
         select(Post, ["id"]).add_columns({
@@ -305,6 +326,20 @@ async def test_a_distinct_count_is_no_window() -> None:
     assert select(Comment, ["id"]).add_columns({"n": counted}).compile("sqlite").sql == (
         'SELECT "id", COUNT("post_id") OVER (PARTITION BY "parent_id") AS "n" '
         'FROM "eng_rep_comments"')
+
+
+async def test_a_window_reads_the_column_beside_a_label_of_its_name(blog: Any) -> None:
+    # MariaDB read `shares` in OVER (ORDER BY `shares`) as the label "shares" (-id) and
+    # ranked 1, 2, 3, 4: the window's columns are its table's
+    rows = (await blog.execute(
+        select(Post, ["id"]).add_columns({
+            "shares": sql.col("id") * -1,
+            "rank": sql.rank().over(order_by=[("shares", "desc")]),
+            "per_author": sql.count().over(partition_by=["author"], order_by=["shares"]),
+        }).order_by("id")
+    )).all()
+    assert typed([tuple(r) for r in rows]) == typed([
+        (1, -1, 4, 1), (2, -2, 2, 1), (3, -3, 3, 2), (4, -4, 1, 2)])
 
 
 async def test_three_different_windows_in_one_select(blog: Any) -> None:
