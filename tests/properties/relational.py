@@ -787,14 +787,23 @@ def window_queries(draw: st.DrawFn, data: Data) -> RelCase:
     multiset."""
     builder, sides = draw(sources(data))
     joined = bool(sides[0].prefix)
-    if not joined and draw(st.integers(0, 2)):
-        model = sides[0].model
-        builder = select(model, ["id", *draw(st.lists(
-            st.sampled_from([c.attr for c in columns_of(model)[1:]]), max_size=2, unique=True))])
     labels: dict[str, Any] = {}
     label_types: dict[str, type] = {}
     approximate: set[str] = set()
     never_null: set[str] = set()
+    if not joined and draw(st.integers(0, 2)):
+        model = sides[0].model
+        fetched = ["id", *draw(st.lists(st.sampled_from([c.attr for c in columns_of(model)[1:]]),
+                                        max_size=2, unique=True))]
+        builder = select(model, fetched)
+        # a label named as a column that is not fetched: the windows still read the column
+        plain = [c.attr for c in meta_of(model).columns
+                 if c.name == c.attr and c.attr not in fetched]
+        if plain and draw(st.integers(0, 2)) == 0:
+            shadow = draw(st.sampled_from(plain))
+            labels[shadow] = sql.col("id") * -1
+            label_types[shadow] = int
+            never_null.add(shadow)
     for n in range(draw(st.integers(1, 3))):
         labels[f"w{n}"], label_types[f"w{n}"], approx, not_null = _window(draw, sides)
         if approx:
