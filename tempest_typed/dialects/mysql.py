@@ -335,6 +335,21 @@ class MySQLDialect(Dialect):
             return
         super().visit_aggregate(node, out)
 
+    @override
+    def visit_window(self, node: Function, out: _Out) -> None:
+        # A bare name in OVER (PARTITION BY / ORDER BY) means the select's label of that name
+        # here, not the column (RANK() OVER (ORDER BY `price`) beside `... AS price` ranked
+        # the label): in a select of one table, its columns are written qualified.
+        scope = out.scopes[-1] if out.scopes else {}
+        if out.qualifier is not None or len(scope) != 1:
+            super().visit_window(node, out)
+            return
+        out.qualifier = self.quote(next(iter(scope)))
+        try:
+            super().visit_window(node, out)
+        finally:
+            out.qualifier = None
+
     float_type = "DOUBLE"
     having_names_labels = True
 
@@ -498,6 +513,23 @@ class MariaDBDialect(MySQLDialect):
     text_collation = "utf8mb4_nopad_bin"
 
     @override
+    def check_select(self, query: SelectQuery) -> None:
+        super().check_select(query)
+        if query.items is not None and len(_window_specs(query.items)) > 2:
+            # MariaDB orders the windows of a select to share their sorts; with three or more
+            # different (partition_by, order_by) some came back computed over another
+            # window's order (measured on 10.11: RANK() OVER (ORDER BY id DESC) beside
+            # COUNT(*) OVER () and COUNT(*) OVER (PARTITION BY id ORDER BY id) ranked in
+            # ascending order). Two different ones never did.
+            raise DialectError(
+                f"{self._label(query)}.add_columns(): window functions over three or more "
+                "different windows (partition_by, order_by) in one select: MariaDB computes "
+                "some of them over another window's order, wrong rows. Use at most two "
+                "different windows per select: name a select holding some of them with "
+                "sql.cte() and add the others in a select from it"
+            )
+
+    @override
     def create_index_prefix(self) -> str:
         return "CREATE {unique}INDEX IF NOT EXISTS"
 
@@ -528,3 +560,21 @@ class MariaDBDialect(MySQLDialect):
         elif lock.no_wait:
             text += " NOWAIT"
         return text
+
+
+def _window_specs(items: Sequence[object]) -> set[tuple[object, object]]:
+    """The different windows, (partition_by, order_by), of a select's items (not of its
+    subqueries, which are selects of their own)."""
+    specs: set[tuple[object, object]] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, SelectQuery) or not isinstance(node, tuple):
+            return
+        if isinstance(node, Function) and node.name == "over":
+            specs.add((node.args[1:], node.order))
+        for child in node:
+            walk(child)
+
+    for item in items:
+        walk(item)
+    return specs

@@ -11,6 +11,8 @@ What it does differently:
   on case-sensitive LIKE, so `like` is case-sensitive everywhere and `ilike` lowercases.
 - Ordered comparisons on Decimal columns, and order_by() on them, raise DialectError: SQLite
   has no exact decimal type, so decimals are stored as text that does not order numerically.
+  So do those on a Decimal computed from them (a label, a function, a window, sql.scalar),
+  which is text as well.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ..statements.nodes import (
     Labeled,
     Lock,
     OrderItem,
+    ScalarSubquery,
     SelectQuery,
     Value,
     operand_column,
@@ -189,13 +192,21 @@ class SQLiteDialect(Dialect):
         self._write(out, "MIN(", node.first, " * (1 << MIN(", node.attempts, " - 1, 30)), ",
                     node.cap, ")")
 
-    def _ordered_decimal(self, operand: Value, op: str) -> None:
+    def _ordered_decimal(self, operand: Value | Labeled, op: str) -> None:
         col = operand_column(operand)
         if col is not None and col.kind == "decimal":
             raise DialectError(
                 f"{col.model_name}.{col.attr} `{op}`: SQLite stores Decimal as text, which "
                 "does not order numerically; compare with eq/in, or use float or int "
                 "(e.g. cents) for a column you order by on SQLite"
+            )
+        what = _computed_decimal(operand)
+        if what is not None:
+            raise DialectError(
+                f"{what} `{op}`: SQLite stores Decimal as text, which does not order "
+                "numerically, and neither does a value computed from it (a label, a function, "
+                "a window, a subquery); order or compare in Python over the fetched rows, or "
+                "use float or int (e.g. cents) for a column you order by on SQLite"
             )
 
     @override
@@ -259,8 +270,16 @@ class SQLiteDialect(Dialect):
 
     @override
     def write_extract(self, node: Function, out: _Out) -> None:
-        out.parts.append(f"CAST(strftime('{self._PARTS[node.option or 'day']}', ")
-        self.visit_value(node.args[0], out)
+        part = node.option or "day"
+        out.parts.append(f"CAST(strftime('{self._PARTS[part]}', ")
+        if part == "dow":
+            # %w counts from the instant rounded to the millisecond: in the day's last half
+            # millisecond (23:59:59.9995) it named the next day. The date alone has one day.
+            out.parts.append("substr(")
+            self.visit_value(node.args[0], out)
+            out.parts.append(", 1, 10)")
+        else:
+            self.visit_value(node.args[0], out)
         out.parts.append(") AS INTEGER)")
 
     @override
@@ -271,11 +290,37 @@ class SQLiteDialect(Dialect):
 
     @override
     def order_item(self, item: OrderItem, out: _Out) -> None:
-        if not isinstance(item.operand, Labeled):
-            self._ordered_decimal(item.operand, "order_by")
+        self._ordered_decimal(item.operand, "order_by")
         super().order_item(item, out)
 
     @override
     def visit_between(self, node: Between, out: _Out) -> None:
         self._ordered_decimal(node.left, "between")
         super().visit_between(node, out)
+
+
+def _computed_decimal(node: object) -> str | None:
+    """What a computed value that is a Decimal is (a label, a function or window, a scalar
+    subquery, an aggregate), or None when it is none: SQLite holds it as text."""
+    if isinstance(node, Labeled):
+        col = operand_column(node.value)
+        inner = (f"{col.model_name}.{col.attr}" if col is not None and col.kind == "decimal"
+                 else _computed_decimal(node.value))
+        return None if inner is None else f"{node.label!r} ({inner})"
+    if isinstance(node, Function | Aggregate):
+        if node.kind != "decimal":
+            return None
+        if isinstance(node, Aggregate):
+            return f"sql.{node.func}() of a Decimal"
+        return ("a window function of a Decimal" if node.name == "over"
+                else f"{node.name} of a Decimal" if node.name in ("+", "-", "*")
+                else f"sql.{node.name}() of a Decimal")
+    if isinstance(node, ScalarSubquery):
+        items = node.query.items
+        if items:
+            col = operand_column(items[0])
+            if col is not None and col.kind == "decimal":
+                return f"sql.scalar() of {col.model_name}.{col.attr}"
+            inner = _computed_decimal(items[0])
+            return None if inner is None else f"sql.scalar() of {inner}"
+    return None

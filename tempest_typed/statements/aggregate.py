@@ -57,6 +57,13 @@ class AggregateFunction(Generic[T_co]):
     def over(self, *, partition_by: object = (), order_by: object = ()) -> Over:
         """This aggregate over a window of rows beside each row (with order_by, a running
         total: the rows up to this one)."""
+        if self.distinct:
+            raise ValidationError(
+                f"{self!r}.over(...): no database computes a DISTINCT aggregate over a window "
+                "(PostgreSQL, MySQL/MariaDB and SQLite all refuse it); count the distinct "
+                "values per group with aggregate([...], {\"n\": sql.count_distinct(...)}), "
+                "name that select with sql.cte() and join it on the group columns"
+            )
         return Over(self, partition_by, order_by)
 
     def __repr__(self) -> str:

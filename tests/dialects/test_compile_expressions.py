@@ -77,7 +77,8 @@ def test_dates_in_utc_per_dialect() -> None:
                       'AT TIME ZONE \'UTC\') AS integer) AS "dow", (date_trunc(\'month\', "day")'
                       '::date) AS "first" FROM "posts"',
         "sqlite": 'SELECT "id", strftime(\'%Y-%m-01 00:00:00.000000\', "published_at") AS '
-                  '"month", CAST(strftime(\'%w\', "published_at") AS INTEGER) AS "dow", '
+                  '"month", CAST(strftime(\'%w\', substr("published_at", 1, 10)) AS INTEGER) '
+                  'AS "dow", '
                   'strftime(\'%Y-%m-01\', "day") AS "first" FROM "posts"',
         "mysql": "SELECT `id`, CAST(DATE_FORMAT(`published_at`, '%%Y-%%m-01') AS DATETIME(6)) AS "
                  "`month`, (DAYOFWEEK(`published_at`) - 1) AS `dow`, CAST(DATE_FORMAT(`day`, "
@@ -116,9 +117,11 @@ def test_windows_per_dialect() -> None:
         "sqlite": 'SELECT "id", ROW_NUMBER() OVER (PARTITION BY "post_id" ORDER BY "created_at" '
                   'DESC) AS "pos", SUM("id") OVER (ORDER BY "created_at" ASC) AS "run", LAG("id", '
                   '?) OVER (ORDER BY "id" ASC) AS "prev" FROM "comments"',
-        "mysql": 'SELECT `id`, ROW_NUMBER() OVER (PARTITION BY `post_id` ORDER BY `created_at` '
-                 'DESC) AS `pos`, SUM(`id`) OVER (ORDER BY `created_at` ASC) AS `run`, LAG(`id`, '
-                 '%s) OVER (ORDER BY `id` ASC) AS `prev` FROM `comments`',
+        # qualified: a bare name in OVER (...) would mean a label of that name here
+        "mysql": 'SELECT `id`, ROW_NUMBER() OVER (PARTITION BY `comments`.`post_id` ORDER BY '
+                 '`comments`.`created_at` DESC) AS `pos`, SUM(`comments`.`id`) OVER (ORDER BY '
+                 '`comments`.`created_at` ASC) AS `run`, LAG(`comments`.`id`, %s) OVER (ORDER '
+                 'BY `comments`.`id` ASC) AS `prev` FROM `comments`',
     }
     assert stmt.compile("mysql").params == (2,)
 

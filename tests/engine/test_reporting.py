@@ -6,6 +6,7 @@ test states the exact rows it expects, with their Python types: the same on ever
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -196,6 +197,27 @@ async def test_extract_in_utc_with_sunday_zero(blog: Any) -> None:
         (3, None, None, None, None, None, None, None), (4, 2026, 4, 2, 10, 0, 4, 4)])
 
 
+async def test_the_last_microsecond_of_a_sunday_is_a_sunday(blog: Any) -> None:
+    # SQLite's %w counted from the instant rounded to the millisecond: 23:59:59.9995 and later
+    # were the next day (1) there; every other part was right
+    late = datetime(2026, 3, 1, 23, 59, 59, 999999, tzinfo=UTC)
+    await blog.execute(insert(Post).values([
+        Post(id=5, title="Late", author="cy", published_at=late, day=date(2026, 3, 1)),
+        Post(id=6, title="Later", author="cy",
+             published_at=datetime(2026, 3, 7, 23, 59, 59, 999500, tzinfo=UTC))]))
+    rows = (await blog.execute(
+        select(Post, ["id"]).add_columns({
+            "dow": sql.extract("dow", "published_at"),
+            "day": sql.extract("day", "published_at"),
+            "hour": sql.extract("hour", "published_at"),
+            "date_dow": sql.extract("dow", "day"),
+            "midnight": sql.date_trunc("day", "published_at"),
+        }).where({"author": "cy"}).order_by("id")
+    )).all()
+    assert typed([tuple(r) for r in rows]) == typed([
+        (5, 0, 1, 23, 0, at(1, 0, 0)), (6, 6, 7, 23, None, at(7, 0, 0))])
+
+
 async def test_date_trunc_of_a_datetime_and_of_a_date(blog: Any) -> None:
     rows = (await blog.execute(
         select(Post, ["id"]).add_columns({
@@ -269,17 +291,80 @@ async def test_ranking_windows(blog: Any) -> None:
 
 
 async def test_running_totals_and_neighbours(blog: Any) -> None:
-    rows = (await blog.execute(
-        select(Comment, ["id", "post_id"]).add_columns({
-            "running": sql.sum("id").over(order_by=["created_at"]),
-            "per_post": sql.count().over(partition_by=["post_id"]),
-            "before": sql.lag("body").over(partition_by=["post_id"], order_by=["created_at"]),
-            "after2": sql.lead("id", n=2).over(order_by=["id"]),
-        }).order_by("running")
-    )).all()
-    assert typed([tuple(r) for r in rows]) == typed([
+    running = sql.sum("id").over(order_by=["created_at"])
+    per_post = sql.count().over(partition_by=["post_id"])
+    before = sql.lag("body").over(partition_by=["post_id"], order_by=["created_at"])
+    after2 = sql.lead("id", n=2).over(order_by=["id"])
+    expected = typed([
         (1, 1, 1, 3, None, 3), (2, 1, 3, 3, "first", 4), (4, 1, 7, 3, "reply", None),
         (3, 2, 10, 2, None, 5), (5, 2, 15, 2, "hi", None)])
+    four = select(Comment, ["id", "post_id"]).add_columns(
+        {"running": running, "per_post": per_post, "before": before, "after2": after2})
+    if blog.dialect.name == "mariadb":  # four different windows: see the test below
+        with pytest.raises(DialectError, match="three or more different windows"):
+            await blog.execute(four.order_by("running"))
+    else:
+        rows = (await blog.execute(four.order_by("running"))).all()
+        assert typed([tuple(r) for r in rows]) == expected
+    # two windows per select, everywhere
+    two = sql.cte("two", select(Comment, ["id", "post_id", "body", "created_at"])
+                  .add_columns({"running": running, "per_post": per_post}))
+    rows = (await blog.execute(
+        select(two, ["id", "post_id", "running", "per_post"])
+        .add_columns({"before": before, "after2": after2}).order_by("running")
+    )).all()
+    assert typed([tuple(r) for r in rows]) == expected
+
+
+async def test_a_distinct_count_is_no_window() -> None:
+    # PostgreSQL, MariaDB and SQLite all fail COUNT(DISTINCT ...) OVER (...) when it runs:
+    # refused while the statement is built, with the way out
+    with pytest.raises(ValidationError, match="no database computes a DISTINCT aggregate"
+                                              r".*sql\.cte\(\)"):
+        sql.count_distinct("post_id").over(partition_by=["parent_id"])
+    counted = sql.count("post_id").over(partition_by=["parent_id"])  # the others still are
+    assert select(Comment, ["id"]).add_columns({"n": counted}).compile("sqlite").sql == (
+        'SELECT "id", COUNT("post_id") OVER (PARTITION BY "parent_id") AS "n" '
+        'FROM "eng_rep_comments"')
+
+
+async def test_a_window_reads_the_column_beside_a_label_of_its_name(blog: Any) -> None:
+    # MariaDB read `shares` in OVER (ORDER BY `shares`) as the label "shares" (-id) and
+    # ranked 1, 2, 3, 4: the window's columns are its table's
+    rows = (await blog.execute(
+        select(Post, ["id"]).add_columns({
+            "shares": sql.col("id") * -1,
+            "rank": sql.rank().over(order_by=[("shares", "desc")]),
+            "per_author": sql.count().over(partition_by=["author"], order_by=["shares"]),
+        }).order_by("id")
+    )).all()
+    assert typed([tuple(r) for r in rows]) == typed([
+        (1, -1, 4, 1), (2, -2, 2, 1), (3, -3, 3, 2), (4, -4, 1, 2)])
+
+
+async def test_three_different_windows_in_one_select(blog: Any) -> None:
+    # MariaDB ranked "newest" in ascending order beside the two other windows: refused there,
+    # and the named select that holds two of them gives the same rows on every database
+    alone = sql.count().over()
+    newest = sql.rank().over(order_by=[("created_at", "desc")])
+    per_post = sql.count().over(partition_by=["post_id"], order_by=["id"])
+    three = (select(Comment, ["id", "post_id"])
+             .add_columns({"all": alone, "newest": newest, "per_post": per_post}).order_by("id"))
+    expected = [(1, 1, 5, 5, 1), (2, 1, 5, 4, 2), (3, 2, 5, 2, 1), (4, 1, 5, 3, 3),
+                (5, 2, 5, 1, 2)]
+    if blog.dialect.name == "mariadb":
+        with pytest.raises(DialectError, match=r"three or more different windows .*MariaDB "
+                                               r".*name a select holding some of them"):
+            await blog.execute(three)
+    else:
+        assert typed([tuple(r) for r in (await blog.execute(three)).all()]) == typed(expected)
+    two = sql.cte("two", select(Comment, ["id", "post_id"])
+                  .add_columns({"all": alone, "newest": newest}))
+    rows = (await blog.execute(
+        select(two).add_columns({"per_post": sql.count().over(partition_by=["post_id"],
+                                                              order_by=["id"])}).order_by("id")
+    )).all()
+    assert typed([tuple(r) for r in rows]) == typed(expected)
 
 
 def _ranked() -> Any:
@@ -446,6 +531,33 @@ async def test_decimal_arithmetic_is_exact_or_names_the_way_out(blog: Any) -> No
     assert typed([tuple(r) for r in rows]) == typed([
         (1, Decimal("24.50"), Decimal("12.3"), Decimal("12.25"), Decimal("15.25")),
         (3, Decimal("-0.70"), Decimal("-0.4"), Decimal("0.35"), Decimal("-0.35"))])
+
+
+async def test_a_computed_decimal_orders_numerically_or_names_the_way_out(blog: Any) -> None:
+    # SQLite holds a Decimal as text: a label, window or function of one ordered there came
+    # back in text order ("10" before "9") until it was refused as its columns are
+    await blog.execute(update(Post).set({"amount": Decimal("10")}).where({"id": 2}))
+    await blog.execute(update(Post).set({"amount": Decimal("9")}).where({"id": 4}))
+    after = (select(Post, ["id"]).add_columns({"after": sql.lead("amount").over(order_by=["id"])})
+             .order_by("after").order_by("id"))
+    months = (select(Post).aggregate([{"a": sql.coalesce("amount", sql.value(Decimal(0)))}],
+                                     {"n": sql.count()}).order_by("a", "desc"))
+    ranked = select(Post, ["id"]).add_columns(
+        {"r": sql.rank().over(order_by=[sql.coalesce("amount", "amount")])}).order_by("id")
+    if blog.dialect.name == "sqlite":
+        for stmt, what in ((after, "'after' (a window function of a Decimal) `order_by`"),
+                           (months, "'a' (sql.coalesce() of a Decimal) `order_by`"),
+                           (ranked, "sql.coalesce() of a Decimal `order_by`")):
+            with pytest.raises(DialectError, match=re.escape(what) + ": SQLite stores Decimal "
+                               "as text.*order or compare in Python"):
+                await blog.execute(stmt)
+        return
+    assert [tuple(r) for r in (await blog.execute(after)).all()] == [
+        (4, None), (2, Decimal("-0.35")), (3, Decimal("9")), (1, Decimal("10"))]
+    assert [tuple(r) for r in (await blog.execute(months)).all()] == [
+        (Decimal("12.25"), 1), (Decimal("10"), 1), (Decimal("9"), 1), (Decimal("-0.35"), 1)]
+    assert [tuple(r) for r in (await blog.execute(ranked)).all()] == [
+        (1, 4), (2, 3), (3, 1), (4, 2)]
 
 
 async def test_null_in_arithmetic_is_null(blog: Any) -> None:

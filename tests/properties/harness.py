@@ -27,7 +27,9 @@ DOCUMENTED_DIALECT_ERRORS: dict[str, tuple[str, ...]] = {
     "sqlite": (r"SQLite stores Decimal as text",),
     "mysql": (r"has no RETURNING", r"RETURNING on INSERT and DELETE only",
               r"rejects LIMIT in IN \(SELECT", r"cannot read the table being updated",
-              r"ON DUPLICATE KEY UPDATE has no conflict target"),
+              r"ON DUPLICATE KEY UPDATE has no conflict target",
+              r"three or more different windows \(partition_by, order_by\) in one select: "
+              r"MariaDB"),
 }
 
 

@@ -1,4 +1,5 @@
-"""Strategies for relational statements: joins, aggregates, column references, subqueries.
+"""Strategies for relational statements: joins, aggregates, column references, subqueries,
+groups of computed values and window functions.
 
 Three fixed models (users, orders, order items) whose tables and columns have names that need
 quoting, filled per example with generated rows: NULLs in every nullable column, duplicate
@@ -10,6 +11,11 @@ Numbers stay where every database computes the same aggregate exactly: ints with
 1/4 (sums are exact in any order), Decimals within 20 integer digits (a SUM fits MariaDB's
 DECIMAL(65, 30)). A Decimal ordered, summed or averaged on SQLite is its documented
 DialectError; the other two databases still run and compare the statement.
+
+A window whose result depends on the order of its rows (row_number, lag, lead) orders by a
+unique key last (every side's id); rank, dense_rank and aggregates (running totals take the
+rows up to this one and its ties) are the same whatever order ties come in, so theirs may end
+anywhere. An ordered statement orders by every side's id last, so its order is total.
 """
 
 from __future__ import annotations
@@ -459,11 +465,13 @@ _PY_TYPES: dict[str, type] = {**_NUMBER_TYPES, "str": str, "literal": str,
                               "datetime": dt.datetime, "date": dt.date}
 
 
-def _aggregate(draw: st.DrawFn, sides: Sequence[Side]) -> tuple[Any, type, bool]:
+def _aggregate(draw: st.DrawFn, sides: Sequence[Side],
+               window: bool = False) -> tuple[Any, type, bool]:
     """One aggregate over the sides: the sql.* function, its result type, whether its value
-    is a quotient compared approximately."""
-    func = draw(st.sampled_from(("count", "count_col", "count_distinct", "sum", "sum", "avg",
-                                 "avg", "min", "max")))
+    is a quotient compared approximately (a window takes no count_distinct: no database
+    computes one)."""
+    func = draw(st.sampled_from(("count", "count_col", *(() if window else ("count_distinct",)),
+                                 "sum", "sum", "avg", "avg", "min", "max")))
     if func == "count":
         return sql.count(), int, False
     cols = [(s, c) for s in sides for c in columns_of(s.model)]
@@ -598,7 +606,245 @@ def computed_queries(draw: st.DrawFn, data: Data) -> RelCase:
                    label_types=label_types, never_null=frozenset({"id"}))
 
 
+# -- grouping by expressions, windows -----------------------------------------------------------
+
+#: text columns whose values are all ASCII: lower/upper fold the same on every database there
+#: (beyond ASCII only MySQL/MariaDB fold, a documented difference)
+_ASCII_TEXT = frozenset({"country", "sku", "status"})
+
+
+def _group_expression(draw: st.DrawFn, side: Side, col: Col) -> tuple[Any, type] | None:
+    """A value of one column to group or partition by, and its result type (None: nothing
+    to compute from this column). No quotient: a group key compares exactly."""
+    name = side.name(col.attr)
+    if col.kind in _NUMBER_TYPES:
+        number = _NUMBER_TYPES[col.kind]
+        return draw(st.sampled_from((
+            (sql.abs(name), number),
+            (sql.col(name) * 2 - 1, number),
+            (sql.round(name), number),
+            (sql.coalesce(name, sql.value(number(0))), number),
+            (sql.case(({name: {"gt": number(0)}}, sql.value("plus")), else_=sql.value("other")),
+             str),
+        )))
+    if col.kind in ("str", "literal"):
+        options: list[tuple[Any, type]] = [(sql.length(name), int),
+                                           (sql.coalesce(name, sql.value("-")), str)]
+        if col.attr in _ASCII_TEXT:
+            options += [(sql.lower(name), str), (sql.upper(name), str)]
+        return draw(st.sampled_from(options))
+    if col.kind == "datetime":
+        unit = draw(st.sampled_from(("year", "month", "day", "hour", "minute")))
+        part = draw(st.sampled_from(("year", "month", "day", "hour", "minute", "dow")))
+        return draw(st.sampled_from(((sql.date_trunc(unit, name), dt.datetime),
+                                     (sql.extract(part, name), int))))
+    if col.kind == "date":
+        unit = draw(st.sampled_from(("year", "month", "day")))
+        part = draw(st.sampled_from(("year", "month", "day", "dow")))
+        return draw(st.sampled_from(((sql.date_trunc(unit, name), dt.date),
+                                     (sql.extract(part, name), int))))
+    return None
+
+
+def _binds(expression: Any) -> bool:
+    """True when an expression holds a bound value (sql.value, a number in arithmetic, a
+    CASE's condition)."""
+    if isinstance(expression, int | float | Decimal) or "value(" in repr(expression):
+        return True
+    return any(_binds(a) for a in getattr(expression, "arguments", ()))
+
+
+@st.composite
+def grouped_expression_queries(draw: st.DrawFn, data: Data) -> RelCase:
+    """aggregate() grouped by {label: expression} dicts (and maybe a column) of a select or
+    join, with aggregates beside them, maybe having on a group label, ordered totally."""
+    builder, sides = draw(sources(data))
+    if draw(st.integers(0, 2)) == 0:
+        builder = builder.where(draw(conditions(sides, depth=1)))
+    candidates = [(s, c) for s in sides for c in columns_of(s.model)]
+    group: list[Any] = []
+    label_types: dict[str, type] = {}
+    group_names: list[str] = []
+    binding: set[str] = set()
+    for n in range(draw(st.integers(1, 2))):
+        side, col = draw(st.sampled_from(candidates))
+        made = _group_expression(draw, side, col)
+        if made is None:
+            continue
+        expression, label_types[f"g{n}"] = made
+        group.append({f"g{n}": expression})
+        group_names.append(f"g{n}")
+        if _binds(expression):
+            binding.add(f"g{n}")
+    if draw(st.booleans()):
+        repeated = [s.name(c.attr) for s in sides for c in columns_of(s.model)
+                    if c.attr in _GROUPY]
+        name = draw(st.sampled_from(repeated))
+        group.append(name)
+        group_names.append(name)
+    if not group:
+        side = sides[0]
+        group.append({"g9": sql.length(_text_of(side))})
+        label_types["g9"] = int
+        group_names.append("g9")
+    labels: dict[str, Any] = {}
+    approximate: set[str] = set()
+    never_null: set[str] = set()
+    for n in range(draw(st.integers(1, 3))):
+        function, result_type, approx = _aggregate(draw, sides)
+        labels[f"agg{n}"] = function
+        label_types[f"agg{n}"] = result_type
+        if function.func == "count":
+            never_null.add(f"agg{n}")
+        if approx:
+            approximate.add(f"agg{n}")
+    grouped = builder.aggregate(group, labels)
+    # PostgreSQL refuses having() on a group that binds a value (its DialectError).
+    computed_groups = [g for g in group_names if g in label_types and g not in binding]
+    if computed_groups and draw(st.integers(0, 2)) == 0:
+        label = draw(st.sampled_from(computed_groups))
+        if label_types[label] is int and draw(st.booleans()):
+            having: Any = {label: {draw(st.sampled_from(("gt", "gte", "lt", "ne"))):
+                                   draw(st.integers(0, 12))}}
+        else:
+            having = {label: {"is_null": draw(st.booleans())}}
+        grouped = grouped.having(having)
+    ordered = bool(draw(st.booleans()))
+    if ordered:
+        exact = [label for label in labels if label not in approximate]
+        for label in draw(st.lists(st.sampled_from(exact), max_size=1)) if exact else []:
+            grouped = grouped.order_by(label, draw(st.sampled_from(("asc", "desc"))))
+        for name in draw(st.permutations(group_names)):
+            grouped = grouped.order_by(name, draw(st.sampled_from(("asc", "desc"))))
+        if draw(st.booleans()):
+            grouped = grouped.limit(draw(st.integers(0, 3)))
+    return RelCase("grouped by expressions", grouped, ordered=ordered,
+                   approximate=frozenset(approximate), label_types=label_types,
+                   never_null=frozenset(never_null))
+
+
+def _text_of(side: Side) -> str:
+    """A text column of a side (every model has one)."""
+    return side.name(next(c.attr for c in columns_of(side.model) if c.kind in TEXT))
+
+
+def _window_operand(draw: st.DrawFn, sides: Sequence[Side]) -> Any:
+    """A column or a function of one (without a bound value) to partition or order a window by."""
+    side = draw(st.sampled_from(sides))
+    cols = columns_of(side.model)
+    repeated = [c for c in cols if c.attr in _GROUPY]  # partitions of several rows
+    col = draw(st.sampled_from(repeated if repeated and draw(st.booleans()) else cols))
+    name = side.name(col.attr)
+    if draw(st.integers(0, 2)):
+        return name
+    made = _group_expression(draw, side, col)
+    if made is None or _binds(made[0]):
+        return name
+    return made[0]
+
+
+def _tie_breaker(sides: Sequence[Side]) -> list[Any]:
+    """Every side's id: a unique key of the rows (a left-joined side's NULL id included)."""
+    return [side.name("id") for side in sides]
+
+
+def _window(draw: st.DrawFn, sides: Sequence[Side]) -> tuple[Any, type, bool, bool]:
+    """One window function: the expression, its result type, whether it is a quotient
+    (compared approximately), whether it is never NULL."""
+    func = draw(st.sampled_from(("row_number", "rank", "dense_rank", "lag", "lead",
+                                 "aggregate", "aggregate", "running")))
+    partition = [_window_operand(draw, sides) for _ in range(draw(st.integers(0, 2)))]
+    order: list[Any] = []
+    for _ in range(draw(st.integers(0, 2))):
+        operand = _window_operand(draw, sides)
+        order.append((operand, "desc") if draw(st.booleans()) else operand)
+    if func in ("row_number", "lag", "lead"):
+        # the result depends on the order of the rows: a unique key last makes it total
+        order += [(key, draw(st.sampled_from(("asc", "desc")))) for key in _tie_breaker(sides)]
+    elif func in ("rank", "dense_rank", "running") and not order:
+        order.append(_window_operand(draw, sides))
+    if func in ("row_number", "rank", "dense_rank"):
+        made = {"row_number": sql.row_number, "rank": sql.rank, "dense_rank": sql.dense_rank}
+        return made[func]().over(partition_by=partition, order_by=order), int, False, True
+    if func in ("lag", "lead"):
+        side = draw(st.sampled_from(sides))
+        col = draw(st.sampled_from(columns_of(side.model)))
+        n = draw(st.sampled_from((1, 1, 2, 0, 3)))
+        call = (sql.lag if func == "lag" else sql.lead)(side.name(col.attr), n=n)
+        return call.over(partition_by=partition, order_by=order), _PY_TYPES[col.kind], False, False
+    function, result_type, approx = _aggregate(draw, sides, window=True)
+    if func == "aggregate" and draw(st.booleans()):
+        order = []  # the whole partition
+    return (function.over(partition_by=partition, order_by=order), result_type, approx,
+            function.func == "count")
+
+
+@st.composite
+def window_queries(draw: st.DrawFn, data: Data) -> RelCase:
+    """add_columns() of window functions (ranks, lag/lead, aggregates over partitions, running
+    totals) on a select (whole model or some columns) or a join, maybe filtered, maybe named
+    with sql.cte() and filtered on a window's label, ordered totally or compared as a
+    multiset."""
+    builder, sides = draw(sources(data))
+    joined = bool(sides[0].prefix)
+    labels: dict[str, Any] = {}
+    label_types: dict[str, type] = {}
+    approximate: set[str] = set()
+    never_null: set[str] = set()
+    if not joined and draw(st.integers(0, 2)):
+        model = sides[0].model
+        fetched = ["id", *draw(st.lists(st.sampled_from([c.attr for c in columns_of(model)[1:]]),
+                                        max_size=2, unique=True))]
+        builder = select(model, fetched)
+        # a label named as a column that is not fetched: the windows still read the column
+        plain = [c.attr for c in meta_of(model).columns
+                 if c.name == c.attr and c.attr not in fetched]
+        if plain and draw(st.integers(0, 2)) == 0:
+            shadow = draw(st.sampled_from(plain))
+            labels[shadow] = sql.col("id") * -1
+            label_types[shadow] = int
+            never_null.add(shadow)
+    for n in range(draw(st.integers(1, 3))):
+        labels[f"w{n}"], label_types[f"w{n}"], approx, not_null = _window(draw, sides)
+        if approx:
+            approximate.add(f"w{n}")
+        if not_null:
+            never_null.add(f"w{n}")
+    builder = builder.add_columns(labels)
+    if draw(st.integers(0, 2)) == 0:
+        builder = builder.where(draw(conditions(sides, depth=1)))
+    exact = [label for label in labels if label not in approximate]
+    if not joined and exact and draw(st.integers(0, 3)) == 0:
+        # the latest-per-group shape: a window is filtered on through a named select
+        builder = select(sql.cte("windowed", builder))
+        label = draw(st.sampled_from(exact))
+        if label_types[label] is int:
+            builder = builder.where({label: {draw(st.sampled_from(("lte", "eq", "gt"))):
+                                             draw(st.integers(0, 3))}})
+        else:
+            builder = builder.where({label: {"is_null": draw(st.booleans())}})
+        sides = [Side(sides[0].model, "", "windowed", data=data)]
+    ordered = bool(draw(st.booleans()))
+    if ordered:
+        for label in draw(st.lists(st.sampled_from(exact), max_size=2, unique=True)
+                          if exact else st.just([])):
+            builder = builder.order_by(label, draw(st.sampled_from(("asc", "desc"))))
+        for key in _tie_breaker(sides):
+            builder = builder.order_by(key, draw(st.sampled_from(("asc", "desc"))))
+        if draw(st.booleans()):
+            builder = builder.limit(draw(st.integers(0, 4)))
+        if draw(st.booleans()):
+            builder = builder.offset(draw(st.integers(0, 3)))
+    if not joined:
+        label_types = {"id": int, **label_types}
+        never_null.add("id")
+    return RelCase("windows", builder, ordered=ordered, approximate=frozenset(approximate),
+                   label_types=label_types, never_null=frozenset(never_null),
+                   sides=_joined(sides))
+
+
 def relational_queries(data: Data) -> st.SearchStrategy[RelCase]:
     """Any generated relational statement over tables holding `data`."""
     return st.one_of(row_queries(data), row_queries(data), aggregate_queries(data),
-                     aggregate_queries(data), distinct_queries(data), computed_queries(data))
+                     aggregate_queries(data), distinct_queries(data), computed_queries(data),
+                     grouped_expression_queries(data), window_queries(data))

@@ -6,8 +6,9 @@ returned, rows affected and the table's contents must be equal after normalizing
 documented differences (harness.py). A statement a database cannot express must raise one of
 its documented DialectErrors; it then runs, rolled back, on the others, which must agree.
 
-The relational property does the same for joins, aggregates, sql.col comparisons and
-exists/scalar subqueries over three fixed tables refilled per example (relational.py): the
+The relational property does the same for joins, aggregates (grouped by columns and by
+expressions), sql.col comparisons, exists/scalar subqueries, computed columns and window
+functions over three fixed tables refilled per example (relational.py): the
 rows must be equal as multisets (in order where the statement orders them totally), with the
 same Python types, the types the API promises for each aggregate.
 """
@@ -102,7 +103,7 @@ def relational(engines: dict[str, Engine]) -> Iterator[dict[str, Engine]]:
             engine.drop_all(*MODELS)
 
 
-# Each example refills three tables and runs two to six statements on three databases: a
+# Each example refills three tables and runs two to eight statements on three databases: a
 # third of the profile's examples (100 under CI=true) keeps the properties suite within its
 # CI budget; HYPOTHESIS_PROFILE=deep still runs 666.
 @settings(max_examples=max(10, settings().max_examples // 3))
@@ -116,7 +117,7 @@ def test_joins_aggregates_and_subqueries_mean_the_same_on_every_database(
                 tx.execute(delete(model).unguarded())
                 if rows:
                     tx.execute(insert(model).values(rows))
-    for _ in range(data.draw(st.integers(2, 6), label="statements")):
+    for _ in range(data.draw(st.integers(2, 8), label="statements")):
         case = data.draw(relational_queries(filled), label="statement")
         check_relational(case, {name: fetch(engine, case.statement)
                                 for name, engine in relational.items()})
