@@ -299,6 +299,16 @@ def column_reference(scope: Scope, name: object, where: str,
     operand, col = found
     if expected is not None and not same_family(expected, col):
         raise _family_error(expected, col, f"sql.col({name!r})", where)
+    if col is expected and scope.meta is not None and where.startswith(("where", "having")):
+        # the one table's column against itself: true of every row (NULL where it is NULL),
+        # what a subquery meant to read the row of a statement around it on the same table
+        # writes instead (its own table name names its own row)
+        raise ValidationError(
+            f"{scope.label}: {col.attr} compared with sql.col({name!r}) compares a column "
+            f"with itself, which holds for every row or for none (in {where}); to read the "
+            f"row of an "
+            f"enclosing statement on the same table, give that statement an alias, "
+            f"join({scope.meta.name}, \"outer\"), and write sql.col(\"outer.{col.attr}\")")
     return operand
 
 

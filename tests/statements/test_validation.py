@@ -346,3 +346,21 @@ def test_conflict_predicates_need_a_target() -> None:
 def test_conflict_target_is_a_list() -> None:
     with pytest.raises(ValidationError, match="write \\['id'\\]"):
         insert(Account).values({"owner": "a"}).on_conflict_do_nothing("id")  # type: ignore[arg-type]
+
+
+def test_a_column_compared_with_itself_is_refused_naming_the_alias_that_correlates() -> None:
+    """A subquery on the table of the statement around it names its own row by the table's
+    name: `where({"id": sql.col("outbound_messages.id")})` would hold for every row."""
+    from tempest_typed import join
+
+    for ref in ("outbound_messages.id", "id"):
+        with pytest.raises(ValidationError, match=r'compares a column with itself.*join\(Outbound, '
+                                           r'"outer"\), and write sql.col\("outer.id"\)'):
+            select(Outbound, ["id"]).where({"id": sql.col(ref)})
+    # the way out: the enclosing statement aliased, the subquery reading its row
+    latest = sql.scalar(select(Outbound, ["attempts"]).where(
+        {"id": sql.col("outer.id")}).as_subquery("attempts"))
+    compiled = join(Outbound, "outer").add_columns({"again": latest}).compile("postgresql")
+    assert '(SELECT "attempts" FROM "outbound_messages" WHERE "id" = "outer"."id")' in compiled.sql
+    # a comparison of two columns stays allowed
+    select(Outbound).where({"updated_at": {"gt": sql.col("next_attempt_at")}})
