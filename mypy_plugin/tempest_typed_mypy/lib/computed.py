@@ -396,6 +396,12 @@ class Typer:
                 return _value_column(typ.args[0], "a window")
             return None
         short = callee[len(_SQL):] if callee.startswith(_SQL) else ""
+        if short == "count_distinct":
+            self.scope.fail(f"sql.count_distinct().over() {self.place}: no database computes "
+                            "a DISTINCT aggregate over a window; count the distinct values "
+                            "per group with aggregate(), name that select with sql.cte() and "
+                            "join it on the group columns", expr, AGGREGATE)
+            return None
         if callee in AGGREGATES:
             result = aggregate_result(self.scope, self.place, function, short)
             if isinstance(get_proper_type(result), AnyType):
