@@ -239,7 +239,7 @@ async def test_async_queue_run_makes_one_round_trip_per_batch(
     assert summary.database_errors == 0
 
 
-def test_the_round_trip_counter_sees_a_prepare_apart_from_its_execute(
+def test_the_round_trip_counter_counts_a_pipeline_once(
     trips: RoundTrips, pg_url: str
 ) -> None:
     """The proxy's count is the client's waits: a pipeline of two statements is one, the
