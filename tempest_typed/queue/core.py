@@ -259,21 +259,24 @@ class QueueCore(Generic[E]):
 
     def _picking(self, acks: Sequence[Lease], limit: int) -> Update[QueueMessage, Row] | None:
         """The claim to pipeline after these acks, in one round trip: where the claim is
-        one statement (PostgreSQL), the acks are of one lease token (one statement), and no
-        dead-letter sweep is due; else None (the acks and the claim go in turn)."""
-        sweep_due = time.monotonic() - self._last_sweep >= self.sweep_interval
-        if sweep_due or len(by_token(acks)) != 1:
+        one statement (PostgreSQL) and no dead-letter sweep is due; else None (the acks and
+        the claim go in turn)."""
+        if time.monotonic() - self._last_sweep >= self.sweep_interval:
             return None
         return self._claims.picked_statement(self._dialect, limit, self.lease_seconds)
 
     def _ack_and_claim_op(self, acks: Sequence[Lease],
                           picking: Update[QueueMessage, Row]) -> Op[tuple[int, list[Lease]]]:
-        """The acks of finished leases (of one token) and the next claim, pipelined: (how
-        many acks were still held, the new leases). They succeed or fail together."""
-        [(token, ids)] = by_token(acks).items()
-        ack = self._ack_template(len(ids)).bind([*ids, token])
-        done: list[Result[Any]] = yield Together((ack, picking))
-        return done[0].rows_affected(), self._claims.picked_leases(done[1])
+        """The acks of finished leases (one statement per lease token) and the next claim,
+        pipelined: (how many acks were still held, the new leases). They succeed or fail
+        together."""
+        # With several handlers at once, the last messages of a batch are often still running
+        # when the next batch is claimed: their acks come with the next batch's, of two tokens.
+        grouped = [self._ack_template(len(ids)).bind([*ids, token])
+                   for token, ids in by_token(acks).items()]
+        done: list[Result[Any]] = yield Together((*grouped, picking))
+        return (sum(result.rows_affected() for result in done[:-1]),
+                self._claims.picked_leases(done[-1]))
 
     def _dead_letter_op(self) -> Op[int]:
         """Fail the messages whose lease expired on their final attempt; how many."""

@@ -112,11 +112,17 @@ class Outage:
             with self._lock:
                 self._open |= {client, server}
             for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+                threading.Thread(target=self._pump, args=(source, sink, source is client),
+                                 daemon=True).start()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+    def _passing(self, client: socket.socket, upstream: bool) -> None:
+        """Data is about to pass: from the client (`upstream`) or to it."""
+
+    def _pump(self, source: socket.socket, sink: socket.socket, upstream: bool) -> None:
+        client = source if upstream else sink
         try:
             while data := source.recv(65536):
+                self._passing(client, upstream)
                 sink.sendall(data)
         except OSError:
             pass
@@ -124,6 +130,26 @@ class Outage:
             for conn in (source, sink):
                 with contextlib.suppress(OSError):
                     conn.shutdown(socket.SHUT_RDWR)
+
+
+class RoundTrips(Outage):
+    """A TCP proxy that counts round trips: each time a client sends after the server last
+    spoke to it (or first), the client waits for an answer once more. A pipeline (several
+    statements, then one Sync) is one round trip; a prepare sent alone before its execute,
+    two. `turns` counts them over every connection through the proxy."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(host, port)
+        self.turns = 0
+        self._client_spoke: dict[socket.socket, bool] = {}
+
+    def _passing(self, client: socket.socket, upstream: bool) -> None:
+        # counted before the data passes: the answer cannot reach the client, nor the
+        # client's next request the proxy, before the direction is recorded
+        with self._lock:
+            if upstream and not self._client_spoke.get(client, False):
+                self.turns += 1
+            self._client_spoke[client] = upstream
 
 
 class Locked:

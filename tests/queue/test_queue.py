@@ -130,6 +130,50 @@ def test_claim_returns_its_batch_oldest_due_first(queue: Queue) -> None:
     assert got == [due[:10], due[10:11], due[11:]]
 
 
+def test_a_batch_claim_orders_fresh_nacked_and_expired_messages_by_due_time(
+    queue: Queue, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Due times out of insert (and id) order, mixing fresh messages, nacked ones queued
+    again and expired leases: each batch comes oldest due first. On PostgreSQL a batch is
+    the one-statement UPDATE ... FROM the picked rows, ordered by the due time it returns."""
+    ids = queue.enqueue_many([Message({"n": n}) for n in range(20)])
+    taken = queue.claim(6)
+    for lease in taken[:3]:
+        assert queue.nack(lease, "try again") == "queued"  # attempts 1, queued
+    # the other three stay leased, and their leases end (below): status "sending"
+    dues = random.Random(11).sample(range(10, 210, 10), 20)  # seconds ago, shuffled
+    for message_id, ago in zip(ids, dues, strict=True):
+        engine.execute(update(queue.model).set({"next_attempt_at": sql.now(plus=-ago)})
+                       .where({"id": message_id}))
+    ran: list[str] = []
+    real = engine._io.run
+
+    def run(conn: object, text: str, params: object) -> object:
+        ran.append(text)
+        return real(conn, text, params)
+
+    monkeypatch.setattr(engine._io, "run", run)
+    postgresql = engine.dialect.name == "postgresql"
+    got = []
+    for n in (8, 1, 11):
+        with engine.transaction() as tx:
+            if postgresql:  # a hash join: the leased rows come back in the table's order
+                tx.execute_sql("SET LOCAL enable_nestloop = off")
+                tx.execute_sql("SET LOCAL enable_mergejoin = off")
+            got.append(queue.claim(n, session=tx))
+    expected = [i for _, i in sorted(zip(dues, ids, strict=True), reverse=True)]
+    assert [[lease.id for lease in batch] for batch in got] == [
+        expected[:8], expected[8:9], expected[9:]]
+    earlier = {lease.id for lease in taken}
+    assert {lease.id: lease.attempts for batch in got for lease in batch} == {
+        i: 2 if i in earlier else 1 for i in ids}
+    if postgresql:  # each batch one statement; claim(1) its own
+        claims = [text for text in ran if text.startswith("UPDATE")]
+        assert len(claims) == 3 and not any("FOR UPDATE" in t for t in ran
+                                            if t.startswith("SELECT"))
+        assert ['AS "picked"' in text for text in claims] == [True, False, True]
+
+
 def test_process_hands_its_batch_to_the_handler_oldest_due_first(queue: Queue) -> None:
     delays = [-d for d in random.Random(8).sample(range(1, 61), 10)]
     queue.enqueue_many([Message({"d": d}, delay=d) for d in delays])

@@ -1,0 +1,617 @@
+"""The worker loop's pipelined ack + claim on PostgreSQL: one round trip per batch in the
+steady state of Queue.run and AsyncQueue.run, and what a failure in that round trip leaves
+(the connection dying while the server runs it, the connection lost after the server
+committed it, the claim's statement failing): every message handled once, acked once.
+
+Bounded: every wait polls a fixed number of rounds; no test asserts a duration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+from uuid import UUID
+
+import psycopg
+import pytest
+
+from tempest_typed import AsyncEngine, Engine, create_async_engine, create_engine, select
+from tempest_typed.model import meta_of
+from tempest_typed.queue import (
+    AsyncQueue,
+    Lease,
+    Message,
+    Queue,
+    QueueMessage,
+    Summary,
+    message_model,
+)
+
+from .conftest import RoundTrips, table_name
+
+pytestmark = pytest.mark.postgres
+
+MESSAGES = 200
+BATCH = 10
+
+
+def wait_until(condition: Callable[[], bool], rounds: int = 600, pause: float = 0.05) -> None:
+    """Poll `condition` a bounded number of times (30 s at most by default)."""
+    for _ in range(rounds):
+        if condition():
+            return
+        time.sleep(pause)
+    raise AssertionError("the condition never held")
+
+
+async def eventually(condition: Callable[[], Awaitable[bool]], rounds: int = 600,
+                     pause: float = 0.05) -> None:
+    """Poll `condition` a bounded number of times (30 s at most by default)."""
+    for _ in range(rounds):
+        if await condition():
+            return
+        await asyncio.sleep(pause)
+    raise AssertionError("the condition never held")
+
+
+def run_in_thread(queue: Queue, handler: Callable[[Lease], object],
+                  **options: object) -> tuple[threading.Thread, list[Summary]]:
+    out: list[Summary] = []
+    thread = threading.Thread(target=lambda: out.append(queue.run(handler, **options)),
+                              daemon=True)
+    thread.start()
+    return thread, out
+
+
+@pytest.fixture
+def trips(pg_url: str) -> Iterator[RoundTrips]:
+    """A proxy to the PostgreSQL server that counts the round trips through it."""
+    parts = urlsplit(pg_url)
+    proxy = RoundTrips(parts.hostname or "127.0.0.1", parts.port or 5432)
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+
+
+@pytest.fixture
+def direct(pg_url: str) -> Iterator[Engine]:
+    """An engine on the server itself, for the test's own reads and writes; the table the
+    test names is dropped afterwards, even on failure."""
+    engine = create_engine(pg_url, pool_size=4)
+    try:
+        yield engine
+    finally:
+        engine.close()
+
+
+@pytest.fixture
+def model(direct: Engine) -> Iterator[type[QueueMessage]]:
+    """The message model on a fresh table (with an audit of its acks: `acks_of`), dropped
+    afterwards."""
+    made = message_model(table_name("pipeline"))
+    watch = Queue(direct, "mail", model=made)
+    watch.drop_table()
+    watch.create_table()
+    table, audit = meta_of(made).table, audit_table(made)
+    direct.execute_sql(f'DROP TABLE IF EXISTS "{audit}"')
+    direct.execute_sql(f'CREATE TABLE "{audit}" (id uuid NOT NULL)')
+    # Each change of a row to "sent" that commits: an ack that took effect.
+    direct.execute_sql(
+        f'CREATE FUNCTION "{audit}"() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN '
+        f'INSERT INTO "{audit}" (id) VALUES (NEW.id); RETURN NEW; END $$')
+    direct.execute_sql(
+        f'CREATE TRIGGER "{audit}" AFTER UPDATE ON "{table}" FOR EACH ROW '
+        f"WHEN (NEW.status = 'sent' AND OLD.status IS DISTINCT FROM 'sent') "
+        f'EXECUTE FUNCTION "{audit}"()')
+    try:
+        yield made
+    finally:
+        try:
+            watch.drop_table()
+        finally:
+            direct.execute_sql(f'DROP TABLE IF EXISTS "{audit}"')
+            direct.execute_sql(f'DROP FUNCTION IF EXISTS "{audit}"()')
+
+
+def audit_table(model: type[QueueMessage]) -> str:
+    return meta_of(model).table + "_acks"
+
+
+def acks_of(direct: Engine, model: type[QueueMessage]) -> collections.Counter[UUID]:
+    """How many acks took effect, by message."""
+    rows = direct.execute_sql(f'SELECT id FROM "{audit_table(model)}"').all()
+    return collections.Counter(row[0] for row in rows)
+
+
+def stored(direct: Engine, model: type[QueueMessage]) -> list[QueueMessage]:
+    return direct.execute(select(model)).all()
+
+
+def sent(direct: Engine, model: type[QueueMessage]) -> int:
+    return Queue(direct, "mail", model=model).counts()["sent"]
+
+
+def enqueue(direct: Engine, model: type[QueueMessage], n: int) -> list[UUID]:
+    """`n` messages due one after another (1 ms apart, all in the past), in one insert."""
+    watch = Queue(direct, "mail", model=model)
+    return watch.enqueue_many([Message({"n": k}, delay=k * 0.001 - 60) for k in range(n)])
+
+
+# -- one round trip per batch ------------------------------------------------------------------
+
+
+def per_batch(marks: list[tuple[UUID, int]]) -> list[int]:
+    """From (lease token, round trips so far) at each handler's start: the round trips
+    between the start of one batch and the start of the next, batch after batch."""
+    first: dict[UUID, int] = {}
+    for token, turns in marks:
+        first.setdefault(token, turns)
+    starts = list(first.values())
+    return [later - earlier for earlier, later in itertools.pairwise(starts)]
+
+
+def settled(trips: RoundTrips) -> bool:
+    """Whether no round trip went through the proxy for a while: the pool has made its
+    connections (it makes another in the background when its first user waits for the
+    first, and that connection's handshake is no round trip of a batch)."""
+    before = trips.turns
+    time.sleep(0.2)
+    return trips.turns == before
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_queue_run_makes_one_round_trip_per_batch(
+    trips: RoundTrips, direct: Engine, model: type[QueueMessage], concurrency: int
+) -> None:
+    """Each batch's acks and the next claim go in one pipelined round trip; the first claim
+    (with the dead-letter sweep) is the only one on its own. With several handlers, the
+    acks of the last messages of a batch, still running at the next claim, come with the
+    next batch's: two lease tokens, two ack statements, in the same round trip (they went
+    before the claim, one round trip each: 3.1 per batch)."""
+    enqueue(direct, model, MESSAGES)
+    engine = create_engine(trips.url(str(direct.url)), pool_size=2)
+    try:
+        engine.execute_sql("SELECT 1")
+        wait_until(lambda: settled(trips), rounds=50, pause=0)
+        queue = Queue(engine, "mail", model=model, lease_seconds=60, sweep_interval=3600)
+        marks: list[tuple[UUID, int]] = []
+
+        def handler(lease: Lease) -> None:
+            marks.append((lease.token, trips.turns))
+            time.sleep(0.002)  # the last handlers of a batch still run at the next claim
+
+        thread, out = run_in_thread(queue, handler, batch=BATCH, concurrency=concurrency,
+                                    poll_interval=0.05)
+        try:
+            wait_until(lambda: sent(direct, model) == MESSAGES)
+        finally:
+            queue.stop()
+            thread.join(30)
+    finally:
+        engine.close()
+    assert out and out[0].processed == MESSAGES and out[0].leases_lost == 0
+    steady = per_batch(marks)
+    assert len(steady) == MESSAGES // BATCH - 1  # every claim took a full batch
+    assert steady == [1] * len(steady), steady
+    assert out[0].database_errors == 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("concurrency", [1, 3])
+async def test_async_queue_run_makes_one_round_trip_per_batch(
+    trips: RoundTrips, direct: Engine, model: type[QueueMessage], concurrency: int
+) -> None:
+    enqueue(direct, model, MESSAGES)
+    engine = create_async_engine(trips.url(str(direct.url)), pool_size=2)
+    try:
+        await engine.execute_sql("SELECT 1")
+        await eventually(lambda: asyncio.to_thread(settled, trips), rounds=50, pause=0)
+        queue = AsyncQueue(engine, "mail", model=model, lease_seconds=60, sweep_interval=3600)
+        marks: list[tuple[UUID, int]] = []
+
+        async def handler(lease: Lease) -> None:
+            marks.append((lease.token, trips.turns))
+            await asyncio.sleep(0.002)
+
+        task = asyncio.create_task(queue.run(handler, batch=BATCH, concurrency=concurrency,
+                                             poll_interval=0.05))
+        try:
+            # the test reads the table on the direct engine, off the event loop's thread
+            await eventually(lambda: asyncio.to_thread(
+                lambda: sent(direct, model) == MESSAGES))
+        finally:
+            queue.stop()
+            summary = await asyncio.wait_for(task, 30)
+    finally:
+        await engine.dispose()
+    assert summary.processed == MESSAGES and summary.leases_lost == 0
+    steady = per_batch(marks)
+    assert len(steady) == MESSAGES // BATCH - 1
+    assert steady == [1] * len(steady), steady
+    assert summary.database_errors == 0
+
+
+def test_the_round_trip_counter_counts_a_pipeline_once(
+    trips: RoundTrips, pg_url: str
+) -> None:
+    """The proxy's count is the client's waits: a pipeline of two statements is one, the
+    same two statements one after another are two."""
+    with psycopg.connect(trips.url(pg_url), autocommit=True) as conn:
+        before = trips.turns
+        conn.execute("SELECT %s::int", (1,))
+        conn.execute("SELECT %s::int", (2,))
+        alone = trips.turns - before
+        before = trips.turns
+        with conn.pipeline():
+            conn.cursor().execute("SELECT %s::int", (1,))
+            conn.cursor().execute("SELECT %s::int", (2,))
+        together = trips.turns - before
+    assert (alone, together) == (2, 1)
+
+
+# -- failures in the pipelined round trip ------------------------------------------------------
+
+
+class Pipelines:
+    """Wraps an engine's driver.run_together: counts the calls and those that failed, and
+    lets a test act around the `at`-th one (`around`, given the connection, the statements
+    and the real call)."""
+
+    def __init__(self, engine: Engine | AsyncEngine, monkeypatch: pytest.MonkeyPatch,
+                 around: Callable[..., Any] | None = None, at: int = 1) -> None:
+        self.calls = self.failed = 0
+        io = engine._io
+        real = io.run_together
+        if isinstance(engine, AsyncEngine):
+            async def run_together_async(conn: Any, batch: Any) -> Any:
+                self.calls += 1
+                try:
+                    if around is None or self.calls != at:
+                        return await real(conn, batch)
+                    return await around(conn, batch, real)
+                except BaseException:
+                    self.failed += 1
+                    raise
+
+            monkeypatch.setattr(io, "run_together", run_together_async)
+        else:
+            def run_together(conn: Any, batch: Any) -> Any:
+                self.calls += 1
+                try:
+                    if around is None or self.calls != at:
+                        return real(conn, batch)
+                    return around(conn, batch, real)
+                except BaseException:
+                    self.failed += 1
+                    raise
+
+            monkeypatch.setattr(io, "run_together", run_together)
+
+
+def acked_ids(params: Any) -> list[UUID]:
+    """The message ids of a grouped ack's parameters (its lease token is the last UUID)."""
+    return [p for p in params if isinstance(p, UUID)][:-1]
+
+
+def check_every_message_once(direct: Engine, model: type[QueueMessage], ids: list[UUID],
+                             handled: collections.Counter[UUID]) -> None:
+    """Each message handled once, acked once, and sent."""
+    assert handled == collections.Counter(ids)
+    assert acks_of(direct, model) == collections.Counter(ids)
+    assert {r.status for r in stored(direct, model)} == {"sent"}
+
+
+def backend_waiting_on_a_lock(direct: Engine, app: str) -> str | None:
+    """The statement the worker's backend waits on a row lock in, if it does."""
+    found = direct.execute_sql(
+        "SELECT query FROM pg_stat_activity WHERE application_name = %s "
+        "AND wait_event_type = 'Lock'", (app,)).all()
+    return str(found[0][0]) if found else None
+
+
+def is_the_ack(query: str) -> bool:
+    """Whether `query` is the worker's grouped ack (the claim takes no row it must wait for:
+    SKIP LOCKED)."""
+    return query.startswith("UPDATE") and '"id" IN (' in query
+
+
+def terminate_the_waiting(direct: Engine, app: str) -> int:
+    """Terminate the worker's backend that waits on a row lock (not its idle ones); how
+    many."""
+    count: int = direct.execute_sql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE application_name = %s AND wait_event_type = 'Lock'", (app,)).scalar()
+    return count
+
+
+def test_a_connection_that_dies_during_the_ack_and_claim_loses_no_message(
+    direct: Engine, model: type[QueueMessage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker's backend is terminated while the server runs the pipelined ack (held up
+    by a row lock) and the claim behind it: both are undone, the acks go again, and every
+    message is handled and acked once, with no attempt charged for the undone claim."""
+    ids = enqueue(direct, model, 30)
+    app = f"tq_pipe_{os.getpid()}"
+    engine = create_engine(f"{direct.url}?application_name={app}", pool_size=2)
+    pipelines = Pipelines(engine, monkeypatch)
+    handled: collections.Counter[UUID] = collections.Counter()
+    first: list[Lease] = []
+    started, go = threading.Event(), threading.Event()
+
+    def handler(lease: Lease) -> None:
+        if not first:
+            first.append(lease)
+            started.set()
+            go.wait(30)
+        handled[lease.id] += 1
+
+    try:
+        queue = Queue(engine, "mail", model=model, lease_seconds=30, sweep_interval=3600)
+        thread, out = run_in_thread(queue, handler, batch=BATCH, poll_interval=0.05)
+        try:
+            assert started.wait(30)
+            with direct.transaction() as locker:  # the first batch's ack will wait on it
+                locker.execute_sql(f'SELECT id FROM "{meta_of(model).table}" WHERE id = %s '
+                                   "FOR UPDATE", (first[0].id,))
+                go.set()
+                waiting: list[str] = []
+
+                def blocked() -> bool:
+                    query = backend_waiting_on_a_lock(direct, app)
+                    if query is not None:
+                        waiting.append(query)
+                    return bool(waiting)
+
+                wait_until(blocked)
+                assert is_the_ack(waiting[0])
+                assert terminate_the_waiting(direct, app) == 1
+            wait_until(lambda: sent(direct, model) == 30)
+        finally:
+            go.set()
+            queue.stop()
+            thread.join(30)
+    finally:
+        engine.close()
+    assert pipelines.failed == 1  # the ack that waited was the pipeline's, the claim behind it
+    check_every_message_once(direct, model, ids, handled)
+    assert {r.attempts for r in stored(direct, model)} == {1}  # the undone claim charged none
+    summary = out[0]
+    assert (summary.claimed, summary.processed, summary.leases_lost) == (30, 30, 0)
+    assert summary.database_errors == 1
+
+
+def test_a_failed_claim_in_the_pipeline_undoes_its_acks_which_go_again(
+    direct: Engine, model: type[QueueMessage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim behind the acks fails on the server: the acks, which it saw done in the
+    same transaction, are undone with it, and the next step sends them again."""
+    ids = enqueue(direct, model, 30)
+    engine = create_engine(str(direct.url), pool_size=2)
+    table = meta_of(model).table
+    after_failure: list[set[str]] = []
+
+    def fail_the_claim(conn: Any, batch: Any, real: Any) -> Any:
+        (ack_sql, ack_params), _claim = batch
+        # divides by zero when the ack has changed its first row, seen in the same transaction
+        failing = (f'SELECT 1 / (1 - (SELECT count(*) FROM "{table}" WHERE id = %s '
+                   "AND status = 'sent'))::int", (acked_ids(ack_params)[0],))
+        with pytest.raises(psycopg.errors.DivisionByZero) as failed:
+            real(conn, [(ack_sql, ack_params), failing])
+        after_failure.append({r.status for r in direct.execute(
+            select(model).where({"id": {"in": acked_ids(ack_params)}})).all()})
+        raise failed.value
+
+    pipelines = Pipelines(engine, monkeypatch, fail_the_claim)
+    handled: collections.Counter[UUID] = collections.Counter()
+
+    def handler(lease: Lease) -> None:
+        handled[lease.id] += 1
+
+    try:
+        queue = Queue(engine, "mail", model=model, lease_seconds=30, sweep_interval=3600)
+        thread, out = run_in_thread(queue, handler, batch=BATCH, poll_interval=0.05)
+        try:
+            wait_until(lambda: sent(direct, model) == 30)
+        finally:
+            queue.stop()
+            thread.join(30)
+    finally:
+        engine.close()
+    assert after_failure == [{"sending"}]  # the acks were undone with the failed claim
+    assert pipelines.calls >= 3  # the acks went again, pipelined with the claim
+    check_every_message_once(direct, model, ids, handled)
+    assert {r.attempts for r in stored(direct, model)} == {1}
+    summary = out[0]
+    assert (summary.claimed, summary.processed, summary.leases_lost) == (30, 30, 0)
+    assert summary.database_errors == 1
+
+
+def test_a_connection_lost_after_the_ack_and_claim_committed_loses_no_message(
+    direct: Engine, model: type[QueueMessage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server committed the pipelined acks and claim, and the connection was lost before
+    their results came back: the worker cannot tell, so it sends the acks again (they find
+    the messages sent) and the batch it claimed unknowingly comes back when its lease ends.
+    Every message is still handled once and acked once."""
+    ids = enqueue(direct, model, 30)
+    engine = create_engine(str(direct.url), pool_size=2)
+
+    def lose_the_answer(conn: Any, batch: Any, real: Any) -> Any:
+        real(conn, batch)
+        conn.close()
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    Pipelines(engine, monkeypatch, lose_the_answer)
+    handled: collections.Counter[UUID] = collections.Counter()
+
+    def handler(lease: Lease) -> None:
+        handled[lease.id] += 1
+
+    try:
+        queue = Queue(engine, "mail", model=model, lease_seconds=2, sweep_interval=3600)
+        thread, out = run_in_thread(queue, handler, batch=BATCH, poll_interval=0.05)
+        try:
+            wait_until(lambda: sent(direct, model) == 30)
+        finally:
+            queue.stop()
+            thread.join(30)
+    finally:
+        engine.close()
+    check_every_message_once(direct, model, ids, handled)
+    # the second batch was claimed twice: by the lost answer, then after its lease ended
+    assert sorted(r.attempts for r in stored(direct, model)) == [1] * 20 + [2] * 10
+    summary = out[0]
+    assert summary.claimed == 30 and summary.database_errors == 1
+    # The acks sent again find their messages sent and their lease token gone: the worker
+    # counts them as lost, though its own first ack took them (it cannot tell the two).
+    assert (summary.processed, summary.leases_lost) == (20, 10)
+
+
+# -- the same on AsyncQueue --------------------------------------------------------------------
+
+
+async def arun(queue: AsyncQueue, handler: Callable[[Lease], Awaitable[None]],
+               direct: Engine, model: type[QueueMessage], n: int,
+               during: Callable[[], Awaitable[None]] | None = None) -> Summary:
+    """Run the worker until `n` messages are sent (after `during`, if given); its Summary."""
+    task = asyncio.create_task(queue.run(handler, batch=BATCH, poll_interval=0.05))
+    try:
+        if during is not None:
+            await during()
+        await eventually(lambda: asyncio.to_thread(lambda: sent(direct, model) == n))
+    finally:
+        queue.stop()
+        summary = await asyncio.wait_for(task, 30)
+    return summary
+
+
+@pytest.mark.asyncio
+async def test_async_a_connection_that_dies_during_the_ack_and_claim_loses_no_message(
+    direct: Engine, model: type[QueueMessage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = enqueue(direct, model, 30)
+    app = f"tq_apipe_{os.getpid()}"
+    engine = create_async_engine(f"{direct.url}?application_name={app}", pool_size=2)
+    pipelines = Pipelines(engine, monkeypatch)
+    handled: collections.Counter[UUID] = collections.Counter()
+    first: list[Lease] = []
+    started, go = asyncio.Event(), asyncio.Event()
+
+    async def handler(lease: Lease) -> None:
+        if not first:
+            first.append(lease)
+            started.set()
+            await asyncio.wait_for(go.wait(), 30)
+        handled[lease.id] += 1
+
+    async def kill_the_ack_and_claim() -> None:
+        await asyncio.wait_for(started.wait(), 30)
+        locker = create_async_engine(str(direct.url), pool_size=1)
+        try:
+            async with locker.transaction() as tx:
+                await tx.execute_sql(f'SELECT id FROM "{meta_of(model).table}" WHERE id = %s '
+                                     "FOR UPDATE", (first[0].id,))
+                go.set()
+                waiting: list[str] = []
+
+                async def blocked() -> bool:
+                    query = await asyncio.to_thread(backend_waiting_on_a_lock, direct, app)
+                    if query is not None:
+                        waiting.append(query)
+                    return bool(waiting)
+
+                await eventually(blocked)
+                assert is_the_ack(waiting[0])
+                assert await asyncio.to_thread(terminate_the_waiting, direct, app) == 1
+        finally:
+            await locker.dispose()
+
+    try:
+        queue = AsyncQueue(engine, "mail", model=model, lease_seconds=30, sweep_interval=3600)
+        summary = await arun(queue, handler, direct, model, 30, kill_the_ack_and_claim)
+    finally:
+        go.set()
+        await engine.dispose()
+    assert pipelines.failed == 1
+    check_every_message_once(direct, model, ids, handled)
+    assert {r.attempts for r in stored(direct, model)} == {1}
+    assert (summary.claimed, summary.processed, summary.leases_lost) == (30, 30, 0)
+    assert summary.database_errors == 1
+
+
+@pytest.mark.asyncio
+async def test_async_a_failed_claim_in_the_pipeline_undoes_its_acks_which_go_again(
+    direct: Engine, model: type[QueueMessage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = enqueue(direct, model, 30)
+    engine = create_async_engine(str(direct.url), pool_size=2)
+    table = meta_of(model).table
+    after_failure: list[set[str]] = []
+
+    async def fail_the_claim(conn: Any, batch: Any, real: Any) -> Any:
+        (ack_sql, ack_params), _claim = batch
+        failing = (f'SELECT 1 / (1 - (SELECT count(*) FROM "{table}" WHERE id = %s '
+                   "AND status = 'sent'))::int", (acked_ids(ack_params)[0],))
+        try:
+            await real(conn, [(ack_sql, ack_params), failing])
+        except psycopg.errors.DivisionByZero:
+            after_failure.append(await asyncio.to_thread(lambda: {r.status for r in (
+                direct.execute(select(model).where(
+                    {"id": {"in": acked_ids(ack_params)}})).all())}))
+            raise
+        raise AssertionError("the injected claim did not fail")
+
+    pipelines = Pipelines(engine, monkeypatch, fail_the_claim)
+    handled: collections.Counter[UUID] = collections.Counter()
+
+    async def handler(lease: Lease) -> None:
+        handled[lease.id] += 1
+
+    try:
+        queue = AsyncQueue(engine, "mail", model=model, lease_seconds=30, sweep_interval=3600)
+        summary = await arun(queue, handler, direct, model, 30)
+    finally:
+        await engine.dispose()
+    assert after_failure == [{"sending"}]
+    assert pipelines.calls >= 3
+    check_every_message_once(direct, model, ids, handled)
+    assert {r.attempts for r in stored(direct, model)} == {1}
+    assert (summary.claimed, summary.processed, summary.leases_lost) == (30, 30, 0)
+    assert summary.database_errors == 1
+
+
+@pytest.mark.asyncio
+async def test_async_a_connection_lost_after_the_ack_and_claim_committed_loses_no_message(
+    direct: Engine, model: type[QueueMessage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = enqueue(direct, model, 30)
+    engine = create_async_engine(str(direct.url), pool_size=2)
+
+    async def lose_the_answer(conn: Any, batch: Any, real: Any) -> Any:
+        await real(conn, batch)
+        await conn.close()
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    Pipelines(engine, monkeypatch, lose_the_answer)
+    handled: collections.Counter[UUID] = collections.Counter()
+
+    async def handler(lease: Lease) -> None:
+        handled[lease.id] += 1
+
+    try:
+        queue = AsyncQueue(engine, "mail", model=model, lease_seconds=2, sweep_interval=3600)
+        summary = await arun(queue, handler, direct, model, 30)
+    finally:
+        await engine.dispose()
+    check_every_message_once(direct, model, ids, handled)
+    assert sorted(r.attempts for r in stored(direct, model)) == [1] * 20 + [2] * 10
+    assert summary.claimed == 30 and summary.database_errors == 1
+    assert (summary.processed, summary.leases_lost) == (20, 10)
