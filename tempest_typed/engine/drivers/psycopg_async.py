@@ -199,7 +199,10 @@ class AsyncPsycopgDriver(AsyncDriver):
     async def run_together(self, conn: Any, batch: Sequence[tuple[str, Sequence[Any]]],
                            ) -> list[tuple[list[Any] | None, int]]:
         # Pipeline mode: every statement sent, then one Sync; the server runs them in order,
-        # as one implicit transaction outside a transaction of ours (a failure ends them all).
+        # as one implicit transaction outside a transaction of ours (a failure on the server
+        # ends them all). A failure on the client, a parameter that does not adapt, would let
+        # the Sync commit the statements before it: the queue, the one caller, binds only
+        # UUIDs and numbers. (conn.transaction() around them would cost 4 round trips.)
         try:
             kept: list[Any] = conn._tempest_pipeline_cursors
         except AttributeError:
