@@ -128,7 +128,23 @@ _EXPRESSIONS = "\n".join([
     "class ScalarOf(Expression): ...  # sql.scalar(subquery)",
     "#: what add_columns() takes of any model: values, CASE, subqueries, SQL text",
     "Opaque = ValueOf | CaseValue | ScalarOf | Raw | Expr | Now",
+    "#: what a value in where(), set() or values() takes of the expressions, by the column's",
+    "#: family: a function whose result is of it, and any reference, coalesce, value or SQL",
+    "#: text (not a window: one is computed after the rows are chosen)",
+    "AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Excluded",
+    "NumberExpr = NumberOf[Any] | LengthOf[Any] | PartOf[Any] | TimePartOf[Any] | AnyFamily",
+    "TextExpr = TextOf[Any] | AnyFamily",
+    "DateExpr = TruncOf[Any] | AnyFamily",
 ])
+
+
+def _expr(col: ColumnMeta) -> str:
+    """The expressions a value of the column takes (`NumberExpr` for a number...)."""
+    if col.kind in _NUMBERS:
+        return "NumberExpr"
+    if col.kind in _TEXT:
+        return "TextExpr"
+    return "DateExpr" if col.kind in ("datetime", "date") else "AnyFamily"
 
 
 class StubError(Exception):
@@ -244,18 +260,18 @@ def _ops(n: _Names, col: ColumnMeta, t: str) -> tuple[str, str]:
     none = " | None" if col.nullable else ""
     fields: list[tuple[str, str]] = []
     if col.kind != "json":
-        value = f"{t} | Expression"
+        value = f"{t} | {_expr(col)}"
         fields += [("eq", value + none), ("ne", value + none)]
         if col.kind in _ORDERED:
             fields += [(op, value) for op in ("lt", "lte", "gt", "gte")]
             fields.append(("between", f"tuple[{value}, {value}] | list[{value}]"))
         yields = "str" if col.kind in _TEXT else t
-        item = f"{t} | Expression"  # a list may hold expressions, as where a value goes
+        item = f"{t} | {_expr(col)}"  # a list may hold expressions, as where a value goes
         operand = f"Sequence[{item}] | AbstractSet[{item}] | Subquery[Any, {yields} | None]"
         fields += [("in", operand), ("not_in", operand)]
     fields.append(("is_null", "bool"))
     if col.kind in _TEXT:
-        fields += [(op, "str | Expression") for op in ("like", "ilike")]
+        fields += [(op, "str | TextExpr") for op in ("like", "ilike")]
         fields += [(op, "str") for op in ("contains", "icontains", "startswith", "endswith")]
     body = ", ".join(f"{k!r}: {v}" for k, v in fields)
     return name, f'{name} = TypedDict("{name}", {{{body}}}, total=False)'
@@ -275,7 +291,7 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     for c in cols:
         ops_name, ops_def = _ops(n, c, given[c.attr])
         out.append(ops_def)
-        bare = "" if c.kind == "json" else f"{given_full[c.attr]} | Expression | "
+        bare = "" if c.kind == "json" else f"{given_full[c.attr]} | {_expr(c)} | "
         if c.kind == "json" and c.nullable:
             bare = "None | "
         where.append((c.attr, f"{bare}{ops_name}"))
@@ -284,11 +300,11 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     out += [f"    {attr}: {t}" for attr, t in where]
     out.append("")
     out.append(f"class {n.set}(TypedDict, total=False):")
-    out += [f"    {c.attr}: {given_full[c.attr]} | Expression" for c in cols]
+    out += [f"    {c.attr}: {given_full[c.attr]} | {_expr(c)}" for c in cols]
     out.append("")
     out.append(f"class {n.values}(TypedDict, total=False):")
     for c in cols:
-        t = f"{given_full[c.attr]} | Expression"
+        t = f"{given_full[c.attr]} | {_expr(c)}"
         out.append(f"    {c.attr}: {f'Required[{t}]' if c.required else t}")
     out.append("")
     # The fetched columns, as a TypeVar the call solves to their Literal union.
@@ -551,8 +567,8 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "",
              *sorted({f"import {m.__module__}" for m in models}),
              "from typing_extensions import TypeVar as TypeVarD",
-             "from tempest_typed.expressions import CaseValue, Computed, Expr, Expression, Now, Over, "
-             "Raw, TypedValue",
+             "from tempest_typed.expressions import CaseValue, Computed, Excluded, Expr, Expression, Now, "
+             "Over, Raw, TypedValue",
              "from tempest_typed.model import Model",
              "from tempest_typed.row import Row",
              "from tempest_typed.statements.cte import NamedSelect",
@@ -674,7 +690,7 @@ from typing_extensions import TypeVar
 from tempest_typed._generated import (CoalesceOf, CountOf, CountRows, LengthOf, NumberOf, OrderOf,
                                       PartOf, ScalarOf, SumOf, TextOf, TimePartOf, TruncOf,
                                       ValueOf, WindowCall, ColOf)
-from tempest_typed.expressions import CaseValue
+from tempest_typed.expressions import CaseValue, Excluded, Expr, Now, Raw
 from tempest_typed.expressions import Expression as Expression
 from tempest_typed.row import Row
 from tempest_typed.statements.cte import NamedSelect
@@ -689,10 +705,10 @@ _C3 = TypeVar("_C3", bound=LiteralString, default=Never)
 #: what coalesce() takes beside column names: expressions and values
 _Given = Expression | int | float | Decimal | bool | date | datetime | UUID | bytes | None
 
-def raw(text: LiteralString) -> Expression: ...
-def expr(template: object, *values: object) -> Expression: ...
-def now(plus: float | Expression | None = None) -> Expression: ...
-def excluded(column: str) -> Expression: ...
+def raw(text: LiteralString) -> Raw: ...
+def expr(template: object, *values: object) -> Expr: ...
+def now(plus: float | Expression | None = None) -> Now: ...
+def excluded(column: str) -> Excluded: ...
 def col(name: _C) -> ColOf[_C]: ...
 def exists(query: object) -> ExistsCondition: ...
 def not_exists(query: object) -> ExistsCondition: ...

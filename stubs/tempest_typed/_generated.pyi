@@ -12,7 +12,7 @@ from uuid import UUID
 
 import typecheck_models
 from typing_extensions import TypeVar as TypeVarD
-from tempest_typed.expressions import CaseValue, Computed, Expr, Expression, Now, Over, Raw, TypedValue
+from tempest_typed.expressions import CaseValue, Computed, Excluded, Expr, Expression, Now, Over, Raw, TypedValue
 from tempest_typed.model import Model
 from tempest_typed.row import Row
 from tempest_typed.statements.cte import NamedSelect
@@ -140,6 +140,13 @@ class ValueOf(TypedValue):  # sql.value(x): no column
 class ScalarOf(Expression): ...  # sql.scalar(subquery)
 #: what add_columns() takes of any model: values, CASE, subqueries, SQL text
 Opaque = ValueOf | CaseValue | ScalarOf | Raw | Expr | Now
+#: what a value in where(), set() or values() takes of the expressions, by the column's
+#: family: a function whose result is of it, and any reference, coalesce, value or SQL
+#: text (not a window: one is computed after the rows are chosen)
+AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Excluded
+NumberExpr = NumberOf[Any] | LengthOf[Any] | PartOf[Any] | TimePartOf[Any] | AnyFamily
+TextExpr = TextOf[Any] | AnyFamily
+DateExpr = TruncOf[Any] | AnyFamily
 
 class Combined(Condition, Generic[_W_co]):
     """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""
@@ -274,40 +281,40 @@ class Join4(Join[JoinRow4[_T1, _A1, _T2, _A2, _T3, _A3, _T4, _A4]], Generic[_T1,
 # typecheck_models.Account (table 'account')
 
 AccountColumn = Literal['id', 'email', 'active', 'balance', 'born', 'tags', 'owner_id']
-_Account_id_Ops = TypedDict("_Account_id_Ops", {'eq': int | Expression, 'ne': int | Expression, 'lt': int | Expression, 'lte': int | Expression, 'gt': int | Expression, 'gte': int | Expression, 'between': tuple[int | Expression, int | Expression] | list[int | Expression], 'in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'not_in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'is_null': bool}, total=False)
-_Account_email_Ops = TypedDict("_Account_email_Ops", {'eq': str | Expression, 'ne': str | Expression, 'in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'not_in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'is_null': bool, 'like': str | Expression, 'ilike': str | Expression, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
-_Account_active_Ops = TypedDict("_Account_active_Ops", {'eq': bool | Expression, 'ne': bool | Expression, 'in': Sequence[bool | Expression] | AbstractSet[bool | Expression] | Subquery[Any, bool | None], 'not_in': Sequence[bool | Expression] | AbstractSet[bool | Expression] | Subquery[Any, bool | None], 'is_null': bool}, total=False)
-_Account_balance_Ops = TypedDict("_Account_balance_Ops", {'eq': Decimal | int | Expression, 'ne': Decimal | int | Expression, 'lt': Decimal | int | Expression, 'lte': Decimal | int | Expression, 'gt': Decimal | int | Expression, 'gte': Decimal | int | Expression, 'between': tuple[Decimal | int | Expression, Decimal | int | Expression] | list[Decimal | int | Expression], 'in': Sequence[Decimal | int | Expression] | AbstractSet[Decimal | int | Expression] | Subquery[Any, Decimal | int | None], 'not_in': Sequence[Decimal | int | Expression] | AbstractSet[Decimal | int | Expression] | Subquery[Any, Decimal | int | None], 'is_null': bool}, total=False)
-_Account_born_Ops = TypedDict("_Account_born_Ops", {'eq': date | Expression | None, 'ne': date | Expression | None, 'lt': date | Expression, 'lte': date | Expression, 'gt': date | Expression, 'gte': date | Expression, 'between': tuple[date | Expression, date | Expression] | list[date | Expression], 'in': Sequence[date | Expression] | AbstractSet[date | Expression] | Subquery[Any, date | None], 'not_in': Sequence[date | Expression] | AbstractSet[date | Expression] | Subquery[Any, date | None], 'is_null': bool}, total=False)
+_Account_id_Ops = TypedDict("_Account_id_Ops", {'eq': int | NumberExpr, 'ne': int | NumberExpr, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
+_Account_email_Ops = TypedDict("_Account_email_Ops", {'eq': str | TextExpr, 'ne': str | TextExpr, 'in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
+_Account_active_Ops = TypedDict("_Account_active_Ops", {'eq': bool | AnyFamily, 'ne': bool | AnyFamily, 'in': Sequence[bool | AnyFamily] | AbstractSet[bool | AnyFamily] | Subquery[Any, bool | None], 'not_in': Sequence[bool | AnyFamily] | AbstractSet[bool | AnyFamily] | Subquery[Any, bool | None], 'is_null': bool}, total=False)
+_Account_balance_Ops = TypedDict("_Account_balance_Ops", {'eq': Decimal | int | NumberExpr, 'ne': Decimal | int | NumberExpr, 'lt': Decimal | int | NumberExpr, 'lte': Decimal | int | NumberExpr, 'gt': Decimal | int | NumberExpr, 'gte': Decimal | int | NumberExpr, 'between': tuple[Decimal | int | NumberExpr, Decimal | int | NumberExpr] | list[Decimal | int | NumberExpr], 'in': Sequence[Decimal | int | NumberExpr] | AbstractSet[Decimal | int | NumberExpr] | Subquery[Any, Decimal | int | None], 'not_in': Sequence[Decimal | int | NumberExpr] | AbstractSet[Decimal | int | NumberExpr] | Subquery[Any, Decimal | int | None], 'is_null': bool}, total=False)
+_Account_born_Ops = TypedDict("_Account_born_Ops", {'eq': date | DateExpr | None, 'ne': date | DateExpr | None, 'lt': date | DateExpr, 'lte': date | DateExpr, 'gt': date | DateExpr, 'gte': date | DateExpr, 'between': tuple[date | DateExpr, date | DateExpr] | list[date | DateExpr], 'in': Sequence[date | DateExpr] | AbstractSet[date | DateExpr] | Subquery[Any, date | None], 'not_in': Sequence[date | DateExpr] | AbstractSet[date | DateExpr] | Subquery[Any, date | None], 'is_null': bool}, total=False)
 _Account_tags_Ops = TypedDict("_Account_tags_Ops", {'is_null': bool}, total=False)
-_Account_owner_id_Ops = TypedDict("_Account_owner_id_Ops", {'eq': UUID | Expression | None, 'ne': UUID | Expression | None, 'in': Sequence[UUID | Expression] | AbstractSet[UUID | Expression] | Subquery[Any, UUID | None], 'not_in': Sequence[UUID | Expression] | AbstractSet[UUID | Expression] | Subquery[Any, UUID | None], 'is_null': bool}, total=False)
+_Account_owner_id_Ops = TypedDict("_Account_owner_id_Ops", {'eq': UUID | AnyFamily | None, 'ne': UUID | AnyFamily | None, 'in': Sequence[UUID | AnyFamily] | AbstractSet[UUID | AnyFamily] | Subquery[Any, UUID | None], 'not_in': Sequence[UUID | AnyFamily] | AbstractSet[UUID | AnyFamily] | Subquery[Any, UUID | None], 'is_null': bool}, total=False)
 
 class AccountWhere(TypedDict, total=False):
-    id: int | Expression | _Account_id_Ops
-    email: str | Expression | _Account_email_Ops
-    active: bool | Expression | _Account_active_Ops
-    balance: Decimal | int | Expression | _Account_balance_Ops
-    born: date | None | Expression | _Account_born_Ops
+    id: int | NumberExpr | _Account_id_Ops
+    email: str | TextExpr | _Account_email_Ops
+    active: bool | AnyFamily | _Account_active_Ops
+    balance: Decimal | int | NumberExpr | _Account_balance_Ops
+    born: date | None | DateExpr | _Account_born_Ops
     tags: _Account_tags_Ops
-    owner_id: UUID | None | Expression | _Account_owner_id_Ops
+    owner_id: UUID | None | AnyFamily | _Account_owner_id_Ops
 
 class AccountSet(TypedDict, total=False):
-    id: int | Expression
-    email: str | Expression
-    active: bool | Expression
-    balance: Decimal | int | Expression
-    born: date | None | Expression
-    tags: list[str] | Expression
-    owner_id: UUID | None | Expression
+    id: int | NumberExpr
+    email: str | TextExpr
+    active: bool | AnyFamily
+    balance: Decimal | int | NumberExpr
+    born: date | None | DateExpr
+    tags: list[str] | AnyFamily
+    owner_id: UUID | None | AnyFamily
 
 class AccountValues(TypedDict, total=False):
-    id: int | Expression
-    email: Required[str | Expression]
-    active: bool | Expression
-    balance: Decimal | int | Expression
-    born: date | None | Expression
-    tags: list[str] | Expression
-    owner_id: UUID | None | Expression
+    id: int | NumberExpr
+    email: Required[str | TextExpr]
+    active: bool | AnyFamily
+    balance: Decimal | int | NumberExpr
+    born: date | None | DateExpr
+    tags: list[str] | AnyFamily
+    owner_id: UUID | None | AnyFamily
 
 AccountFetched = TypeVar("AccountFetched", bound=AccountColumn)
 
@@ -470,48 +477,48 @@ class AccountInsert(Insert[typecheck_models.Account, _R_co]):
 # typecheck_models.Order (table 'orders')
 
 OrderColumn = Literal['id', 'user_id', 'total', 'cents', 'status', 'paid', 'created_at', 'updated_at', 'due']
-_Order_id_Ops = TypedDict("_Order_id_Ops", {'eq': int | Expression, 'ne': int | Expression, 'lt': int | Expression, 'lte': int | Expression, 'gt': int | Expression, 'gte': int | Expression, 'between': tuple[int | Expression, int | Expression] | list[int | Expression], 'in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'not_in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'is_null': bool}, total=False)
-_Order_user_id_Ops = TypedDict("_Order_user_id_Ops", {'eq': int | Expression, 'ne': int | Expression, 'lt': int | Expression, 'lte': int | Expression, 'gt': int | Expression, 'gte': int | Expression, 'between': tuple[int | Expression, int | Expression] | list[int | Expression], 'in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'not_in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'is_null': bool}, total=False)
-_Order_total_Ops = TypedDict("_Order_total_Ops", {'eq': Decimal | int | Expression, 'ne': Decimal | int | Expression, 'lt': Decimal | int | Expression, 'lte': Decimal | int | Expression, 'gt': Decimal | int | Expression, 'gte': Decimal | int | Expression, 'between': tuple[Decimal | int | Expression, Decimal | int | Expression] | list[Decimal | int | Expression], 'in': Sequence[Decimal | int | Expression] | AbstractSet[Decimal | int | Expression] | Subquery[Any, Decimal | int | None], 'not_in': Sequence[Decimal | int | Expression] | AbstractSet[Decimal | int | Expression] | Subquery[Any, Decimal | int | None], 'is_null': bool}, total=False)
-_Order_cents_Ops = TypedDict("_Order_cents_Ops", {'eq': int | Expression, 'ne': int | Expression, 'lt': int | Expression, 'lte': int | Expression, 'gt': int | Expression, 'gte': int | Expression, 'between': tuple[int | Expression, int | Expression] | list[int | Expression], 'in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'not_in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'is_null': bool}, total=False)
-_Order_status_Ops = TypedDict("_Order_status_Ops", {'eq': Literal['new', 'paid', 'refunded'] | Expression, 'ne': Literal['new', 'paid', 'refunded'] | Expression, 'in': Sequence[Literal['new', 'paid', 'refunded'] | Expression] | AbstractSet[Literal['new', 'paid', 'refunded'] | Expression] | Subquery[Any, str | None], 'not_in': Sequence[Literal['new', 'paid', 'refunded'] | Expression] | AbstractSet[Literal['new', 'paid', 'refunded'] | Expression] | Subquery[Any, str | None], 'is_null': bool, 'like': str | Expression, 'ilike': str | Expression, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
-_Order_paid_Ops = TypedDict("_Order_paid_Ops", {'eq': bool | Expression, 'ne': bool | Expression, 'in': Sequence[bool | Expression] | AbstractSet[bool | Expression] | Subquery[Any, bool | None], 'not_in': Sequence[bool | Expression] | AbstractSet[bool | Expression] | Subquery[Any, bool | None], 'is_null': bool}, total=False)
-_Order_created_at_Ops = TypedDict("_Order_created_at_Ops", {'eq': datetime | Expression, 'ne': datetime | Expression, 'lt': datetime | Expression, 'lte': datetime | Expression, 'gt': datetime | Expression, 'gte': datetime | Expression, 'between': tuple[datetime | Expression, datetime | Expression] | list[datetime | Expression], 'in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
-_Order_updated_at_Ops = TypedDict("_Order_updated_at_Ops", {'eq': datetime | Expression | None, 'ne': datetime | Expression | None, 'lt': datetime | Expression, 'lte': datetime | Expression, 'gt': datetime | Expression, 'gte': datetime | Expression, 'between': tuple[datetime | Expression, datetime | Expression] | list[datetime | Expression], 'in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
-_Order_due_Ops = TypedDict("_Order_due_Ops", {'eq': date | Expression | None, 'ne': date | Expression | None, 'lt': date | Expression, 'lte': date | Expression, 'gt': date | Expression, 'gte': date | Expression, 'between': tuple[date | Expression, date | Expression] | list[date | Expression], 'in': Sequence[date | Expression] | AbstractSet[date | Expression] | Subquery[Any, date | None], 'not_in': Sequence[date | Expression] | AbstractSet[date | Expression] | Subquery[Any, date | None], 'is_null': bool}, total=False)
+_Order_id_Ops = TypedDict("_Order_id_Ops", {'eq': int | NumberExpr, 'ne': int | NumberExpr, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
+_Order_user_id_Ops = TypedDict("_Order_user_id_Ops", {'eq': int | NumberExpr, 'ne': int | NumberExpr, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
+_Order_total_Ops = TypedDict("_Order_total_Ops", {'eq': Decimal | int | NumberExpr, 'ne': Decimal | int | NumberExpr, 'lt': Decimal | int | NumberExpr, 'lte': Decimal | int | NumberExpr, 'gt': Decimal | int | NumberExpr, 'gte': Decimal | int | NumberExpr, 'between': tuple[Decimal | int | NumberExpr, Decimal | int | NumberExpr] | list[Decimal | int | NumberExpr], 'in': Sequence[Decimal | int | NumberExpr] | AbstractSet[Decimal | int | NumberExpr] | Subquery[Any, Decimal | int | None], 'not_in': Sequence[Decimal | int | NumberExpr] | AbstractSet[Decimal | int | NumberExpr] | Subquery[Any, Decimal | int | None], 'is_null': bool}, total=False)
+_Order_cents_Ops = TypedDict("_Order_cents_Ops", {'eq': int | NumberExpr, 'ne': int | NumberExpr, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
+_Order_status_Ops = TypedDict("_Order_status_Ops", {'eq': Literal['new', 'paid', 'refunded'] | TextExpr, 'ne': Literal['new', 'paid', 'refunded'] | TextExpr, 'in': Sequence[Literal['new', 'paid', 'refunded'] | TextExpr] | AbstractSet[Literal['new', 'paid', 'refunded'] | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[Literal['new', 'paid', 'refunded'] | TextExpr] | AbstractSet[Literal['new', 'paid', 'refunded'] | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
+_Order_paid_Ops = TypedDict("_Order_paid_Ops", {'eq': bool | AnyFamily, 'ne': bool | AnyFamily, 'in': Sequence[bool | AnyFamily] | AbstractSet[bool | AnyFamily] | Subquery[Any, bool | None], 'not_in': Sequence[bool | AnyFamily] | AbstractSet[bool | AnyFamily] | Subquery[Any, bool | None], 'is_null': bool}, total=False)
+_Order_created_at_Ops = TypedDict("_Order_created_at_Ops", {'eq': datetime | DateExpr, 'ne': datetime | DateExpr, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Order_updated_at_Ops = TypedDict("_Order_updated_at_Ops", {'eq': datetime | DateExpr | None, 'ne': datetime | DateExpr | None, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Order_due_Ops = TypedDict("_Order_due_Ops", {'eq': date | DateExpr | None, 'ne': date | DateExpr | None, 'lt': date | DateExpr, 'lte': date | DateExpr, 'gt': date | DateExpr, 'gte': date | DateExpr, 'between': tuple[date | DateExpr, date | DateExpr] | list[date | DateExpr], 'in': Sequence[date | DateExpr] | AbstractSet[date | DateExpr] | Subquery[Any, date | None], 'not_in': Sequence[date | DateExpr] | AbstractSet[date | DateExpr] | Subquery[Any, date | None], 'is_null': bool}, total=False)
 
 class OrderWhere(TypedDict, total=False):
-    id: int | Expression | _Order_id_Ops
-    user_id: int | Expression | _Order_user_id_Ops
-    total: Decimal | int | Expression | _Order_total_Ops
-    cents: int | Expression | _Order_cents_Ops
-    status: Literal['new', 'paid', 'refunded'] | Expression | _Order_status_Ops
-    paid: bool | Expression | _Order_paid_Ops
-    created_at: datetime | Expression | _Order_created_at_Ops
-    updated_at: datetime | None | Expression | _Order_updated_at_Ops
-    due: date | None | Expression | _Order_due_Ops
+    id: int | NumberExpr | _Order_id_Ops
+    user_id: int | NumberExpr | _Order_user_id_Ops
+    total: Decimal | int | NumberExpr | _Order_total_Ops
+    cents: int | NumberExpr | _Order_cents_Ops
+    status: Literal['new', 'paid', 'refunded'] | TextExpr | _Order_status_Ops
+    paid: bool | AnyFamily | _Order_paid_Ops
+    created_at: datetime | DateExpr | _Order_created_at_Ops
+    updated_at: datetime | None | DateExpr | _Order_updated_at_Ops
+    due: date | None | DateExpr | _Order_due_Ops
 
 class OrderSet(TypedDict, total=False):
-    id: int | Expression
-    user_id: int | Expression
-    total: Decimal | int | Expression
-    cents: int | Expression
-    status: Literal['new', 'paid', 'refunded'] | Expression
-    paid: bool | Expression
-    created_at: datetime | Expression
-    updated_at: datetime | None | Expression
-    due: date | None | Expression
+    id: int | NumberExpr
+    user_id: int | NumberExpr
+    total: Decimal | int | NumberExpr
+    cents: int | NumberExpr
+    status: Literal['new', 'paid', 'refunded'] | TextExpr
+    paid: bool | AnyFamily
+    created_at: datetime | DateExpr
+    updated_at: datetime | None | DateExpr
+    due: date | None | DateExpr
 
 class OrderValues(TypedDict, total=False):
-    id: int | Expression
-    user_id: Required[int | Expression]
-    total: Required[Decimal | int | Expression]
-    cents: Required[int | Expression]
-    status: Required[Literal['new', 'paid', 'refunded'] | Expression]
-    paid: bool | Expression
-    created_at: Required[datetime | Expression]
-    updated_at: datetime | None | Expression
-    due: date | None | Expression
+    id: int | NumberExpr
+    user_id: Required[int | NumberExpr]
+    total: Required[Decimal | int | NumberExpr]
+    cents: Required[int | NumberExpr]
+    status: Required[Literal['new', 'paid', 'refunded'] | TextExpr]
+    paid: bool | AnyFamily
+    created_at: Required[datetime | DateExpr]
+    updated_at: datetime | None | DateExpr
+    due: date | None | DateExpr
 
 OrderFetched = TypeVar("OrderFetched", bound=OrderColumn)
 
@@ -698,44 +705,44 @@ class OrderInsert(Insert[typecheck_models.Order, _R_co]):
 # typecheck_models.Outbound (table 'outbound_messages')
 
 OutboundColumn = Literal['id', 'consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at']
-_Outbound_id_Ops = TypedDict("_Outbound_id_Ops", {'eq': UUID | Expression, 'ne': UUID | Expression, 'in': Sequence[UUID | Expression] | AbstractSet[UUID | Expression] | Subquery[Any, UUID | None], 'not_in': Sequence[UUID | Expression] | AbstractSet[UUID | Expression] | Subquery[Any, UUID | None], 'is_null': bool}, total=False)
-_Outbound_consumer_Ops = TypedDict("_Outbound_consumer_Ops", {'eq': str | Expression, 'ne': str | Expression, 'in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'not_in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'is_null': bool, 'like': str | Expression, 'ilike': str | Expression, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
-_Outbound_idempotency_key_Ops = TypedDict("_Outbound_idempotency_key_Ops", {'eq': str | Expression | None, 'ne': str | Expression | None, 'in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'not_in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'is_null': bool, 'like': str | Expression, 'ilike': str | Expression, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
-_Outbound_status_Ops = TypedDict("_Outbound_status_Ops", {'eq': Literal['queued', 'sending', 'sent', 'failed'] | Expression, 'ne': Literal['queued', 'sending', 'sent', 'failed'] | Expression, 'in': Sequence[Literal['queued', 'sending', 'sent', 'failed'] | Expression] | AbstractSet[Literal['queued', 'sending', 'sent', 'failed'] | Expression] | Subquery[Any, str | None], 'not_in': Sequence[Literal['queued', 'sending', 'sent', 'failed'] | Expression] | AbstractSet[Literal['queued', 'sending', 'sent', 'failed'] | Expression] | Subquery[Any, str | None], 'is_null': bool, 'like': str | Expression, 'ilike': str | Expression, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
-_Outbound_attempts_Ops = TypedDict("_Outbound_attempts_Ops", {'eq': int | Expression, 'ne': int | Expression, 'lt': int | Expression, 'lte': int | Expression, 'gt': int | Expression, 'gte': int | Expression, 'between': tuple[int | Expression, int | Expression] | list[int | Expression], 'in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'not_in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'is_null': bool}, total=False)
-_Outbound_next_attempt_at_Ops = TypedDict("_Outbound_next_attempt_at_Ops", {'eq': datetime | Expression, 'ne': datetime | Expression, 'lt': datetime | Expression, 'lte': datetime | Expression, 'gt': datetime | Expression, 'gte': datetime | Expression, 'between': tuple[datetime | Expression, datetime | Expression] | list[datetime | Expression], 'in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
-_Outbound_updated_at_Ops = TypedDict("_Outbound_updated_at_Ops", {'eq': datetime | Expression | None, 'ne': datetime | Expression | None, 'lt': datetime | Expression, 'lte': datetime | Expression, 'gt': datetime | Expression, 'gte': datetime | Expression, 'between': tuple[datetime | Expression, datetime | Expression] | list[datetime | Expression], 'in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
-_Outbound_created_at_Ops = TypedDict("_Outbound_created_at_Ops", {'eq': datetime | Expression, 'ne': datetime | Expression, 'lt': datetime | Expression, 'lte': datetime | Expression, 'gt': datetime | Expression, 'gte': datetime | Expression, 'between': tuple[datetime | Expression, datetime | Expression] | list[datetime | Expression], 'in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | Expression] | AbstractSet[datetime | Expression] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Outbound_id_Ops = TypedDict("_Outbound_id_Ops", {'eq': UUID | AnyFamily, 'ne': UUID | AnyFamily, 'in': Sequence[UUID | AnyFamily] | AbstractSet[UUID | AnyFamily] | Subquery[Any, UUID | None], 'not_in': Sequence[UUID | AnyFamily] | AbstractSet[UUID | AnyFamily] | Subquery[Any, UUID | None], 'is_null': bool}, total=False)
+_Outbound_consumer_Ops = TypedDict("_Outbound_consumer_Ops", {'eq': str | TextExpr, 'ne': str | TextExpr, 'in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
+_Outbound_idempotency_key_Ops = TypedDict("_Outbound_idempotency_key_Ops", {'eq': str | TextExpr | None, 'ne': str | TextExpr | None, 'in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
+_Outbound_status_Ops = TypedDict("_Outbound_status_Ops", {'eq': Literal['queued', 'sending', 'sent', 'failed'] | TextExpr, 'ne': Literal['queued', 'sending', 'sent', 'failed'] | TextExpr, 'in': Sequence[Literal['queued', 'sending', 'sent', 'failed'] | TextExpr] | AbstractSet[Literal['queued', 'sending', 'sent', 'failed'] | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[Literal['queued', 'sending', 'sent', 'failed'] | TextExpr] | AbstractSet[Literal['queued', 'sending', 'sent', 'failed'] | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
+_Outbound_attempts_Ops = TypedDict("_Outbound_attempts_Ops", {'eq': int | NumberExpr, 'ne': int | NumberExpr, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
+_Outbound_next_attempt_at_Ops = TypedDict("_Outbound_next_attempt_at_Ops", {'eq': datetime | DateExpr, 'ne': datetime | DateExpr, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Outbound_updated_at_Ops = TypedDict("_Outbound_updated_at_Ops", {'eq': datetime | DateExpr | None, 'ne': datetime | DateExpr | None, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Outbound_created_at_Ops = TypedDict("_Outbound_created_at_Ops", {'eq': datetime | DateExpr, 'ne': datetime | DateExpr, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
 
 class OutboundWhere(TypedDict, total=False):
-    id: UUID | Expression | _Outbound_id_Ops
-    consumer: str | Expression | _Outbound_consumer_Ops
-    idempotency_key: str | None | Expression | _Outbound_idempotency_key_Ops
-    status: Literal['queued', 'sending', 'sent', 'failed'] | Expression | _Outbound_status_Ops
-    attempts: int | Expression | _Outbound_attempts_Ops
-    next_attempt_at: datetime | Expression | _Outbound_next_attempt_at_Ops
-    updated_at: datetime | None | Expression | _Outbound_updated_at_Ops
-    created_at: datetime | Expression | _Outbound_created_at_Ops
+    id: UUID | AnyFamily | _Outbound_id_Ops
+    consumer: str | TextExpr | _Outbound_consumer_Ops
+    idempotency_key: str | None | TextExpr | _Outbound_idempotency_key_Ops
+    status: Literal['queued', 'sending', 'sent', 'failed'] | TextExpr | _Outbound_status_Ops
+    attempts: int | NumberExpr | _Outbound_attempts_Ops
+    next_attempt_at: datetime | DateExpr | _Outbound_next_attempt_at_Ops
+    updated_at: datetime | None | DateExpr | _Outbound_updated_at_Ops
+    created_at: datetime | DateExpr | _Outbound_created_at_Ops
 
 class OutboundSet(TypedDict, total=False):
-    id: UUID | Expression
-    consumer: str | Expression
-    idempotency_key: str | None | Expression
-    status: Literal['queued', 'sending', 'sent', 'failed'] | Expression
-    attempts: int | Expression
-    next_attempt_at: datetime | Expression
-    updated_at: datetime | None | Expression
-    created_at: datetime | Expression
+    id: UUID | AnyFamily
+    consumer: str | TextExpr
+    idempotency_key: str | None | TextExpr
+    status: Literal['queued', 'sending', 'sent', 'failed'] | TextExpr
+    attempts: int | NumberExpr
+    next_attempt_at: datetime | DateExpr
+    updated_at: datetime | None | DateExpr
+    created_at: datetime | DateExpr
 
 class OutboundValues(TypedDict, total=False):
-    id: UUID | Expression
-    consumer: Required[str | Expression]
-    idempotency_key: str | None | Expression
-    status: Literal['queued', 'sending', 'sent', 'failed'] | Expression
-    attempts: int | Expression
-    next_attempt_at: Required[datetime | Expression]
-    updated_at: datetime | None | Expression
-    created_at: datetime | Expression
+    id: UUID | AnyFamily
+    consumer: Required[str | TextExpr]
+    idempotency_key: str | None | TextExpr
+    status: Literal['queued', 'sending', 'sent', 'failed'] | TextExpr
+    attempts: int | NumberExpr
+    next_attempt_at: Required[datetime | DateExpr]
+    updated_at: datetime | None | DateExpr
+    created_at: datetime | DateExpr
 
 OutboundFetched = TypeVar("OutboundFetched", bound=OutboundColumn)
 
@@ -910,40 +917,40 @@ class OutboundInsert(Insert[typecheck_models.Outbound, _R_co]):
 # typecheck_models.User (table 'users')
 
 UserColumn = Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'settings', 'avatar']
-_User_id_Ops = TypedDict("_User_id_Ops", {'eq': int | Expression, 'ne': int | Expression, 'lt': int | Expression, 'lte': int | Expression, 'gt': int | Expression, 'gte': int | Expression, 'between': tuple[int | Expression, int | Expression] | list[int | Expression], 'in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'not_in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'is_null': bool}, total=False)
-_User_email_Ops = TypedDict("_User_email_Ops", {'eq': str | Expression, 'ne': str | Expression, 'in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'not_in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'is_null': bool, 'like': str | Expression, 'ilike': str | Expression, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
-_User_country_Ops = TypedDict("_User_country_Ops", {'eq': str | Expression, 'ne': str | Expression, 'in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'not_in': Sequence[str | Expression] | AbstractSet[str | Expression] | Subquery[Any, str | None], 'is_null': bool, 'like': str | Expression, 'ilike': str | Expression, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
-_User_credit_limit_Ops = TypedDict("_User_credit_limit_Ops", {'eq': Decimal | int | Expression, 'ne': Decimal | int | Expression, 'lt': Decimal | int | Expression, 'lte': Decimal | int | Expression, 'gt': Decimal | int | Expression, 'gte': Decimal | int | Expression, 'between': tuple[Decimal | int | Expression, Decimal | int | Expression] | list[Decimal | int | Expression], 'in': Sequence[Decimal | int | Expression] | AbstractSet[Decimal | int | Expression] | Subquery[Any, Decimal | int | None], 'not_in': Sequence[Decimal | int | Expression] | AbstractSet[Decimal | int | Expression] | Subquery[Any, Decimal | int | None], 'is_null': bool}, total=False)
-_User_manager_id_Ops = TypedDict("_User_manager_id_Ops", {'eq': int | Expression | None, 'ne': int | Expression | None, 'lt': int | Expression, 'lte': int | Expression, 'gt': int | Expression, 'gte': int | Expression, 'between': tuple[int | Expression, int | Expression] | list[int | Expression], 'in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'not_in': Sequence[int | Expression] | AbstractSet[int | Expression] | Subquery[Any, int | None], 'is_null': bool}, total=False)
+_User_id_Ops = TypedDict("_User_id_Ops", {'eq': int | NumberExpr, 'ne': int | NumberExpr, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
+_User_email_Ops = TypedDict("_User_email_Ops", {'eq': str | TextExpr, 'ne': str | TextExpr, 'in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
+_User_country_Ops = TypedDict("_User_country_Ops", {'eq': str | TextExpr, 'ne': str | TextExpr, 'in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
+_User_credit_limit_Ops = TypedDict("_User_credit_limit_Ops", {'eq': Decimal | int | NumberExpr, 'ne': Decimal | int | NumberExpr, 'lt': Decimal | int | NumberExpr, 'lte': Decimal | int | NumberExpr, 'gt': Decimal | int | NumberExpr, 'gte': Decimal | int | NumberExpr, 'between': tuple[Decimal | int | NumberExpr, Decimal | int | NumberExpr] | list[Decimal | int | NumberExpr], 'in': Sequence[Decimal | int | NumberExpr] | AbstractSet[Decimal | int | NumberExpr] | Subquery[Any, Decimal | int | None], 'not_in': Sequence[Decimal | int | NumberExpr] | AbstractSet[Decimal | int | NumberExpr] | Subquery[Any, Decimal | int | None], 'is_null': bool}, total=False)
+_User_manager_id_Ops = TypedDict("_User_manager_id_Ops", {'eq': int | NumberExpr | None, 'ne': int | NumberExpr | None, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
 _User_settings_Ops = TypedDict("_User_settings_Ops", {'is_null': bool}, total=False)
-_User_avatar_Ops = TypedDict("_User_avatar_Ops", {'eq': bytes | bytearray | memoryview | Expression | None, 'ne': bytes | bytearray | memoryview | Expression | None, 'in': Sequence[bytes | bytearray | memoryview | Expression] | AbstractSet[bytes | bytearray | memoryview | Expression] | Subquery[Any, bytes | bytearray | memoryview | None], 'not_in': Sequence[bytes | bytearray | memoryview | Expression] | AbstractSet[bytes | bytearray | memoryview | Expression] | Subquery[Any, bytes | bytearray | memoryview | None], 'is_null': bool}, total=False)
+_User_avatar_Ops = TypedDict("_User_avatar_Ops", {'eq': bytes | bytearray | memoryview | AnyFamily | None, 'ne': bytes | bytearray | memoryview | AnyFamily | None, 'in': Sequence[bytes | bytearray | memoryview | AnyFamily] | AbstractSet[bytes | bytearray | memoryview | AnyFamily] | Subquery[Any, bytes | bytearray | memoryview | None], 'not_in': Sequence[bytes | bytearray | memoryview | AnyFamily] | AbstractSet[bytes | bytearray | memoryview | AnyFamily] | Subquery[Any, bytes | bytearray | memoryview | None], 'is_null': bool}, total=False)
 
 class UserWhere(TypedDict, total=False):
-    id: int | Expression | _User_id_Ops
-    email: str | Expression | _User_email_Ops
-    country: str | Expression | _User_country_Ops
-    credit_limit: Decimal | int | Expression | _User_credit_limit_Ops
-    manager_id: int | None | Expression | _User_manager_id_Ops
+    id: int | NumberExpr | _User_id_Ops
+    email: str | TextExpr | _User_email_Ops
+    country: str | TextExpr | _User_country_Ops
+    credit_limit: Decimal | int | NumberExpr | _User_credit_limit_Ops
+    manager_id: int | None | NumberExpr | _User_manager_id_Ops
     settings: _User_settings_Ops
-    avatar: bytes | bytearray | memoryview | None | Expression | _User_avatar_Ops
+    avatar: bytes | bytearray | memoryview | None | AnyFamily | _User_avatar_Ops
 
 class UserSet(TypedDict, total=False):
-    id: int | Expression
-    email: str | Expression
-    country: str | Expression
-    credit_limit: Decimal | int | Expression
-    manager_id: int | None | Expression
-    settings: dict[str, str] | Expression
-    avatar: bytes | bytearray | memoryview | None | Expression
+    id: int | NumberExpr
+    email: str | TextExpr
+    country: str | TextExpr
+    credit_limit: Decimal | int | NumberExpr
+    manager_id: int | None | NumberExpr
+    settings: dict[str, str] | AnyFamily
+    avatar: bytes | bytearray | memoryview | None | AnyFamily
 
 class UserValues(TypedDict, total=False):
-    id: int | Expression
-    email: Required[str | Expression]
-    country: Required[str | Expression]
-    credit_limit: Decimal | int | Expression
-    manager_id: int | None | Expression
-    settings: dict[str, str] | Expression
-    avatar: bytes | bytearray | memoryview | None | Expression
+    id: int | NumberExpr
+    email: Required[str | TextExpr]
+    country: Required[str | TextExpr]
+    credit_limit: Decimal | int | NumberExpr
+    manager_id: int | None | NumberExpr
+    settings: dict[str, str] | AnyFamily
+    avatar: bytes | bytearray | memoryview | None | AnyFamily
 
 UserFetched = TypeVar("UserFetched", bound=UserColumn)
 
