@@ -346,6 +346,10 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     for lock in ("update", "share"):
         out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, no_wait: bool = False, "
                    f"of: type[{n.model}] | Sequence[type[{n.model}]] | None = None) -> Self: ...")
+    # a set operation combines rows of columns: selects, aggregates, a projected join
+    combined = "Select[Any, Any] | SetQuery[Any] | Grouped[Any, Any, Any] | Projected"
+    out += [f"    def {op}(self, other: {combined}) -> SetQuery[_R_co]: ..."
+            for op in ("union", "union_all", "intersect", "except_")]
     out.append("")
     out += _labeled_select(n, cols, full)
     for kind, base in (("update", "Update"), ("delete", "Delete"), ("insert", "Insert")):
@@ -385,7 +389,9 @@ def _joins() -> list[str]:
     its model (`| None` once left-joined), so another name is an error. Qualified column names
     stay strings: no type joins an alias and a column name into "user.email".
     """
-    out = [f"# joins: rows keyed by alias (up to {_JOINED} tables)", ""]
+    out = [f"# joins: rows keyed by alias (up to {_JOINED} tables)", "",
+           "# project({...}) of a join: one row of columns, which sql.cte() and set operations take",
+           "class Projected(Join[Row[Any]]): ...", ""]
     for k in range(1, _JOINED + 1):
         params = ", ".join(f"_T{i}, _A{i}" for i in range(1, k + 1))
         out.append(f"class JoinRow{k}(Row[Any], Generic[{params}]):")
@@ -410,6 +416,7 @@ def _joins() -> list[str]:
                 "        def __getitem__(self, key: slice) -> tuple[Any, ...]: ...", ""]
         aliases = " | ".join(f"_A{i}" for i in range(1, k + 1))
         out.append(f"class Join{k}(Join[JoinRow{k}[{params}]], Generic[{params}]):")
+        out.append("    def project(self, columns: Mapping[str, Any]) -> Projected: ...")
         # and_/or_/not_ take their dict type from here: any mapping (qualified names)
         out.append("    def where(self, *conditions: Mapping[str, Any] | Combined[Mapping[str, Any]] "
                    "| ExistsCondition) -> Self: ...")
@@ -573,7 +580,7 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "from tempest_typed.row import Row",
              "from tempest_typed.statements.cte import NamedSelect",
              "from tempest_typed.statements import (AggregateFunction, Condition, Delete, "
-             "ExistsCondition, Grouped, Insert, Join, Select, Subquery, Update)",
+             "ExistsCondition, Grouped, Insert, Join, Select, SetQuery, Subquery, Update)",
              "",
              "# mypy takes `if MYPY:` as always true and skips its else branch; pyright reads",
              "# both branches and keeps each name's last declaration, the else branch's",
@@ -631,6 +638,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               f"__all__ = {sorted(tempest_typed.__all__)!r}",
               "",
               '_M = TypeVar("_M", bound=Model)',
+              '_R = TypeVar("_R")',
               ""]
     # A model that derives from another comes first: the first overload that matches wins.
     models = sorted(models, key=lambda m: (-len(m.__mro__), m.__module__, m.__qualname__))
@@ -650,7 +658,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               "# every column, as the library types it; some columns need a known model",
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
               "# a named select (sql.cte): rows typed as the library types them",
-              "@overload", "def select(model: NamedSelect[Any], /) -> Select[Any, Row[Any]]: ...",
+              "@overload", "def select(model: NamedSelect[_R], /) -> Select[Any, _R]: ...",
               "@overload",
               "def select(model: NamedSelect[Any], columns: list[str] | tuple[str, ...], /) "
               "-> Select[Any, Row[Any]]: ...", ""]
@@ -689,10 +697,11 @@ from typing_extensions import TypeVar
 
 from tempest_typed._generated import (CoalesceOf, CountOf, CountRows, LengthOf, NumberOf, OrderOf,
                                       PartOf, ScalarOf, SumOf, TextOf, TimePartOf, TruncOf,
-                                      ValueOf, WindowCall, ColOf)
+                                      ValueOf, WindowCall, ColOf, Projected)
 from tempest_typed.expressions import CaseValue, Excluded, Expr, Now, Raw
 from tempest_typed.expressions import Expression as Expression
 from tempest_typed.row import Row
+from tempest_typed.statements import Grouped, Select, SetQuery
 from tempest_typed.statements.cte import NamedSelect
 from tempest_typed.statements.where import ExistsCondition, Subquery
 
@@ -740,7 +749,13 @@ def rank() -> WindowCall[Never]: ...
 def dense_rank() -> WindowCall[Never]: ...
 def lag(column: _C | Expression, n: int = 1) -> WindowCall[_C]: ...
 def lead(column: _C | Expression, n: int = 1) -> WindowCall[_C]: ...
-def cte(name: str, statement: object) -> NamedSelect[Row[Any]]: ...
+# a named select is typed by its statement's rows; a join's rows are models by alias, so a
+# join is named once projected (project() makes a Projected)
+_R = TypeVar("_R")
+@overload
+def cte(name: str, statement: Projected) -> NamedSelect[Row[Any]]: ...
+@overload
+def cte(name: str, statement: Select[Any, _R] | SetQuery[_R] | Grouped[_R, Any, Any]) -> NamedSelect[_R]: ...
 def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect[Row[Any]]: ...
 '''
 

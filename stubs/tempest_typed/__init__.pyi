@@ -22,6 +22,7 @@ import tempest_typed._generated as _g
 __all__ = ['AsyncEngine', 'AsyncSession', 'AsyncStream', 'Compiled', 'Condition', 'ConfigurationError', 'Delete', 'DialectError', 'Engine', 'ForeignKey', 'Grouped', 'Index', 'Insert', 'IntegrityError', 'Join', 'LockNotAvailable', 'Model', 'MultipleResultsError', 'NamedSelect', 'NoResultError', 'QueryExecutionError', 'Result', 'Row', 'SchemaError', 'Select', 'Session', 'SetQuery', 'Statement', 'Stream', 'Subquery', 'TempestError', 'Transaction', 'TransactionAborted', 'TransactionConflict', 'UNSET', 'Update', 'ValidationError', 'and_', 'column', 'create_async_engine', 'create_engine', 'delete', 'insert', 'join', 'not_', 'or_', 'select', 'sql', 'update']
 
 _M = TypeVar("_M", bound=Model)
+_R = TypeVar("_R")
 
 @overload
 def select(model: type[typecheck_models.Account], /) -> _g.AccountSelect[typecheck_models.Account]: ...
@@ -53,7 +54,7 @@ def select(model: type[typecheck_models.User], columns: list[_g.UserColumn] | tu
 def select(model: type[_M], /) -> Select[_M, _M]: ...
 # a named select (sql.cte): rows typed as the library types them
 @overload
-def select(model: NamedSelect[Any], /) -> Select[Any, Row[Any]]: ...
+def select(model: NamedSelect[_R], /) -> Select[Any, _R]: ...
 @overload
 def select(model: NamedSelect[Any], columns: list[str] | tuple[str, ...], /) -> Select[Any, Row[Any]]: ...
 
