@@ -9,10 +9,12 @@ that pyright (and Pylance) read in place of the library's `__init__` and `sql` w
   `select`, `insert`, `update` and `delete`, which it declares with one overload per model,
   `and_`/`or_`/`not_`, typed by the where dict of the statement they go in, and `join`,
   keeping each alias as its `Literal` so that the rows are typed per alias;
-- `sql.pyi` is `tempest_typed.sql` with each aggregate typed by the column it names;
+- `sql.pyi` is `tempest_typed.sql` with each aggregate and function typed by the columns it
+  names (`TextOf[Literal['status']]`), units and parts as Literals, `cte` by its statement;
 - `_generated.pyi` holds, per model, the column names as a `Literal` union, TypedDicts for
   `where` (an operator dict per column type), `set` and `values` (the required keys), a row
-  class generic in the columns fetched, and builder subclasses whose methods take those types.
+  class generic in the columns fetched, the expressions over its columns that add_columns()
+  takes (`OutboundComputed`), and builder subclasses whose methods take those types.
 
 The library's other modules are not shadowed: each checker reads them from the installed
 package (mypy looks a module up in every directory of mypy_path, then in the installed
@@ -684,9 +686,10 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
 
 
 #: tempest_typed.sql as the stubs declare it: the library's signatures, except that an
-#: aggregate's type names its column (a LiteralString, kept as its Literal in a variable too).
+#: aggregate's or a function's type names its columns (a LiteralString, kept as its Literal in
+#: a variable too, by pyright), units and parts are Literals, and a cte has its statement's rows.
 #: tests/stubs/test_stubs.py holds its names and parameters to the module's.
-_SQL = '''"""tempest_typed.sql, with each aggregate typed by the column it names."""
+_SQL = '''"""tempest_typed.sql, with each aggregate and function typed by the columns it reads."""
 
 from datetime import date, datetime
 from decimal import Decimal

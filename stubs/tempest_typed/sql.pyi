@@ -2,7 +2,7 @@
 # regenerate when a model changes (`--check` fails while these are stale).
 # pyright: reportIncompatibleMethodOverride=false, reportOverlappingOverload=false
 # mypy: disable-error-code="override, overload-overlap, overload-cannot-match"
-"""tempest_typed.sql, with each aggregate typed by the column it names."""
+"""tempest_typed.sql, with each aggregate and function typed by the columns it reads."""
 
 from datetime import date, datetime
 from decimal import Decimal
