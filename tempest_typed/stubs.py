@@ -140,6 +140,26 @@ _EXPRESSIONS = "\n".join([
 ])
 
 
+#: the names a row has (a model's row: the fetched columns and labels), which
+#: select(cte, [columns]) takes; and the row of those names, each `Any`
+_NAMED = """# the names of a row (contravariant: a row of more names is a row of fewer)
+class Named(Generic[_F_contra]): ...
+
+class ColumnsRow(Row[Any], Generic[_F_contra]):
+    if MYPY:
+        def __getattr__(self, name: str) -> Any: ...
+        def __getitem__(self, key: str | SupportsIndex | slice) -> Any: ...
+    else:
+        def __getattr__(self, name: _F_contra) -> Any: ...
+        @overload
+        def __getitem__(self, key: _F_contra) -> Any: ...
+        @overload
+        def __getitem__(self, key: SupportsIndex) -> Any: ...
+        @overload
+        def __getitem__(self, key: slice) -> tuple[Any, ...]: ...
+"""
+
+
 def _expr(col: ColumnMeta) -> str:
     """The expressions a value of the column takes (`NumberExpr` for a number...)."""
     if col.kind in _NUMBERS:
@@ -518,7 +538,8 @@ def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str],
     params = "_F_contra, _L_contra" if labeled else "_F_contra"
     me = (f"{name}[Literal[{{attr!r}}], Never] | {name}[Never, Literal[{{attr!r}}]]" if labeled
           else f"{name}[Literal[{{attr!r}}]]")
-    out = [f"class {name}(Row[Any], Generic[{params}]):"]
+    names = "_F_contra | _L_contra" if labeled else "_F_contra"
+    out = [f"class {name}(Row[Any], Named[{names}], Generic[{params}]):"]
     for c in cols:
         out += ["    @property",
                 f"    def {c.attr}(self: {me.format(attr=c.attr)}) -> {full[c.attr]}: ..."]
@@ -607,6 +628,7 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "class Combined(Condition, Generic[_W_co]):",
              '    """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""',
              ""]
+    lines += _NAMED.splitlines()
     lines += _joins()
     for m in models:
         lines += _model_block(m, names[m])
@@ -641,6 +663,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               "",
               '_M = TypeVar("_M", bound=Model)',
               '_R = TypeVar("_R")',
+              '_N = TypeVar("_N", bound=LiteralString)',
               ""]
     # A model that derives from another comes first: the first overload that matches wins.
     models = sorted(models, key=lambda m: (-len(m.__mro__), m.__module__, m.__qualname__))
@@ -661,6 +684,10 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
               "# a named select (sql.cte): rows typed as the library types them",
               "@overload", "def select(model: NamedSelect[_R], /) -> Select[Any, _R]: ...",
+              "# some columns of a named select of a model's columns and labels: those names only",
+              "@overload",
+              "def select(model: NamedSelect[_g.Named[_N]], columns: list[_N] | tuple[_N, ...], /) "
+              "-> Select[Any, _g.ColumnsRow[_N]]: ...",
               "@overload",
               "def select(model: NamedSelect[Any], columns: list[str] | tuple[str, ...], /) "
               "-> Select[Any, Row[Any]]: ...", ""]

@@ -23,6 +23,7 @@ __all__ = ['AsyncEngine', 'AsyncSession', 'AsyncStream', 'Compiled', 'Condition'
 
 _M = TypeVar("_M", bound=Model)
 _R = TypeVar("_R")
+_N = TypeVar("_N", bound=LiteralString)
 
 @overload
 def select(model: type[typecheck_models.Account], /) -> _g.AccountSelect[typecheck_models.Account]: ...
@@ -55,6 +56,9 @@ def select(model: type[_M], /) -> Select[_M, _M]: ...
 # a named select (sql.cte): rows typed as the library types them
 @overload
 def select(model: NamedSelect[_R], /) -> Select[Any, _R]: ...
+# some columns of a named select of a model's columns and labels: those names only
+@overload
+def select(model: NamedSelect[_g.Named[_N]], columns: list[_N] | tuple[_N, ...], /) -> Select[Any, _g.ColumnsRow[_N]]: ...
 @overload
 def select(model: NamedSelect[Any], columns: list[str] | tuple[str, ...], /) -> Select[Any, Row[Any]]: ...
 

@@ -151,6 +151,21 @@ DateExpr = TruncOf[Any] | AnyFamily
 class Combined(Condition, Generic[_W_co]):
     """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""
 
+# the names of a row (contravariant: a row of more names is a row of fewer)
+class Named(Generic[_F_contra]): ...
+
+class ColumnsRow(Row[Any], Generic[_F_contra]):
+    if MYPY:
+        def __getattr__(self, name: str) -> Any: ...
+        def __getitem__(self, key: str | SupportsIndex | slice) -> Any: ...
+    else:
+        def __getattr__(self, name: _F_contra) -> Any: ...
+        @overload
+        def __getitem__(self, key: _F_contra) -> Any: ...
+        @overload
+        def __getitem__(self, key: SupportsIndex) -> Any: ...
+        @overload
+        def __getitem__(self, key: slice) -> tuple[Any, ...]: ...
 # joins: rows keyed by alias (up to 4 tables)
 
 # project({...}) of a join: one row of columns, which sql.cte() and set operations take
@@ -325,7 +340,7 @@ class AccountValues(TypedDict, total=False):
 
 AccountFetched = TypeVar("AccountFetched", bound=AccountColumn)
 
-class AccountRow(Row[Any], Generic[_F_contra]):
+class AccountRow(Row[Any], Named[_F_contra], Generic[_F_contra]):
     @property
     def id(self: AccountRow[Literal['id']]) -> int: ...
     @property
@@ -362,7 +377,7 @@ class AccountRow(Row[Any], Generic[_F_contra]):
 
 AccountComputed = TextOf[Literal['email']] | LengthOf[Literal['email']] | NumberOf[Literal['id', 'balance']] | ColOf[Literal['id', 'email', 'active', 'balance', 'born', 'tags', 'owner_id']] | TruncOf[Literal['born']] | PartOf[Literal['born']] | TimePartOf[Never] | CoalesceOf[Literal['email']] | CoalesceOf[Literal['id', 'balance']] | CoalesceOf[Never] | CoalesceOf[Literal['born']] | CoalesceOf[Literal['active']] | CoalesceOf[Literal['owner_id']] | SumOver[Literal['id', 'balance'], Literal['id', 'email', 'active', 'balance', 'born', 'tags', 'owner_id']] | OrderOver[Literal['id', 'email', 'balance', 'born'], Literal['id', 'email', 'active', 'balance', 'born', 'tags', 'owner_id']] | CountOver[Literal['id', 'email', 'active', 'balance', 'born', 'owner_id'], Literal['id', 'email', 'active', 'balance', 'born', 'tags', 'owner_id']] | WindowOver[Literal['id', 'email', 'active', 'balance', 'born', 'tags', 'owner_id'], Literal['id', 'email', 'active', 'balance', 'born', 'tags', 'owner_id']] | Opaque
 
-class AccountLabeledRow(Row[Any], Generic[_F_contra, _L_contra]):
+class AccountLabeledRow(Row[Any], Named[_F_contra | _L_contra], Generic[_F_contra, _L_contra]):
     @property
     def id(self: AccountLabeledRow[Literal['id'], Never] | AccountLabeledRow[Never, Literal['id']]) -> int: ...
     @property
@@ -533,7 +548,7 @@ class OrderValues(TypedDict, total=False):
 
 OrderFetched = TypeVar("OrderFetched", bound=OrderColumn)
 
-class OrderRow(Row[Any], Generic[_F_contra]):
+class OrderRow(Row[Any], Named[_F_contra], Generic[_F_contra]):
     @property
     def id(self: OrderRow[Literal['id']]) -> int: ...
     @property
@@ -578,7 +593,7 @@ class OrderRow(Row[Any], Generic[_F_contra]):
 
 OrderComputed = TextOf[Literal['status']] | LengthOf[Literal['status']] | NumberOf[Literal['id', 'user_id', 'total', 'cents']] | ColOf[Literal['id', 'user_id', 'total', 'cents', 'status', 'paid', 'created_at', 'updated_at', 'due']] | TruncOf[Literal['created_at', 'updated_at', 'due']] | PartOf[Literal['created_at', 'updated_at', 'due']] | TimePartOf[Literal['created_at', 'updated_at']] | CoalesceOf[Literal['status']] | CoalesceOf[Literal['id', 'user_id', 'total', 'cents']] | CoalesceOf[Literal['created_at', 'updated_at']] | CoalesceOf[Literal['due']] | CoalesceOf[Literal['paid']] | CoalesceOf[Never] | SumOver[Literal['id', 'user_id', 'total', 'cents'], Literal['id', 'user_id', 'total', 'cents', 'status', 'paid', 'created_at', 'updated_at', 'due']] | OrderOver[Literal['id', 'user_id', 'total', 'cents', 'status', 'created_at', 'updated_at', 'due'], Literal['id', 'user_id', 'total', 'cents', 'status', 'paid', 'created_at', 'updated_at', 'due']] | CountOver[Literal['id', 'user_id', 'total', 'cents', 'status', 'paid', 'created_at', 'updated_at', 'due'], Literal['id', 'user_id', 'total', 'cents', 'status', 'paid', 'created_at', 'updated_at', 'due']] | WindowOver[Literal['id', 'user_id', 'total', 'cents', 'status', 'paid', 'created_at', 'updated_at', 'due'], Literal['id', 'user_id', 'total', 'cents', 'status', 'paid', 'created_at', 'updated_at', 'due']] | Opaque
 
-class OrderLabeledRow(Row[Any], Generic[_F_contra, _L_contra]):
+class OrderLabeledRow(Row[Any], Named[_F_contra | _L_contra], Generic[_F_contra, _L_contra]):
     @property
     def id(self: OrderLabeledRow[Literal['id'], Never] | OrderLabeledRow[Never, Literal['id']]) -> int: ...
     @property
@@ -761,7 +776,7 @@ class OutboundValues(TypedDict, total=False):
 
 OutboundFetched = TypeVar("OutboundFetched", bound=OutboundColumn)
 
-class OutboundRow(Row[Any], Generic[_F_contra]):
+class OutboundRow(Row[Any], Named[_F_contra], Generic[_F_contra]):
     @property
     def id(self: OutboundRow[Literal['id']]) -> UUID: ...
     @property
@@ -802,7 +817,7 @@ class OutboundRow(Row[Any], Generic[_F_contra]):
 
 OutboundComputed = TextOf[Literal['consumer', 'idempotency_key', 'status']] | LengthOf[Literal['consumer', 'idempotency_key', 'status']] | NumberOf[Literal['attempts']] | ColOf[Literal['id', 'consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at']] | TruncOf[Literal['next_attempt_at', 'updated_at', 'created_at']] | PartOf[Literal['next_attempt_at', 'updated_at', 'created_at']] | TimePartOf[Literal['next_attempt_at', 'updated_at', 'created_at']] | CoalesceOf[Literal['consumer', 'idempotency_key', 'status']] | CoalesceOf[Literal['attempts']] | CoalesceOf[Literal['next_attempt_at', 'updated_at', 'created_at']] | CoalesceOf[Never] | CoalesceOf[Literal['id']] | SumOver[Literal['attempts'], Literal['id', 'consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at']] | OrderOver[Literal['consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at'], Literal['id', 'consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at']] | CountOver[Literal['id', 'consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at'], Literal['id', 'consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at']] | WindowOver[Literal['id', 'consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at'], Literal['id', 'consumer', 'idempotency_key', 'status', 'attempts', 'next_attempt_at', 'updated_at', 'created_at']] | Opaque
 
-class OutboundLabeledRow(Row[Any], Generic[_F_contra, _L_contra]):
+class OutboundLabeledRow(Row[Any], Named[_F_contra | _L_contra], Generic[_F_contra, _L_contra]):
     @property
     def id(self: OutboundLabeledRow[Literal['id'], Never] | OutboundLabeledRow[Never, Literal['id']]) -> UUID: ...
     @property
@@ -973,7 +988,7 @@ class UserValues(TypedDict, total=False):
 
 UserFetched = TypeVar("UserFetched", bound=UserColumn)
 
-class UserRow(Row[Any], Generic[_F_contra]):
+class UserRow(Row[Any], Named[_F_contra], Generic[_F_contra]):
     @property
     def id(self: UserRow[Literal['id']]) -> int: ...
     @property
@@ -1010,7 +1025,7 @@ class UserRow(Row[Any], Generic[_F_contra]):
 
 UserComputed = TextOf[Literal['email', 'country']] | LengthOf[Literal['email', 'country']] | NumberOf[Literal['id', 'credit_limit', 'manager_id']] | ColOf[Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'settings', 'avatar']] | TruncOf[Never] | PartOf[Never] | TimePartOf[Never] | CoalesceOf[Literal['email', 'country']] | CoalesceOf[Literal['id', 'credit_limit', 'manager_id']] | CoalesceOf[Never] | CoalesceOf[Literal['avatar']] | SumOver[Literal['id', 'credit_limit', 'manager_id'], Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'settings', 'avatar']] | OrderOver[Literal['id', 'email', 'country', 'credit_limit', 'manager_id'], Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'settings', 'avatar']] | CountOver[Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'avatar'], Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'settings', 'avatar']] | WindowOver[Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'settings', 'avatar'], Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'settings', 'avatar']] | Opaque
 
-class UserLabeledRow(Row[Any], Generic[_F_contra, _L_contra]):
+class UserLabeledRow(Row[Any], Named[_F_contra | _L_contra], Generic[_F_contra, _L_contra]):
     @property
     def id(self: UserLabeledRow[Literal['id'], Never] | UserLabeledRow[Never, Literal['id']]) -> int: ...
     @property

@@ -240,9 +240,9 @@ def test_computed_column_mistakes_are_reported_on_their_line(
     # the sql functions are typed by the columns they read and a model's add_columns(),
     # where/set/values take those of the right family; labels, CASE, column counts of set
     # operations and a named select's columns are strings or counts no type holds
-    # (docs/static-checking.md): measured 26/55 (47.3%)
+    # (docs/static-checking.md): measured 27/55 (49.1%)
     computed = with_stubs["computed columns"]
-    assert computed.caught >= 26, f"{computed.caught}/{computed.expected}"
+    assert computed.caught >= 27, f"{computed.caught}/{computed.expected}"
 
 
 @pytest.mark.pyright
