@@ -140,11 +140,18 @@ _EXPRESSIONS = "\n".join([
 ])
 
 
+_SET_OPERATIONS = ("union", "union_all", "intersect", "except_")
+_COMBINED = "Select[Any, Any] | SetQuery[Any] | Grouped[Any, Any, Any] | Projected"
+
 #: the names a row has (a model's row: the fetched columns and labels), which
 #: select(cte, [columns]) takes; and the row of those names, each `Any`
 _NAMED = """# the names of a row (contravariant: a row of more names is a row of fewer)
 class Named(Generic[_F_contra]): ...
 
+# a set operation of a model's select: its order_by() takes the first statement's fields
+class SetOf(SetQuery[_R_co], Generic[_R_co, _N]):
+    def order_by(self, column: _N, direction: Literal["asc", "desc"] = "asc") -> Self: ...
+""" + "".join(f"    def {op}(self, other: {_COMBINED}) -> Self: ...\n" for op in _SET_OPERATIONS) + """
 class ColumnsRow(Row[Any], Generic[_F_contra]):
     if MYPY:
         def __getattr__(self, name: str) -> Any: ...
@@ -368,10 +375,15 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     for lock in ("update", "share"):
         out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, no_wait: bool = False, "
                    f"of: type[{n.model}] | Sequence[type[{n.model}]] | None = None) -> Self: ...")
-    # a set operation combines rows of columns: selects, aggregates, a projected join
-    combined = "Select[Any, Any] | SetQuery[Any] | Grouped[Any, Any, Any] | Projected"
-    out += [f"    def {op}(self, other: {combined}) -> SetQuery[_R_co]: ..."
-            for op in ("union", "union_all", "intersect", "except_")]
+    # a set operation combines rows of columns: selects, aggregates, a projected join; its
+    # order_by() names a field of the first statement (SetOf's second parameter)
+    sides = ((n.model, n.model, n.column), (f"{n.row}[_F]", f"{n.row}[_F]", "_F"),
+             (f"{n.of('LabeledRow')}[_F, _L]", f"{n.of('LabeledRow')}[_F, _L]", "_F | _L"))
+    for op in _SET_OPERATIONS:
+        for row, kept, names in sides:
+            out += ["    @overload",
+                    f"    def {op}(self: {n.select}[{row}], other: {_COMBINED}) -> "
+                    f"SetOf[{kept}, {names}]: ..."]
     out.append("")
     out += _labeled_select(n, cols, full)
     for kind, base in (("update", "Update"), ("delete", "Delete"), ("insert", "Insert")):
@@ -619,6 +631,8 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              '_X = TypeVarD("_X", bound=LiteralString, default=Never)',
              '_L = TypeVarD("_L", bound=LiteralString, default=Never)',
              '_L_contra = TypeVar("_L_contra", contravariant=True)',
+             '_F = TypeVar("_F", bound=LiteralString)',
+             '_N = TypeVar("_N", bound=LiteralString)',
              *[f'_T{i} = TypeVar("_T{i}")' for i in range(1, _JOINED + 1)],
              *[f'_A{i} = TypeVar("_A{i}", bound=LiteralString)' for i in range(1, _JOINED + 1)],
              *[f'_M{i} = TypeVar("_M{i}", bound=Model)' for i in range(2, _JOINED + 1)],
