@@ -84,7 +84,9 @@ _ARITH = "\n".join(
 
 def _arith(mine: bool) -> str:
     """Arithmetic of a class: `+ - * /` with a number, a column or a numeric expression."""
-    other = ("ColOf[_X] | NumberOf[_X] | PartOf[_X] | TimePartOf[_X] | LengthOf[_X] | ValueOf "
+    # a length or a date part is a number whatever its column: only a column or a numeric
+    # expression adds the columns it reads
+    other = ("ColOf[_X] | NumberOf[_X] | PartOf[Any] | TimePartOf[Any] | LengthOf[Any] | ValueOf "
              "| int | float | Decimal")
     return _ARITH.format(other=other, mine="_C_co | " if mine else "",
                          rmine="_C_co" if mine else "Never")
@@ -128,12 +130,13 @@ _EXPRESSIONS = "\n".join([
     "class ValueOf(TypedValue):  # sql.value(x): no column",
     _arith(False),
     "class ScalarOf(Expression): ...  # sql.scalar(subquery)",
-    "#: what add_columns() takes of any model: values, CASE, subqueries, SQL text",
-    "Opaque = ValueOf | CaseValue | ScalarOf | Raw | Expr | Now",
+    "#: what add_columns() takes of any model: values, CASE, subqueries (not SQL text or",
+    "#: sql.now(), which stand where a column's value goes)",
+    "Opaque = ValueOf | CaseValue | ScalarOf",
     "#: what a value in where(), set() or values() takes of the expressions, by the column's",
     "#: family: a function whose result is of it, and any reference, coalesce, value or SQL",
     "#: text (not a window: one is computed after the rows are chosen)",
-    "AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Excluded",
+    "AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Raw | Expr | Now | Excluded",
     "NumberExpr = NumberOf[Any] | LengthOf[Any] | PartOf[Any] | TimePartOf[Any] | AnyFamily",
     "TextExpr = TextOf[Any] | AnyFamily",
     "DateExpr = TruncOf[Any] | AnyFamily",

@@ -245,12 +245,39 @@ def test_computed_column_mistakes_are_reported_on_their_line(
     assert computed.caught >= 28, f"{computed.caught}/{computed.expected}"
 
 
+#: Valid expressions beyond the plugin's cases, which the stubs are to accept: a correlated
+#: column, arithmetic, a function of an expression, a length in arithmetic, values, SQL
+#: text where a value goes, a window over an expression, a set operation ordered by its first statement's field.
+VALID_EXPRESSIONS = '''\
+from tempest_typed import insert, select, sql, update
+from typecheck_models import Order, User
+
+select(Order).where({"cents": sql.col("total") * 2, "created_at": {"lt": sql.now(plus=-60)}})
+select(Order).where({"user_id": sql.col("users.id")}).as_subquery("id")
+update(Order).set({"cents": sql.col("cents") + 1, "status": sql.value("paid"), "updated_at": sql.now()}).unguarded()
+q = select(Order).add_columns({"x": sql.lower(sql.col("status")), "y": sql.coalesce("updated_at", "created_at"),
+                               "z": sql.coalesce("cents", 0), "r": sql.round("total", digits=2),
+                               "c": sql.count("id").over(partition_by=["user_id"]),
+                               "l": sql.lag("cents", n=2).over(order_by=["id"]),
+                               "d": sql.row_number().over(partition_by=[sql.date_trunc("day", "created_at")], order_by=[("id", "desc")]),
+                               "w": 2 * sql.col("cents") - sql.length("status")})
+insert(Order).on_conflict_do_update(["id"], {"cents": sql.excluded("cents")})
+update(Order).set({"cents": sql.raw("cents + 1")}).unguarded()
+q2 = select(User, ["id", "email"]).add_columns({"n": sql.length("email")}).order_by("n").limit(2)
+u = select(User, ["id"]).union(select(Order, ["id"])).order_by("id").limit(3)
+c = sql.cte("c", select(User, ["id", "email"]))
+r = select(c, ["email"])
+g = select(Order).aggregate([{"m": sql.date_trunc("month", "created_at")}], {"n": sql.count()})
+'''
+
+
 @pytest.mark.pyright
 def test_valid_code_under_strict_reports_nothing_from_the_library(
         every_case: list[Case], tmp_path_factory: pytest.TempPathFactory) -> None:
     _needs_pyright()
     valid = {c.module: c.source for c in every_case if c.module.startswith("test_valid_code__")}
     valid["models"] = (MODELS / f"{MODULE}.py").read_text()
+    valid["valid_expressions"] = VALID_EXPRESSIONS
     found = run_pyright(tmp_path_factory.mktemp("strict"), valid, stubs=True, strict=True)
     assert {name: errors for name, errors in found.items() if errors} == {}
 
@@ -332,6 +359,7 @@ def test_valid_code_under_plain_mypy_strict_reports_nothing(
         every_case: list[Case], tmp_path_factory: pytest.TempPathFactory) -> None:
     valid = {c.module: c.source for c in every_case if c.module.startswith("test_valid_code__")}
     valid["models"] = (MODELS / f"{MODULE}.py").read_text()
+    valid["valid_expressions"] = VALID_EXPRESSIONS
     found = run_mypy(tmp_path_factory.mktemp("mypy-strict"), valid, stubs=True, strict=True)
     reported = {f"{name}:{line}: {message}" for name, errors in found.items()
                 for line, message in errors}
