@@ -151,6 +151,11 @@ _COMBINED = "Select[Any, Any] | SetQuery[Any] | Grouped[Any, Any, Any] | Project
 _NAMED = """# the names of a row (contravariant: a row of more names is a row of fewer)
 class Named(Generic[_F_contra]): ...
 
+# select(cte) of a named select of a model's rows: where() and order_by() take its names
+class NamedSelected(Select[Any, _R_co], Generic[_R_co, _N]):
+    def where(self, *conditions: Mapping[_N, Any] | Combined[Mapping[_N, Any]] | ExistsCondition) -> Self: ...
+    def order_by(self, column: _N, direction: Literal["asc", "desc"] = "asc") -> Self: ...
+
 # a set operation of a model's select: its order_by() takes the first statement's fields
 class SetOf(SetQuery[_R_co], Generic[_R_co, _N]):
     def order_by(self, column: _N, direction: Literal["asc", "desc"] = "asc") -> Self: ...
@@ -681,6 +686,8 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               '_M = TypeVar("_M", bound=Model)',
               '_R = TypeVar("_R")',
               '_N = TypeVar("_N", bound=LiteralString)',
+              '_F = TypeVar("_F", bound=LiteralString)',
+              '_L = TypeVar("_L", bound=LiteralString)',
               ""]
     # A model that derives from another comes first: the first overload that matches wins.
     models = sorted(models, key=lambda m: (-len(m.__mro__), m.__module__, m.__qualname__))
@@ -696,10 +703,19 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
         lines += ["@overload",
                   f"def select(model: type[{n.model}], columns: list[_g.{n.column}] | "
                   f"tuple[_g.{n.column}, ...], /) -> _g.{n.select}[_g.{n.row}[_g.{n.column}]]: ..."]
+    # a named select of a model's rows: where() and order_by() take its columns and labels
+    named_selects = ["# a named select of a model's rows: where() and order_by() take its names"]
+    for m in models:
+        n = names[m]
+        for row, names_of in ((f"_g.{n.row}[_F]", "_F"), (f"_g.{n.of('LabeledRow')}[_F, _L]", "_F | _L"),
+                              (n.model, f"_g.{n.column}")):
+            named_selects += ["@overload", f"def select(model: NamedSelect[{row}], /) -> "
+                              f"_g.NamedSelected[{row}, {names_of}]: ..."]
     lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
               "# every column, as the library types it; some columns need a known model",
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
               "# a named select (sql.cte): rows typed as the library types them",
+              *named_selects,
               "@overload", "def select(model: NamedSelect[_R], /) -> Select[Any, _R]: ...",
               "# some columns of a named select of a model's columns and labels: those names only",
               "@overload",

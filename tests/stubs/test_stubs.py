@@ -240,9 +240,9 @@ def test_computed_column_mistakes_are_reported_on_their_line(
     # the sql functions are typed by the columns they read and a model's add_columns(),
     # where/set/values take those of the right family; labels, CASE, column counts of set
     # operations and a named select's columns are strings or counts no type holds
-    # (docs/static-checking.md): measured 28/55 (50.9%)
+    # (docs/static-checking.md): measured 29/55 (52.7%)
     computed = with_stubs["computed columns"]
-    assert computed.caught >= 28, f"{computed.caught}/{computed.expected}"
+    assert computed.caught >= 29, f"{computed.caught}/{computed.expected}"
 
 
 #: Valid expressions beyond the plugin's cases, which the stubs are to accept: a correlated
