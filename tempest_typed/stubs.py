@@ -56,7 +56,7 @@ _NUMBERS = frozenset({"int", "float", "decimal"})
 
 #: what the stubs' sql functions make: a class per kind of result, generic in the column names
 #: it reads (Never where it reads none: a value, an expression), so that a model's
-#: add_columns() takes each over the columns of the right family only (`ComputedOf` per model)
+#: add_columns() takes each over the columns of the right family only (`OrderComputed` per model)
 # (a list or tuple, not a Sequence: pyright keeps a list display's names as Literals only so)
 _ITEM = "{o} | Expression | tuple[{o} | Expression, Literal['asc', 'desc']]"
 
@@ -491,13 +491,13 @@ def _literal(names: Iterable[str]) -> str:
 
 
 def _computed(n: _Names, cols: Sequence[ColumnMeta]) -> list[str]:
-    """The model's `ComputedOf` union: the expressions add_columns() takes, each over columns
+    """The model's `Computed` union (`OrderComputed`): the expressions add_columns() takes, each over columns
     of the family its function reads (text for lower/upper/length, numbers for abs/round and
     arithmetic, a datetime or date for date_trunc/extract, one family for coalesce)."""
     def of(kinds: Iterable[str]) -> str:
         return _literal(c.attr for c in cols if c.kind in kinds)
 
-    every = _literal(c.attr for c in cols)
+    every = n.column  # the Literal union of every column
     text, numbers = of(_TEXT), of(_NUMBERS)
     parts = [f"TextOf[{text}]", f"LengthOf[{text}]", f"NumberOf[{numbers}]", f"ColOf[{every}]",
              f"TruncOf[{of(('datetime', 'date'))}]", f"PartOf[{of(('datetime', 'date'))}]",
