@@ -101,6 +101,10 @@ _EXPRESSIONS = "\n".join([
     _over("OrderOver[_C_co, _P | _O]"),
     "class CountOf(AggregateFunction[int], Generic[_C_co]):",
     _over("CountOver[_C_co, _P | _O]"),
+    "# count_distinct: an aggregate per group, over no window (no database computes one)",
+    "class DistinctOf(CountOf[_C_co]):",
+    _over("DistinctOver[_C_co, _P | _O]"),
+    "class DistinctOver(Over, Generic[_C_co, _V_co]): ...",
     "class CountRows(AggregateFunction[int]):",
     _over("CountOver[Never, _P | _O]"),
     "class SumOver(Over, Generic[_C_co, _V_co]): ...",
@@ -758,9 +762,9 @@ from uuid import UUID
 
 from typing_extensions import TypeVar
 
-from tempest_typed._generated import (CoalesceOf, CountOf, CountRows, LengthOf, NumberOf, OrderOf,
-                                      PartOf, ScalarOf, SumOf, TextOf, TimePartOf, TruncOf,
-                                      ValueOf, WindowCall, ColOf, Projected)
+from tempest_typed._generated import (CoalesceOf, ColOf, CountOf, CountRows, DistinctOf,
+                                      LengthOf, NumberOf, OrderOf, PartOf, Projected, ScalarOf,
+                                      SumOf, TextOf, TimePartOf, TruncOf, ValueOf, WindowCall)
 from tempest_typed.expressions import CaseValue, Excluded, Expr, Now, Raw
 from tempest_typed.expressions import Expression as Expression
 from tempest_typed.row import Row
@@ -789,7 +793,7 @@ def scalar(subquery: Subquery[Any, Any]) -> ScalarOf: ...
 def count(column: None = None) -> CountRows: ...
 @overload
 def count(column: _C) -> CountOf[_C]: ...
-def count_distinct(column: _C) -> CountOf[_C]: ...
+def count_distinct(column: _C) -> DistinctOf[_C]: ...
 def sum(column: _C) -> SumOf[_C]: ...
 def avg(column: _C) -> SumOf[_C]: ...
 def min(column: _C) -> OrderOf[_C]: ...
