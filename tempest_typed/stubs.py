@@ -9,10 +9,12 @@ that pyright (and Pylance) read in place of the library's `__init__` and `sql` w
   `select`, `insert`, `update` and `delete`, which it declares with one overload per model,
   `and_`/`or_`/`not_`, typed by the where dict of the statement they go in, and `join`,
   keeping each alias as its `Literal` so that the rows are typed per alias;
-- `sql.pyi` is `tempest_typed.sql` with each aggregate typed by the column it names;
+- `sql.pyi` is `tempest_typed.sql` with each aggregate and function typed by the columns it
+  names (`TextOf[Literal['status']]`), units and parts as Literals, `cte` by its statement;
 - `_generated.pyi` holds, per model, the column names as a `Literal` union, TypedDicts for
   `where` (an operator dict per column type), `set` and `values` (the required keys), a row
-  class generic in the columns fetched, and builder subclasses whose methods take those types.
+  class generic in the columns fetched, the expressions over its columns that add_columns()
+  takes (`OutboundComputed`), and builder subclasses whose methods take those types.
 
 The library's other modules are not shadowed: each checker reads them from the installed
 package (mypy looks a module up in every directory of mypy_path, then in the installed
@@ -49,6 +51,141 @@ _PYTHON_TYPES = {
 _ORDERED = frozenset({"int", "float", "decimal", "datetime", "date"})
 _TEXT = frozenset({"str", "literal"})
 _NUMBERS = frozenset({"int", "float", "decimal"})
+
+
+
+#: what the stubs' sql functions make: a class per kind of result, generic in the column names
+#: it reads (Never where it reads none: a value, an expression), so that a model's
+#: add_columns() takes each over the columns of the right family only (`OrderComputed` per model)
+# (a list or tuple, not a Sequence: pyright keeps a list display's names as Literals only so)
+_ITEM = "{o} | Expression | tuple[{o} | Expression, Literal['asc', 'desc']]"
+
+
+def _over(result: str, ordered: bool = False) -> str:
+    """over() of a window function making `result[..., _P | _O]`; `ordered`: order_by required.
+
+    mypy, which infers such a list as list[str], reads the names as str, the window's
+    columns Never (its add_columns() takes any expression)."""
+    order = "" if ordered else " = ..."
+    def of(p: str, o: str, made: str) -> str:
+        item = _ITEM.format(o=o)
+        return (f"        def over(self, *, partition_by: list[{p} | Expression] "
+                f"| tuple[{p} | Expression, ...] = ..., order_by: list[{item}] "
+                f"| tuple[{item}, ...]{order}) -> {made}: ...")
+    return "\n".join(["    if MYPY:", of("str", "str", result.replace("_P | _O", "Never")),
+                      "    else:", of("_P", "_O", result)])
+
+
+_ARITH = "\n".join(
+    f"    def __{op}__(self, other: {{other}}) -> NumberOf[{{mine}}_X]: ...\n"
+    f"    def __r{op}__(self, other: int | float | Decimal) -> NumberOf[{{rmine}}]: ..."
+    for op in ("add", "sub", "mul", "truediv"))
+
+
+def _arith(mine: bool) -> str:
+    """Arithmetic of a class: `+ - * /` with a number, a column or a numeric expression."""
+    # a length or a date part is a number whatever its column: only a column or a numeric
+    # expression adds the columns it reads
+    other = ("ColOf[_X] | NumberOf[_X] | PartOf[Any] | TimePartOf[Any] | LengthOf[Any] | ValueOf "
+             "| int | float | Decimal")
+    return _ARITH.format(other=other, mine="_C_co | " if mine else "",
+                         rmine="_C_co" if mine else "Never")
+
+
+_EXPRESSIONS = "\n".join([
+    "# what sql.sum/avg, min/max and count(column) make, by the column they name; over() a",
+    "# window, by that column and the window's columns",
+    "class SumOf(AggregateFunction[Any], Generic[_C_co]):",
+    _over("SumOver[_C_co, _P | _O]"),
+    "class OrderOf(AggregateFunction[Any], Generic[_C_co]):",
+    _over("OrderOver[_C_co, _P | _O]"),
+    "class CountOf(AggregateFunction[int], Generic[_C_co]):",
+    _over("CountOver[_C_co, _P | _O]"),
+    "# count_distinct: an aggregate per group, over no window (no database computes one)",
+    "class DistinctOf(CountOf[_C_co]):",
+    _over("DistinctOver[_C_co, _P | _O]"),
+    "class DistinctOver(Over, Generic[_C_co, _V_co]): ...",
+    "class CountRows(AggregateFunction[int]):",
+    _over("CountOver[Never, _P | _O]"),
+    "class SumOver(Over, Generic[_C_co, _V_co]): ...",
+    "class OrderOver(Over, Generic[_C_co, _V_co]): ...",
+    "class CountOver(Over, Generic[_C_co, _V_co]): ...",
+    "",
+    "# sql.row_number/rank/dense_rank (no column) and lag/lead (a column): window functions",
+    "# over rows in an order, so over() takes order_by",
+    "class WindowCall(Expression, Generic[_C_co]):",
+    _over("WindowOver[_C_co, _P | _O]", ordered=True),
+    "class WindowOver(Over, Generic[_C_co, _V_co]): ...",
+    "",
+    "# sql.col(name) and the results of functions: arithmetic keeps the columns it reads",
+    "class ColOf(Computed, Generic[_C_co]):",
+    _arith(True),
+    "class NumberOf(Computed, Generic[_C_co]):  # abs, round, + - * /",
+    _arith(True),
+    "class TextOf(Computed, Generic[_C_co]): ...  # lower, upper",
+    "class LengthOf(Computed, Generic[_C_co]):",
+    _arith(False),
+    "class TruncOf(Computed, Generic[_C_co]): ...  # date_trunc",
+    "class PartOf(Computed, Generic[_C_co]):  # extract of a date part",
+    _arith(False),
+    "class TimePartOf(Computed, Generic[_C_co]):  # extract of an hour or a minute",
+    _arith(False),
+    "class CoalesceOf(Computed, Generic[_C_co]): ...",
+    "class ValueOf(TypedValue):  # sql.value(x): no column",
+    _arith(False),
+    "class ScalarOf(Expression): ...  # sql.scalar(subquery)",
+    "#: what add_columns() takes of any model: values, CASE, subqueries (not SQL text or",
+    "#: sql.now(), which stand where a column's value goes)",
+    "Opaque = ValueOf | CaseValue | ScalarOf",
+    "#: what a value in where(), set() or values() takes of the expressions, by the column's",
+    "#: family: a function whose result is of it, and any reference, coalesce, value or SQL",
+    "#: text (not a window: one is computed after the rows are chosen)",
+    "AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Raw | Expr | Now | Excluded",
+    "NumberExpr = NumberOf[Any] | LengthOf[Any] | PartOf[Any] | TimePartOf[Any] | AnyFamily",
+    "TextExpr = TextOf[Any] | AnyFamily",
+    "DateExpr = TruncOf[Any] | AnyFamily",
+])
+
+
+_SET_OPERATIONS = ("union", "union_all", "intersect", "except_")
+_COMBINED = "Select[Any, Any] | SetQuery[Any] | Grouped[Any, Any, Any] | Projected"
+
+#: the names a row has (a model's row: the fetched columns and labels), which
+#: select(cte, [columns]) takes; and the row of those names, each `Any`
+_NAMED = """# the names of a row (contravariant: a row of more names is a row of fewer)
+class Named(Generic[_F_contra]): ...
+
+# select(cte) of a named select of a model's rows: where() and order_by() take its names
+class NamedSelected(Select[Any, _R_co], Generic[_R_co, _N]):
+    def where(self, *conditions: Mapping[_N, Any] | Combined[Mapping[_N, Any]] | ExistsCondition) -> Self: ...
+    def order_by(self, column: _N, direction: Literal["asc", "desc"] = "asc") -> Self: ...
+
+# a set operation of a model's select: its order_by() takes the first statement's fields
+class SetOf(SetQuery[_R_co], Generic[_R_co, _N]):
+    def order_by(self, column: _N, direction: Literal["asc", "desc"] = "asc") -> Self: ...
+""" + "".join(f"    def {op}(self, other: {_COMBINED}) -> Self: ...\n" for op in _SET_OPERATIONS) + """
+class ColumnsRow(Row[Any], Generic[_F_contra]):
+    if MYPY:
+        def __getattr__(self, name: str) -> Any: ...
+        def __getitem__(self, key: str | SupportsIndex | slice) -> Any: ...
+    else:
+        def __getattr__(self, name: _F_contra) -> Any: ...
+        @overload
+        def __getitem__(self, key: _F_contra) -> Any: ...
+        @overload
+        def __getitem__(self, key: SupportsIndex) -> Any: ...
+        @overload
+        def __getitem__(self, key: slice) -> tuple[Any, ...]: ...
+"""
+
+
+def _expr(col: ColumnMeta) -> str:
+    """The expressions a value of the column takes (`NumberExpr` for a number...)."""
+    if col.kind in _NUMBERS:
+        return "NumberExpr"
+    if col.kind in _TEXT:
+        return "TextExpr"
+    return "DateExpr" if col.kind in ("datetime", "date") else "AnyFamily"
 
 
 class StubError(Exception):
@@ -164,18 +301,18 @@ def _ops(n: _Names, col: ColumnMeta, t: str) -> tuple[str, str]:
     none = " | None" if col.nullable else ""
     fields: list[tuple[str, str]] = []
     if col.kind != "json":
-        value = f"{t} | Expression"
+        value = f"{t} | {_expr(col)}"
         fields += [("eq", value + none), ("ne", value + none)]
         if col.kind in _ORDERED:
             fields += [(op, value) for op in ("lt", "lte", "gt", "gte")]
             fields.append(("between", f"tuple[{value}, {value}] | list[{value}]"))
         yields = "str" if col.kind in _TEXT else t
-        item = f"{t} | Expression"  # a list may hold expressions, as where a value goes
+        item = f"{t} | {_expr(col)}"  # a list may hold expressions, as where a value goes
         operand = f"Sequence[{item}] | AbstractSet[{item}] | Subquery[Any, {yields} | None]"
         fields += [("in", operand), ("not_in", operand)]
     fields.append(("is_null", "bool"))
     if col.kind in _TEXT:
-        fields += [(op, "str | Expression") for op in ("like", "ilike")]
+        fields += [(op, "str | TextExpr") for op in ("like", "ilike")]
         fields += [(op, "str") for op in ("contains", "icontains", "startswith", "endswith")]
     body = ", ".join(f"{k!r}: {v}" for k, v in fields)
     return name, f'{name} = TypedDict("{name}", {{{body}}}, total=False)'
@@ -195,7 +332,7 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     for c in cols:
         ops_name, ops_def = _ops(n, c, given[c.attr])
         out.append(ops_def)
-        bare = "" if c.kind == "json" else f"{given_full[c.attr]} | Expression | "
+        bare = "" if c.kind == "json" else f"{given_full[c.attr]} | {_expr(c)} | "
         if c.kind == "json" and c.nullable:
             bare = "None | "
         where.append((c.attr, f"{bare}{ops_name}"))
@@ -204,17 +341,19 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     out += [f"    {attr}: {t}" for attr, t in where]
     out.append("")
     out.append(f"class {n.set}(TypedDict, total=False):")
-    out += [f"    {c.attr}: {given_full[c.attr]} | Expression" for c in cols]
+    out += [f"    {c.attr}: {given_full[c.attr]} | {_expr(c)}" for c in cols]
     out.append("")
     out.append(f"class {n.values}(TypedDict, total=False):")
     for c in cols:
-        t = f"{given_full[c.attr]} | Expression"
+        t = f"{given_full[c.attr]} | {_expr(c)}"
         out.append(f"    {c.attr}: {f'Required[{t}]' if c.required else t}")
     out.append("")
     # The fetched columns, as a TypeVar the call solves to their Literal union.
     out.append(f'{n.of("Fetched")} = TypeVar("{n.of("Fetched")}", bound={n.column})')
     out.append("")
     out += _row_class(n.row, cols, full)
+    out += _computed(n, cols)
+    out += _row_class(n.of("LabeledRow"), cols, full, labeled=True)
     cond = f"{n.where} | Combined[{n.where}] | ExistsCondition"
     columns = f"list[{n.column}] | tuple[{n.column}, ...]"
     out.append(f"class {n.of('Grouped')}(Grouped[Row]):")
@@ -236,14 +375,29 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     plain = _literal(c.attr for c in cols if c.kind != "json")
     aggregates = (f"Mapping[str, SumOf[{numbers}] | OrderOf[{ordered}] | CountOf[{plain}] "
                   "| CountRows]")
-    # a group is a column, or {label: expression} (a computed group)
-    groups = f"{plain} | Mapping[str, Any]"
-    out.append(f"    def aggregate(self, group_by: list[{groups}] | tuple[{groups}, ...], "
-               f"aggregates: {aggregates}) -> {n.of('Grouped')}: ...")
+    # a group is a column, or {label: expression} (a computed group): to pyright, an
+    # expression over this model's columns, as add_columns() takes
+    grouped = f"aggregates: {aggregates}) -> {n.of('Grouped')}: ..."
+    for mypy, value in ((True, "Any"), (False, n.of("Computed"))):
+        groups = f"{plain} | Mapping[str, {value}]"
+        out += ["    if MYPY:" if mypy else "    else:",
+                f"        def aggregate(self, group_by: list[{groups}] | tuple[{groups}, ...], "
+                + grouped]
+    out += _add_columns(n)
     for lock in ("update", "share"):
         out.append(f"    def for_{lock}(self, *, skip_locked: bool = False, no_wait: bool = False, "
                    f"of: type[{n.model}] | Sequence[type[{n.model}]] | None = None) -> Self: ...")
+    # a set operation combines rows of columns: selects, aggregates, a projected join; its
+    # order_by() names a field of the first statement (SetOf's second parameter)
+    sides = ((n.model, n.model, n.column), (f"{n.row}[_F]", f"{n.row}[_F]", "_F"),
+             (f"{n.of('LabeledRow')}[_F, _L]", f"{n.of('LabeledRow')}[_F, _L]", "_F | _L"))
+    for op in _SET_OPERATIONS:
+        for row, kept, names in sides:
+            out += ["    @overload",
+                    f"    def {op}(self: {n.select}[{row}], other: {_COMBINED}) -> "
+                    f"SetOf[{kept}, {names}]: ..."]
     out.append("")
+    out += _labeled_select(n, cols, full)
     for kind, base in (("update", "Update"), ("delete", "Delete"), ("insert", "Insert")):
         cls = n.of(base)
         out.append(f"class {cls}({base}[{n.model}, _R_co]):")
@@ -281,7 +435,9 @@ def _joins() -> list[str]:
     its model (`| None` once left-joined), so another name is an error. Qualified column names
     stay strings: no type joins an alias and a column name into "user.email".
     """
-    out = [f"# joins: rows keyed by alias (up to {_JOINED} tables)", ""]
+    out = [f"# joins: rows keyed by alias (up to {_JOINED} tables)", "",
+           "# project({...}) of a join: one row of columns, which sql.cte() and set operations take",
+           "class Projected(Join[Row[Any]]): ...", ""]
     for k in range(1, _JOINED + 1):
         params = ", ".join(f"_T{i}, _A{i}" for i in range(1, k + 1))
         out.append(f"class JoinRow{k}(Row[Any], Generic[{params}]):")
@@ -306,6 +462,7 @@ def _joins() -> list[str]:
                 "        def __getitem__(self, key: slice) -> tuple[Any, ...]: ...", ""]
         aliases = " | ".join(f"_A{i}" for i in range(1, k + 1))
         out.append(f"class Join{k}(Join[JoinRow{k}[{params}]], Generic[{params}]):")
+        out.append("    def project(self, columns: Mapping[str, Any]) -> Projected: ...")
         # and_/or_/not_ take their dict type from here: any mapping (qualified names)
         out.append("    def where(self, *conditions: Mapping[str, Any] | Combined[Mapping[str, Any]] "
                    "| ExistsCondition) -> Self: ...")
@@ -337,7 +494,60 @@ def _literal(names: Iterable[str]) -> str:
     return f"Literal[{', '.join(repr(x) for x in names)}]" if names else "Never"
 
 
-def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str]) -> list[str]:
+def _computed(n: _Names, cols: Sequence[ColumnMeta]) -> list[str]:
+    """The model's `Computed` union (`OrderComputed`): the expressions add_columns() takes, each over columns
+    of the family its function reads (text for lower/upper/length, numbers for abs/round and
+    arithmetic, a datetime or date for date_trunc/extract, one family for coalesce)."""
+    def of(kinds: Iterable[str]) -> str:
+        return _literal(c.attr for c in cols if c.kind in kinds)
+
+    every = n.column  # the Literal union of every column
+    text, numbers = of(_TEXT), of(_NUMBERS)
+    parts = [f"TextOf[{text}]", f"LengthOf[{text}]", f"NumberOf[{numbers}]", f"ColOf[{every}]",
+             f"TruncOf[{of(('datetime', 'date'))}]", f"PartOf[{of(('datetime', 'date'))}]",
+             f"TimePartOf[{of(('datetime',))}]"]
+    families = [_TEXT, _NUMBERS, *({k} for k in ("datetime", "date", "bool", "uuid", "bytes"))]
+    parts += list(dict.fromkeys(f"CoalesceOf[{of(f)}]" for f in families))
+    parts += [f"SumOver[{numbers}, {every}]", f"OrderOver[{of(_ORDERED | _TEXT)}, {every}]",
+              f"CountOver[{of(set(_PYTHON_TYPES) | {'literal'})}, {every}]",
+              f"WindowOver[{every}, {every}]", "Opaque"]
+    return [f"{n.of('Computed')} = {' | '.join(parts)}", ""]
+
+
+def _add_columns(n: _Names) -> list[str]:
+    """add_columns() of a model's select: to pyright, expressions over the model's columns,
+    rows with the labels as fields (of type Any); to mypy, which widens a name kept in a
+    variable to `str`, any mapping, rows as the library types them."""
+    labeled = n.of("Labeled")
+    row = n.of("LabeledRow")
+    mapping = f"Mapping[_L, {n.of('Computed')}]"
+    return ["    if MYPY:",
+            "        def add_columns(self, columns: Mapping[str, Any]) -> "
+            f"Select[{n.model}, Row[Any]]: ...",
+            "    else:",
+            "        @overload",
+            f"        def add_columns(self: {n.select}[{n.model}], columns: {mapping}) -> "
+            f"{labeled}[{row}[{n.column}, _L], _L]: ...",
+            "        @overload",
+            f"        def add_columns(self: {n.select}[{n.row}[{n.of('Fetched')}]], "
+            f"columns: {mapping}) -> {labeled}[{row}[{n.of('Fetched')}, _L], _L]: ..."]
+
+
+def _labeled_select(n: _Names, cols: Sequence[ColumnMeta], full: dict[str, str]) -> list[str]:
+    """The select of add_columns(): order_by() and as_subquery() take its labels too."""
+    out = [f"class {n.of('Labeled')}({n.select}[_R_co], Generic[_R_co, _L]):",
+           f"    def order_by(self, column: {n.column} | _L, "
+           'direction: Literal["asc", "desc"] = "asc") -> Self: ...']
+    for c in cols:
+        out += ["    @overload",
+                f"    def as_subquery(self, column: Literal[{c.attr!r}]) -> "
+                f"Subquery[{n.model}, {full[c.attr]}]: ..."]
+    return [*out, "    @overload", f"    def as_subquery(self, column: _L) -> Subquery[{n.model}, Any]: ...",
+            ""]
+
+
+def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str],
+               labeled: bool = False) -> list[str]:
     """The row class of a partial select or returning(), generic in the fetched columns.
 
     Its parameter is the Literal union of the columns fetched, contravariant: `Row[Literal['id',
@@ -347,15 +557,29 @@ def _row_class(name: str, cols: Sequence[ColumnMeta], full: dict[str, str]) -> l
     is no attribute: `__getattr__: None` hides the library's `Row.__getattr__`, for mypy and
     pyright alike (mypy reads no name from a `__getattr__`'s parameter).
     """
-    out = [f"class {name}(Row[Any], Generic[_F_contra]):"]
+    # a labeled row's column property applies where the column was fetched or is a label
+    # (of Any type then: a label's type is not kept)
+    params = "_F_contra, _L_contra" if labeled else "_F_contra"
+    me = (f"{name}[Literal[{{attr!r}}], Never] | {name}[Never, Literal[{{attr!r}}]]" if labeled
+          else f"{name}[Literal[{{attr!r}}]]")
+    names = "_F_contra | _L_contra" if labeled else "_F_contra"
+    out = [f"class {name}(Row[Any], Named[{names}], Generic[{params}]):"]
     for c in cols:
         out += ["    @property",
-                f"    def {c.attr}(self: {name}[Literal[{c.attr!r}]]) -> {full[c.attr]}: ..."]
-    out.append("    __getattr__: None  # type: ignore[assignment, misc]  # no other name is a column")
+                f"    def {c.attr}(self: {me.format(attr=c.attr)}) -> {full[c.attr]}: ..."]
+    if labeled:  # add_columns()'s labels, and no other name
+        out += ["    if MYPY:  # mypy takes a __getattr__ of a str only (it never reads this row)",
+                "        def __getattr__(self, name: str) -> Any: ...",
+                "    else:",
+                "        def __getattr__(self, name: _L_contra) -> Any: ..."]
+    else:
+        out.append("    __getattr__: None  # type: ignore[assignment, misc]  # no other name is a column")
     for c in cols:
         out += ["    @overload",
-                f"    def __getitem__(self: {name}[Literal[{c.attr!r}]], "
+                f"    def __getitem__(self: {me.format(attr=c.attr)}, "
                 f"key: Literal[{c.attr!r}]) -> {full[c.attr]}: ..."]
+    if labeled:
+        out += ["    @overload", "    def __getitem__(self, key: _L_contra) -> Any: ..."]
     return [*out, "    @overload", "    def __getitem__(self, key: SupportsIndex) -> Any: ...",
             "    @overload", "    def __getitem__(self, key: slice) -> tuple[Any, ...]: ...", ""]
 
@@ -396,12 +620,14 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "from uuid import UUID",
              "",
              *sorted({f"import {m.__module__}" for m in models}),
-             "from tempest_typed.expressions import Expression",
+             "from typing_extensions import TypeVar as TypeVarD",
+             "from tempest_typed.expressions import CaseValue, Computed, Excluded, Expr, Expression, Now, "
+             "Over, Raw, TypedValue",
              "from tempest_typed.model import Model",
              "from tempest_typed.row import Row",
              "from tempest_typed.statements.cte import NamedSelect",
              "from tempest_typed.statements import (AggregateFunction, Condition, Delete, "
-             "ExistsCondition, Grouped, Insert, Join, Select, Subquery, Update)",
+             "ExistsCondition, Grouped, Insert, Join, Select, SetQuery, Subquery, Update)",
              "",
              "# mypy takes `if MYPY:` as always true and skips its else branch; pyright reads",
              "# both branches and keeps each name's last declaration, the else branch's",
@@ -411,19 +637,24 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              '_W_co = TypeVar("_W_co", covariant=True)',
              '_C_co = TypeVar("_C_co", covariant=True)',
              '_F_contra = TypeVar("_F_contra", contravariant=True)',
+             '_V_co = TypeVar("_V_co", covariant=True)',
+             '_P = TypeVarD("_P", bound=LiteralString, default=Never)',
+             '_O = TypeVarD("_O", bound=LiteralString, default=Never)',
+             '_X = TypeVarD("_X", bound=LiteralString, default=Never)',
+             '_L = TypeVarD("_L", bound=LiteralString, default=Never)',
+             '_L_contra = TypeVar("_L_contra", contravariant=True)',
+             '_F = TypeVar("_F", bound=LiteralString)',
+             '_N = TypeVar("_N", bound=LiteralString)',
              *[f'_T{i} = TypeVar("_T{i}")' for i in range(1, _JOINED + 1)],
              *[f'_A{i} = TypeVar("_A{i}", bound=LiteralString)' for i in range(1, _JOINED + 1)],
              *[f'_M{i} = TypeVar("_M{i}", bound=Model)' for i in range(2, _JOINED + 1)],
              "",
-             "# what sql.sum/avg, min/max and count(column) make, by the column they name",
-             "class SumOf(AggregateFunction[Any], Generic[_C_co]): ...",
-             "class OrderOf(AggregateFunction[Any], Generic[_C_co]): ...",
-             "class CountOf(AggregateFunction[int], Generic[_C_co]): ...",
-             "class CountRows(AggregateFunction[int]): ...",
+             *_EXPRESSIONS.splitlines(),
              "",
              "class Combined(Condition, Generic[_W_co]):",
              '    """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""',
              ""]
+    lines += _NAMED.splitlines()
     lines += _joins()
     for m in models:
         lines += _model_block(m, names[m])
@@ -457,6 +688,10 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               f"__all__ = {sorted(tempest_typed.__all__)!r}",
               "",
               '_M = TypeVar("_M", bound=Model)',
+              '_R = TypeVar("_R")',
+              '_N = TypeVar("_N", bound=LiteralString)',
+              '_F = TypeVar("_F", bound=LiteralString)',
+              '_L = TypeVar("_L", bound=LiteralString)',
               ""]
     # A model that derives from another comes first: the first overload that matches wins.
     models = sorted(models, key=lambda m: (-len(m.__mro__), m.__module__, m.__qualname__))
@@ -472,11 +707,24 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
         lines += ["@overload",
                   f"def select(model: type[{n.model}], columns: list[_g.{n.column}] | "
                   f"tuple[_g.{n.column}, ...], /) -> _g.{n.select}[_g.{n.row}[_g.{n.column}]]: ..."]
+    # a named select of a model's rows: where() and order_by() take its columns and labels
+    named_selects = ["# a named select of a model's rows: where() and order_by() take its names"]
+    for m in models:
+        n = names[m]
+        for row, names_of in ((f"_g.{n.row}[_F]", "_F"), (f"_g.{n.of('LabeledRow')}[_F, _L]", "_F | _L"),
+                              (n.model, f"_g.{n.column}")):
+            named_selects += ["@overload", f"def select(model: NamedSelect[{row}], /) -> "
+                              f"_g.NamedSelected[{row}, {names_of}]: ..."]
     lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
               "# every column, as the library types it; some columns need a known model",
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",
               "# a named select (sql.cte): rows typed as the library types them",
-              "@overload", "def select(model: NamedSelect[Any], /) -> Select[Any, Row[Any]]: ...",
+              *named_selects,
+              "@overload", "def select(model: NamedSelect[_R], /) -> Select[Any, _R]: ...",
+              "# some columns of a named select of a model's columns and labels: those names only",
+              "@overload",
+              "def select(model: NamedSelect[_g.Named[_N]], columns: list[_N] | tuple[_N, ...], /) "
+              "-> Select[Any, _g.ColumnsRow[_N]]: ...",
               "@overload",
               "def select(model: NamedSelect[Any], columns: list[str] | tuple[str, ...], /) "
               "-> Select[Any, Row[Any]]: ...", ""]
@@ -502,56 +750,79 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
 
 
 #: tempest_typed.sql as the stubs declare it: the library's signatures, except that an
-#: aggregate's type names its column (a LiteralString, kept as its Literal in a variable too).
+#: aggregate's or a function's type names its columns (a LiteralString, kept as its Literal in
+#: a variable too, by pyright), units and parts are Literals, and a cte has its statement's rows.
 #: tests/stubs/test_stubs.py holds its names and parameters to the module's.
-_SQL = '''"""tempest_typed.sql, with each aggregate typed by the column it names."""
+_SQL = '''"""tempest_typed.sql, with each aggregate and function typed by the columns it reads."""
 
-from typing import Any, LiteralString, TypeVar, overload
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal, LiteralString, Never, overload
+from uuid import UUID
 
-from tempest_typed._generated import CountOf, CountRows, OrderOf, SumOf
-from tempest_typed.expressions import Call, Computed
+from typing_extensions import TypeVar
+
+from tempest_typed._generated import (CoalesceOf, ColOf, CountOf, CountRows, DistinctOf,
+                                      LengthOf, NumberOf, OrderOf, PartOf, Projected, ScalarOf,
+                                      SumOf, TextOf, TimePartOf, TruncOf, ValueOf, WindowCall)
+from tempest_typed.expressions import CaseValue, Excluded, Expr, Now, Raw
 from tempest_typed.expressions import Expression as Expression
 from tempest_typed.row import Row
+from tempest_typed.statements import Grouped, Select, SetQuery
 from tempest_typed.statements.cte import NamedSelect
 from tempest_typed.statements.where import ExistsCondition, Subquery
 
 __all__ = {names!r}
 
-_C = TypeVar("_C", bound=LiteralString)
+# a column name, kept as its Literal; Never where a function reads an expression instead
+_C = TypeVar("_C", bound=LiteralString, default=Never)
+_C2 = TypeVar("_C2", bound=LiteralString, default=Never)
+_C3 = TypeVar("_C3", bound=LiteralString, default=Never)
+#: what coalesce() takes beside column names: expressions and values
+_Given = Expression | int | float | Decimal | bool | date | datetime | UUID | bytes | None
 
-def raw(text: LiteralString) -> Expression: ...
-def expr(template: object, *values: object) -> Expression: ...
-def now(plus: float | Expression | None = None) -> Expression: ...
-def excluded(column: str) -> Expression: ...
-def col(name: str) -> Computed: ...
+def raw(text: LiteralString) -> Raw: ...
+def expr(template: object, *values: object) -> Expr: ...
+def now(plus: float | Expression | None = None) -> Now: ...
+def excluded(column: str) -> Excluded: ...
+def col(name: _C) -> ColOf[_C]: ...
 def exists(query: object) -> ExistsCondition: ...
 def not_exists(query: object) -> ExistsCondition: ...
-def scalar(subquery: Subquery[Any, Any]) -> Expression: ...
+def scalar(subquery: Subquery[Any, Any]) -> ScalarOf: ...
 @overload
 def count(column: None = None) -> CountRows: ...
 @overload
 def count(column: _C) -> CountOf[_C]: ...
-def count_distinct(column: _C) -> CountOf[_C]: ...
+def count_distinct(column: _C) -> DistinctOf[_C]: ...
 def sum(column: _C) -> SumOf[_C]: ...
 def avg(column: _C) -> SumOf[_C]: ...
 def min(column: _C) -> OrderOf[_C]: ...
 def max(column: _C) -> OrderOf[_C]: ...
-def value(x: object) -> Computed: ...
-def coalesce(first: object, second: object, /, *more: object) -> Computed: ...
-def lower(column: object) -> Computed: ...
-def upper(column: object) -> Computed: ...
-def length(column: object) -> Computed: ...
-def abs(column: object) -> Computed: ...
-def round(column: object, digits: int = 0) -> Computed: ...
-def date_trunc(unit: str, column: object) -> Computed: ...
-def extract(part: str, column: object) -> Computed: ...
-def case(*whens: tuple[object, object], else_: object = None) -> Computed: ...
-def row_number() -> Call: ...
-def rank() -> Call: ...
-def dense_rank() -> Call: ...
-def lag(column: object, n: int = 1) -> Call: ...
-def lead(column: object, n: int = 1) -> Call: ...
-def cte(name: str, statement: object) -> NamedSelect[Row[Any]]: ...
+def value(x: object) -> ValueOf: ...
+def coalesce(first: _C | _Given, second: _C2 | _Given, /, *more: _C3 | _Given) -> CoalesceOf[_C | _C2 | _C3]: ...
+def lower(column: _C | Expression) -> TextOf[_C]: ...
+def upper(column: _C | Expression) -> TextOf[_C]: ...
+def length(column: _C | Expression) -> LengthOf[_C]: ...
+def abs(column: _C | Expression) -> NumberOf[_C]: ...
+def round(column: _C | Expression, digits: int = 0) -> NumberOf[_C]: ...
+def date_trunc(unit: Literal["year", "month", "day", "hour", "minute"], column: _C | Expression) -> TruncOf[_C]: ...
+@overload
+def extract(part: Literal["year", "month", "day", "dow"], column: _C | Expression) -> PartOf[_C]: ...
+@overload
+def extract(part: Literal["hour", "minute"], column: _C | Expression) -> TimePartOf[_C]: ...
+def case(*whens: tuple[object, object], else_: object = None) -> CaseValue: ...
+def row_number() -> WindowCall[Never]: ...
+def rank() -> WindowCall[Never]: ...
+def dense_rank() -> WindowCall[Never]: ...
+def lag(column: _C | Expression, n: int = 1) -> WindowCall[_C]: ...
+def lead(column: _C | Expression, n: int = 1) -> WindowCall[_C]: ...
+# a named select is typed by its statement's rows; a join's rows are models by alias, so a
+# join is named once projected (project() makes a Projected)
+_R = TypeVar("_R")
+@overload
+def cte(name: str, statement: Projected) -> NamedSelect[Row[Any]]: ...
+@overload
+def cte(name: str, statement: Select[Any, _R] | SetQuery[_R] | Grouped[_R, Any, Any]) -> NamedSelect[_R]: ...
 def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect[Row[Any]]: ...
 '''
 
