@@ -62,8 +62,19 @@ def check_reference(scope: Scope, col: Column, expr: Expression, where: str) -> 
         if name is None:
             return
         other = _referenced(scope, name, arg, where)
-        if other is not None:
-            compared(scope, col, other, f'sql.col("{name}")', where, expr)
+        if other is None:
+            return
+        if (not isinstance(scope, JoinScope | GroupScope) and other.attr == col.attr
+                and other.model == col.model and where.startswith(("where", "having"))):
+            # as the run time refuses it: a subquery reaching for the row of a statement
+            # around it on the same table names its own row by the table's name
+            scope.fail(f'{col.model}: {col.attr} compared with sql.col("{name}") compares a '
+                       f"column with itself, which holds for every row or for none (in "
+                       f"{where}); to read the row of an enclosing statement on the same "
+                       f'table, give that statement an alias, join({col.model}, "outer"), and '
+                       f'write sql.col("outer.{col.attr}")', expr, COMPARE)
+            return
+        compared(scope, col, other, f'sql.col("{name}")', where, expr)
         return
     sub = get_proper_type(scope.api.lookup_type_or_none(arg))
     if not (isinstance(sub, Instance) and sub.type.fullname == SUBQUERY and len(sub.args) == 2):
