@@ -312,13 +312,11 @@ class Dialect:
             result = self.returned(key.meta, key.returning)
         elif type(key) is UpdateStatement:
             self.visit_update(key, out)
-            result = self.returned(key.meta, key.returning)
-            if key.picked is not None:
-                assert isinstance(key.returning, tuple)  # _from_picked() names its columns
-                result = tuple(ResultField(c.attr, c.kind, False, c.scale)
-                               for c in key.returning) + tuple(
-                    ResultField(label, c.kind, False, c.scale)
-                    for label, c in key.picked.carried)
+            if key.picked is None:
+                result = self.returned(key.meta, key.returning)
+            else:  # Rows: the named columns, then the picked rows' carried ones
+                result = tuple(ResultField(name, c.kind, False, c.scale)
+                               for name, c, _ in self._picked_returned(key, key.picked))
         elif type(key) is DeleteStatement:
             self.visit_delete(key, out)
             result = self.returned(key.meta, key.returning)
@@ -1107,11 +1105,19 @@ class Dialect:
         self._subquery(picked.query, picked.offset, out)
         key_name = self.quote(picked.key.name)
         out.parts.append(f") AS {alias} WHERE {table}.{key_name} = {alias}.{key_name}")
-        cols = meta.columns if key.returning == ALL_COLUMNS else key.returning or ()
-        returned = [f"{table}.{self.quote(c.name)}" for c in cols]
-        returned += [f"{alias}.{self.quote(c.name)} AS {self.quote(label)}"
-                     for label, c in picked.carried]
+        returned = [f"{alias}.{self.quote(c.name)} AS {self.quote(name)}" if carried
+                    else f"{table}.{self.quote(c.name)}"
+                    for name, c, carried in self._picked_returned(key, picked)]
         out.parts.append(" RETURNING " + ", ".join(returned))
+
+    @staticmethod
+    def _picked_returned(key: UpdateStatement,
+                         picked: PickedRows) -> list[tuple[str, ColumnMeta, bool]]:
+        """What an UPDATE ... FROM picked rows returns, each under its row field's name: the
+        updated table's named columns, then the picked rows' carried ones (True)."""
+        assert isinstance(key.returning, tuple)  # _from_picked() names the columns
+        return ([(c.attr, c, False) for c in key.returning]
+                + [(label, c, True) for label, c in picked.carried])
 
     def visit_delete(self, key: DeleteStatement, out: _Out) -> None:
         """Write a DELETE statement."""

@@ -172,12 +172,11 @@ class AsyncSession(SessionCore):
         try:
             if self._stream is not None:
                 await self._drive(self._settle_stream_steps())
-            await self._connection()
+            conn = await self._connection()  # first: MySQL and MariaDB are told apart on it
             plans = [self._plan(stmt) for stmt in stmts]
             if any(params is None for _, params in plans):  # one of them runs as several
                 return [await self.execute(stmt) for stmt in stmts]
             batch = [(prepared.sql, params) for prepared, params in plans]
-            conn = await self._connection()
             log = logger.isEnabledFor(logging.INFO)
             started = time.perf_counter() if log else 0.0
             try:

@@ -165,12 +165,11 @@ class Session(SessionCore):
         try:
             if self._stream is not None:
                 self._drive(self._settle_stream_steps())
-            self._connection()
+            conn = self._connection()  # first: MySQL and MariaDB are told apart on it
             plans = [self._plan(stmt) for stmt in stmts]
             if any(params is None for _, params in plans):  # one of them runs as several
                 return [self.execute(stmt) for stmt in stmts]
             batch = [(prepared.sql, params) for prepared, params in plans]
-            conn = self._connection()
             log = logger.isEnabledFor(logging.INFO)
             started = time.perf_counter() if log else 0.0
             try:

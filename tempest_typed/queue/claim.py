@@ -71,7 +71,6 @@ class ClaimSQL:
                  sweep: bool = True) -> Op[list[Lease]]:
         """Lease up to `limit` due messages for `seconds`, oldest due first; each claim counts
         an attempt. `sweep`: dead-letter the exhausted expired leases first."""
-        token = uuid4()
         # UPDATE ... RETURNING gives its rows in no particular order, and its rows no longer
         # hold the due time they were chosen by: UPDATE ... WHERE id IN (subquery) serves a
         # claim of one message; a batch is one UPDATE ... FROM returning each row's due time
@@ -84,6 +83,7 @@ class ClaimSQL:
                 yield from self.dead_letter_op()
             picked: Result[Row] = yield picking
             return self.picked_leases(picked)
+        token = uuid4()
         due = self._due(limit)
         lease = self._lease(token, seconds)
         if dialect.serializes_write_transactions:
@@ -130,7 +130,7 @@ class ClaimSQL:
         # field is a lookup; measured: BENCHMARKS.md, "Fast paths").
         for id_, token, payload, key, attempts, max_attempts, expires, _ in rows:
             if token is None or expires is None:
-                leases_of(rows)  # raises, naming the row without its lease
+                raise _without_lease(id_)
             out.append(Lease(id_, token, payload, key, attempts, max_attempts, expires))
         return out
 
@@ -216,15 +216,20 @@ class ClaimSQL:
         }).where(self._exhausted())
 
 
-def leases_of(rows: Sequence[QueueMessage] | Sequence[Row]) -> list[Lease]:
+def _without_lease(message_id: object) -> QueryExecutionError:
+    """The error of a claimed row read back without its lease token or expiry."""
+    return QueryExecutionError(
+        f"the claim read back message {message_id} without its lease token or expiry: "
+        "is another program writing the queue table?", "", ())
+
+
+def leases_of(rows: Sequence[QueueMessage]) -> list[Lease]:
     """The leases of a claim's rows; raised inside the claim's transaction, so that a row
     without its lease (a table changed under the queue) rolls the claim back."""
     out = []
     for row in rows:
         if row.lease_token is None or row.next_attempt_at is None:
-            raise QueryExecutionError(
-                f"the claim read back message {row.id} without its lease token or expiry: "
-                "is another program writing the queue table?", "", ())
+            raise _without_lease(row.id)
         out.append(Lease(id=row.id, token=row.lease_token, payload=row.payload,
                          idempotency_key=row.idempotency_key, attempts=row.attempts,
                          max_attempts=row.max_attempts, expires_at=row.next_attempt_at))

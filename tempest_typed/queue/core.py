@@ -164,9 +164,13 @@ class QueueCore(Generic[E]):
         return self.lease_seconds if seconds is None else lease_option("extend(seconds)",
                                                                         seconds)
 
-    def _sweep_due(self, now: float) -> bool:
+    def _sweep_is_due(self, now: float) -> bool:
         """Whether the worker loop's next claim should also dead-letter expired leases."""
-        if now - self._last_sweep >= self.sweep_interval:
+        return now - self._last_sweep >= self.sweep_interval
+
+    def _sweep_due(self, now: float) -> bool:
+        """As _sweep_is_due(), the sweep then counted as done now."""
+        if self._sweep_is_due(now):
             self._last_sweep = now
             return True
         return False
@@ -261,7 +265,7 @@ class QueueCore(Generic[E]):
         """The claim to pipeline after these acks, in one round trip: where the claim is
         one statement (PostgreSQL) and no dead-letter sweep is due; else None (the acks and
         the claim go in turn)."""
-        if time.monotonic() - self._last_sweep >= self.sweep_interval:
+        if self._sweep_is_due(time.monotonic()):
             return None
         return self._claims.picked_statement(self._dialect, limit, self.lease_seconds)
 
