@@ -4,14 +4,16 @@ refuse it with DialectError naming the two-step way out."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from tempest_typed import DialectError, ValidationError, select, sql, update
+from tempest_typed import DialectError, Update, ValidationError, select, sql, update
 
 from ..models import Outbound
 
 
-def picked_update() -> object:
+def picked_update() -> Update[Any, Any]:
     pick = (select(Outbound, ["id"]).where({"status": "queued"}).order_by("next_attempt_at")
             .limit(10).for_update(skip_locked=True))
     return (update(Outbound).set({"status": "sending", "attempts": sql.raw("attempts + 1")})
@@ -19,7 +21,7 @@ def picked_update() -> object:
 
 
 def test_postgresql_updates_from_the_picked_rows_and_returns_their_due_time() -> None:
-    compiled = picked_update().compile("postgresql")  # type: ignore[attr-defined]  # object
+    compiled = picked_update().compile("postgresql")
     table = '"outbound_messages"'
     assert compiled.sql == (
         f'UPDATE {table} SET "status" = %s, "attempts" = attempts + 1 FROM (SELECT "id", '
@@ -29,14 +31,16 @@ def test_postgresql_updates_from_the_picked_rows_and_returns_their_due_time() ->
         '"picked"."next_attempt_at" AS "picked_next_attempt_at"')
     # the set's values, then the picking select's
     assert compiled.params == ("sending", "queued", 10)
-    assert [f.name for f in compiled.shape.result] == ["id", "attempts",
+    fields = compiled.shape.result
+    assert isinstance(fields, tuple)
+    assert [f.name for f in fields] == ["id", "attempts",
                                                        "picked_next_attempt_at"]
 
 
 @pytest.mark.parametrize("dialect", ["sqlite", "mysql", "mariadb"])
 def test_the_other_databases_refuse_it_naming_the_two_steps(dialect: str) -> None:
     with pytest.raises(DialectError, match=r"select the rows first \(for_update\(\)"):
-        picked_update().compile(dialect)  # type: ignore[attr-defined]  # object
+        picked_update().compile(dialect)
 
 
 def test_picked_rows_replace_where_and_come_from_the_same_model() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from uuid import uuid4
+from typing import Any
+from uuid import UUID, uuid4
 
 import pytest
 
-from tempest_typed import ValidationError, sql, update
+from tempest_typed import Update, ValidationError, sql, update
 from tempest_typed.queue.messages import Gone
 from tempest_typed.queue.model import message_model
 from tempest_typed.queue.templates import Template, markers
@@ -16,30 +17,30 @@ from tempest_typed.queue.templates import Template, markers
 Model = message_model("templated")
 
 
-def ack(ids: list[object], token: object) -> object:
+def ack(ids: list[UUID], token: UUID) -> Update[Any, Any]:
     return update(Model).set({"status": "sent", "updated_at": sql.now()}).where(
         {"id": {"in": ids}, "lease_token": token})
 
 
 def test_a_bound_template_compiles_as_the_statement_built_with_those_values() -> None:
     ids, [token] = markers(3), markers(1)
-    template = Template(ack(ids, token), [*ids, token])  # type: ignore[arg-type]  # object
+    template = Template(ack(ids, token), [*ids, token])
     real_ids, real_token = [uuid4() for _ in range(3)], uuid4()
     bound = template.bind([*real_ids, real_token]).compile("postgresql")
-    built = ack(real_ids, real_token).compile("postgresql")  # type: ignore[attr-defined]
+    built = ack(real_ids, real_token).compile("postgresql")
     assert (bound.sql, bound.params) == (built.sql, built.params)
 
 
 def test_a_marker_the_statement_does_not_hold_is_refused() -> None:
     [token] = markers(1)
     with pytest.raises(AssertionError, match="bound 0 times"):
-        Template(ack([uuid4()], uuid4()), [token])  # type: ignore[arg-type]  # object
+        Template(ack([uuid4()], uuid4()), [token])
 
 
 def test_rebinding_takes_as_many_values_as_the_statement_holds() -> None:
     stmt = ack([uuid4()], uuid4())
     with pytest.raises(ValidationError, match="1 values for"):
-        stmt._rebound((1,))  # type: ignore[attr-defined]  # object
+        stmt._rebound((1,))
 
 
 def test_gone_wakes_a_waiter_set_before_or_after_it_waits() -> None:
