@@ -153,6 +153,10 @@ class Compiled:
         return f"Compiled(sql={self.sql!r}, params={self.params!r})"
 
 
+#: the field of an update settling rows before picked ones that counts the rows it settled
+_SETTLED: Final = "settled"
+
+
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
@@ -314,9 +318,11 @@ class Dialect:
             self.visit_update(key, out)
             if key.picked is None:
                 result = self.returned(key.meta, key.returning)
-            else:  # Rows: the named columns, then the picked rows' carried ones
+            else:  # Rows: [the count settled,] the named columns, the picked rows' carried
                 result = tuple(ResultField(name, c.kind, False, c.scale)
                                for name, c, _ in self._picked_returned(key, key.picked))
+                if key.picked.settled is not None:
+                    result = (ResultField(_SETTLED, "int", True), *result)
         elif type(key) is DeleteStatement:
             self.visit_delete(key, out)
             result = self.returned(key.meta, key.returning)
@@ -1080,6 +1086,9 @@ class Dialect:
     def visit_update(self, key: UpdateStatement, out: _Out) -> None:
         """Write an UPDATE statement."""
         meta = key.meta
+        if key.picked is not None and key.picked.settled is not None:
+            self.visit_settled_then_picked(key, key.picked, key.picked.settled, out)
+            return
         out.scopes.append({meta.table: meta})
         out.parts.append(f"UPDATE {self.quote(meta.table)} SET ")
         self.visit_assignments(key.assignments, out)
@@ -1109,6 +1118,31 @@ class Dialect:
                     else f"{table}.{self.quote(c.name)}"
                     for name, c, carried in self._picked_returned(key, picked)]
         out.parts.append(" RETURNING " + ", ".join(returned))
+
+    def visit_settled_then_picked(self, key: UpdateStatement, picked: PickedRows,
+                                  settled: UpdateStatement, out: _Out) -> None:
+        """WITH settled AS (the first update RETURNING 1), changed AS (the update from picked
+        rows) SELECT how many rows the first changed, and the picked update's rows: one
+        statement, one row at least (NULLs after the count when nothing was picked)."""
+        meta = key.meta
+        if not self.supports_update_from:
+            self.visit_picked(key, picked, out)  # raises: no UPDATE ... FROM here
+        # The names of the WITH hide tables of the same name: they differ from the table's.
+        first, then = (f"{name}_" if name == meta.table else name
+                       for name in (_SETTLED, "changed"))
+        first_q, then_q = self.quote(first), self.quote(then)
+        out.parts.append(f"WITH {first_q} AS (")
+        saved = out.offset
+        out.offset = saved + picked.settled_offset
+        try:
+            self.visit_update(settled, out)
+        finally:
+            out.offset = saved
+        out.parts.append(f" RETURNING 1), {then_q} AS (")
+        self.visit_update(key._replace(picked=picked._replace(settled=None)), out)
+        out.parts.append(f") SELECT (SELECT count(*) FROM {first_q}) AS {self.quote(_SETTLED)}, "
+                         f"{then_q}.* FROM (SELECT 1) AS {self.quote('one')} LEFT JOIN {then_q} "
+                         "ON TRUE")
 
     @staticmethod
     def _picked_returned(key: UpdateStatement,

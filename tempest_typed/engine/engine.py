@@ -157,38 +157,6 @@ class Session(SessionCore):
         finally:
             self._unhold()
 
-    def _execute_together(self, stmts: Sequence[Statement[Any]]) -> list[Result[Any]]:
-        """Run statements in one round trip where the driver pipelines them (psycopg: one
-        implicit transaction outside a transaction, so a failure undoes them all), one after
-        another elsewhere; their Results in order (internal: the worker loop's ack + claim)."""
-        self._hold()
-        try:
-            if self._stream is not None:
-                self._drive(self._settle_stream_steps())
-            conn = self._connection()  # first: MySQL and MariaDB are told apart on it
-            plans = [self._plan(stmt) for stmt in stmts]
-            if any(params is None for _, params in plans):  # one of them runs as several
-                return [self.execute(stmt) for stmt in stmts]
-            batch = [(prepared.sql, params) for prepared, params in plans]
-            log = logger.isEnabledFor(logging.INFO)
-            started = time.perf_counter() if log else 0.0
-            try:
-                done = self._io.run_together(conn, batch)  # type: ignore[arg-type]  # params are not None here
-            except self._driver.driver_errors() as exc:
-                sql = "; ".join(text for text, _ in batch)
-                raise self._failed(exc, sql, (), None, started if log else None) from exc
-            except TempestError:
-                raise
-            except core.NOT_DRIVER_ERRORS as exc:
-                raise core.bind_failed(exc, batch[0][0], batch[0][1]) from exc
-            if log:
-                for text, params in batch:
-                    log_ok(text, params, None, started)
-            return [prepared.result(rows, count)
-                    for (prepared, _), (rows, count) in zip(plans, done, strict=True)]
-        finally:
-            self._unhold()
-
     def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters (the dialect's placeholders)."""
         core.check_sql(sql)

@@ -123,16 +123,22 @@ class ClaimSQL:
     @staticmethod
     def picked_leases(picked: Result[Row]) -> list[Lease]:
         """The leases of a picked_statement()'s rows, in due order (RETURNING has none)."""
-        rows = picked.all()
-        rows.sort(key=_due_time)
-        out = []
-        # Rows are tuples of LEASE_COLUMNS and the due time: read by position (by name, each
-        # field is a lookup; measured: BENCHMARKS.md, "Fast paths").
-        for id_, token, payload, key, attempts, max_attempts, expires, _ in rows:
-            if token is None or expires is None:
-                raise _without_lease(id_)
-            out.append(Lease(id_, token, payload, key, attempts, max_attempts, expires))
-        return out
+        return _picked_leases(picked.all())
+
+    def settling_claim(self, settle: Update[QueueMessage, Never], left_out: Sequence[UUID],
+                       token: UUID, limit: int, seconds: float) -> Update[QueueMessage, Row]:
+        """`settle` and then the batch claim, in one statement (the dialect's UPDATE ... FROM
+        as for picked_statement()): the claim leaves out the messages of `left_out`, which
+        `settle` changes unseen by it. Its rows go to settled_leases()."""
+        due = self._due(limit).where({"id": {"not_in": list(left_out)}})
+        return self._picked(self._lease(token, seconds), due)._settling_first(settle)
+
+    @staticmethod
+    def settled_leases(done: Result[Row]) -> tuple[int, list[Lease]]:
+        """How many rows a settling_claim() settled, and its leases in due order."""
+        rows = done.all()
+        settled: int = rows[0][0]
+        return settled, _picked_leases([row[1:] for row in rows if row[1] is not None])
 
     def _lease_ids(self, dialect: Dialect, lease: Update[QueueMessage, Never], ids: list[Any],
                    token: UUID) -> Op[list[Lease]]:
@@ -214,6 +220,19 @@ class ClaimSQL:
             "status": "failed", "next_attempt_at": None,
             "last_error": _EXPIRED_FINAL, "updated_at": sql.now(),
         }).where(self._exhausted())
+
+
+def _picked_leases(rows: list[Any]) -> list[Lease]:
+    """The leases of claimed rows (LEASE_COLUMNS and the due time), in due order."""
+    rows.sort(key=_due_time)
+    out = []
+    # read by position (by name, each field is a lookup; measured: BENCHMARKS.md, "Fast
+    # paths")
+    for id_, token, payload, key, attempts, max_attempts, expires, _ in rows:
+        if token is None or expires is None:
+            raise _without_lease(id_)
+        out.append(Lease(id_, token, payload, key, attempts, max_attempts, expires))
+    return out
 
 
 def _without_lease(message_id: object) -> QueryExecutionError:

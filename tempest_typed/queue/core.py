@@ -27,7 +27,7 @@ from ..engine.result import Result
 from ..errors import IntegrityError, TempestError, ValidationError
 from ..model import meta_of
 from ..row import Row
-from ..statements import Statement, Update, delete, insert, select, update
+from ..statements import Statement, Update, delete, insert, or_, select, update
 from .claim import ClaimSQL
 from .heartbeat import extend_all_op
 from .messages import Lease, Message, by_token, clean_error
@@ -44,7 +44,7 @@ from .options import (
     seconds_option,
 )
 from .retry import RetryStrategy
-from .steps import BEGIN, COMMIT, Op, Together
+from .steps import BEGIN, COMMIT, Op
 from .templates import Template, markers
 
 __all__ = ["CREATE_ATTEMPTS", "QueueCore", "created_meanwhile"]
@@ -108,7 +108,11 @@ class QueueCore(Generic[E]):
             seconds_option("Queue(backoff_seconds)", backoff_seconds),
             seconds_option("Queue(max_backoff_seconds)", max_backoff_seconds))
         self._claims = ClaimSQL(model, consumer)
-        self._ack_templates: dict[int, Template[QueueMessage, Never]] = {}
+        #: the grouped ack, and the grouped ack with the next claim, by the sizes of the
+        #: groups of one lease token (and the claim's limit): built once, bound per batch
+        self._ack_templates: dict[tuple[int, ...], Template[QueueMessage, Never]] = {}
+        self._ack_and_claim_templates: dict[tuple[tuple[int, ...], int],
+                                            Template[QueueMessage, Row]] = {}
         #: how often the worker loop dead-letters exhausted expired leases (claim() always does)
         self.sweep_interval = seconds_option("Queue(sweep_interval)", sweep_interval)
         self._last_sweep = float("-inf")
@@ -262,25 +266,36 @@ class QueueCore(Generic[E]):
         return self._claims.claim_op(self._dialect, limit, seconds, sweep)
 
     def _picking(self, acks: Sequence[Lease], limit: int) -> Update[QueueMessage, Row] | None:
-        """The claim to pipeline after these acks, in one round trip: where the claim is
-        one statement (PostgreSQL) and no dead-letter sweep is due; else None (the acks and
-        the claim go in turn)."""
-        if self._sweep_is_due(time.monotonic()):
+        """These acks and the next claim as one statement, where the claim is one (PostgreSQL:
+        UPDATE ... FROM) and no dead-letter sweep is due; else None (they go in turn)."""
+        dialect = self._dialect
+        if (not dialect.supports_update_from or dialect.serializes_write_transactions
+                or self._sweep_is_due(time.monotonic())):
             return None
-        return self._claims.picked_statement(self._dialect, limit, self.lease_seconds)
+        grouped = [(ids, token) for token, ids in by_token(acks).items()]
+        sizes = tuple(len(ids) for ids, _ in grouped)
+        template = self._ack_and_claim_templates.get((sizes, limit))
+        if template is None:
+            groups = [(markers(n), markers(1)[0]) for n in sizes]
+            # the claim leaves out the rows the acks change (the statement's parts do not see
+            # each other's changes): other markers, the same ids bound
+            left_out, [token] = markers(sum(sizes)), markers(1)
+            template = Template(self._claims.settling_claim(
+                self._ack_statement(groups), left_out, token, limit, self.lease_seconds),
+                [*_flat(groups), *left_out, token])
+            if len(self._ack_and_claim_templates) >= 64:
+                self._ack_and_claim_templates.clear()
+            self._ack_and_claim_templates[sizes, limit] = template
+        return template.bind([*_flat(grouped), *(i for ids, _ in grouped for i in ids),
+                              uuid4()])
 
     def _ack_and_claim_op(self, acks: Sequence[Lease],
                           picking: Update[QueueMessage, Row]) -> Op[tuple[int, list[Lease]]]:
-        """The acks of finished leases (one statement per lease token) and the next claim,
-        pipelined: (how many acks were still held, the new leases). They succeed or fail
+        """The acks of finished leases and the next claim, in the one statement of
+        _picking(): (how many acks were still held, the new leases). They succeed or fail
         together."""
-        # With several handlers at once, the last messages of a batch are often still running
-        # when the next batch is claimed: their acks come with the next batch's, of two tokens.
-        grouped = [self._ack_template(len(ids)).bind([*ids, token])
-                   for token, ids in by_token(acks).items()]
-        done: list[Result[Any]] = yield Together((*grouped, picking))
-        return (sum(result.rows_affected() for result in done[:-1]),
-                self._claims.picked_leases(done[-1]))
+        done: Result[Row] = yield picking
+        return self._claims.settled_leases(done)
 
     def _dead_letter_op(self) -> Op[int]:
         """Fail the messages whose lease expired on their final attempt; how many."""
@@ -388,28 +403,29 @@ class QueueCore(Generic[E]):
         return released
 
     def _ack_all_op(self, leases: Sequence[Lease]) -> Op[int]:
-        """Ack leases in one statement per lease token; how many were still held."""
-        acked = 0
-        for token, ids in by_token(leases).items():
-            result: Result[Any] = yield self._ack_template(len(ids)).bind([*ids, token])
-            acked += result.rows_affected()
-        return acked
-
-    def _ack_template(self, n: int) -> Template[QueueMessage, Never]:
-        """The grouped ack of `n` ids of one lease token, built once per size."""
-        template = self._ack_templates.get(n)
+        """Ack leases in one statement, each fenced by its lease token; how many were still
+        held."""
+        grouped = [(ids, token) for token, ids in by_token(leases).items()]
+        sizes = tuple(len(ids) for ids, _ in grouped)
+        template = self._ack_templates.get(sizes)
         if template is None:
-            ids, [token] = markers(n), markers(1)
-            template = Template(update(self.model).set({
-                "status": "sent", "next_attempt_at": None, "lease_token": None,
-                "updated_at": sql.now(),
-            }).where({"id": {"in": ids}, "lease_token": token,
-                      "status": {"in": ["sending", "failed"]}}),  # failed: a late final ack
-                [*ids, token])
+            groups = [(markers(n), markers(1)[0]) for n in sizes]
+            template = Template(self._ack_statement(groups), _flat(groups))
             if len(self._ack_templates) >= 64:
                 self._ack_templates.clear()
-            self._ack_templates[n] = template
-        return template
+            self._ack_templates[sizes] = template
+        result: Result[Any] = yield template.bind(_flat(grouped))
+        return result.rows_affected()
+
+    def _ack_statement(self, groups: Sequence[tuple[Sequence[UUID], UUID]],
+                       ) -> Update[QueueMessage, Never]:
+        """The grouped ack: the ids of each lease token, fenced by it."""
+        fenced = [{"id": {"in": list(ids)}, "lease_token": token} for ids, token in groups]
+        return update(self.model).set({
+            "status": "sent", "next_attempt_at": None, "lease_token": None,
+            "updated_at": sql.now(),
+        }).where(fenced[0] if len(fenced) == 1 else or_(*fenced),
+                 {"status": {"in": ["sending", "failed"]}})  # failed: a late final ack
 
     # -- operations -------------------------------------------------------------------------
 
@@ -473,3 +489,9 @@ class QueueCore(Generic[E]):
     def _notify_trigger_sql(self) -> list[str]:
         """The NOTIFY triggers of this queue's table (notify.py)."""
         return trigger_sql(meta_of(self.model).table)
+
+
+def _flat(groups: Sequence[tuple[Sequence[UUID], UUID]]) -> list[UUID]:
+    """The values of grouped acks in the order their statement binds them: each group's ids,
+    then its lease token."""
+    return [value for ids, token in groups for value in (*ids, token)]

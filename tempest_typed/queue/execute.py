@@ -53,12 +53,6 @@ def execute_op(engine: Engine, make: Callable[[], Op[R]],
             if kind == "execute":
                 reply = (current.execute(arg) if current is not None
                                else engine.execute(arg))
-            elif kind == "together":
-                if current is not None:
-                    reply = current._execute_together(arg)
-                else:
-                    with engine.session() as alone:
-                        reply = alone._execute_together(arg)
             elif kind == "begin":
                 tx = current.transaction() if current is not None else engine.transaction()
                 entered = tx.__enter__()

@@ -51,12 +51,6 @@ async def execute_op(engine: AsyncEngine, make: Callable[[], Op[R]],
             if kind == "execute":
                 reply = await (current.execute(arg) if current is not None
                                else engine.execute(arg))
-            elif kind == "together":
-                if current is not None:
-                    reply = await current._execute_together(arg)
-                else:
-                    async with engine.session() as alone:
-                        reply = await alone._execute_together(arg)
             elif kind == "begin":
                 tx = current.transaction() if current is not None else engine.transaction()
                 entered = await tx.__aenter__()

@@ -106,7 +106,7 @@ class AsyncLoop(LoopShell):
         if releases:
             self._released(releases, *await self._db("release", lambda s: execute_op(
                 queue.engine, lambda: queue._release_all_op(releases), s)))
-        # the acks ride with the next claim, in one round trip where it can be pipelined
+        # the acks ride with the next claim, in one statement where the claim is one
         picking = queue._picking(acks, size) if acks and size else None
         if acks and picking is None:
             self._acked(acks, *await self._db("ack", lambda s: execute_op(
@@ -212,7 +212,7 @@ class AsyncLoop(LoopShell):
 
     async def _ack_and_claim(self, acks: list[Lease],
                              picking: Update[QueueMessage, Row]) -> bool:
-        """Ack finished leases and claim the next batch in one round trip; False when the
+        """Ack finished leases and claim the next batch in one statement; False when the
         claim found nothing or failed (the acks then failed too, and go again)."""
         queue = self.queue
         now = time.monotonic()

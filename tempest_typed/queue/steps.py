@@ -19,7 +19,7 @@ from ..errors import TransactionConflict
 from ..statements import Statement
 from .retry import TRANSACTION_RETRY
 
-__all__ = ["BEGIN", "COMMIT", "Action", "Mark", "Op", "Step", "Together", "run_steps"]
+__all__ = ["BEGIN", "COMMIT", "Action", "Mark", "Op", "Step", "run_steps"]
 
 R = TypeVar("R")
 
@@ -36,21 +36,12 @@ BEGIN: Final = Mark.BEGIN
 COMMIT: Final = Mark.COMMIT
 
 
-class Together(tuple[Statement[Any], ...]):
-    """Statements sent in one round trip where the driver pipelines them (the shell sends
-    back their Results, in order): outside a transaction of ours they succeed or fail
-    together on PostgreSQL, and run one after another elsewhere."""
-
-    __slots__ = ()
-
-
-Step: TypeAlias = "Statement[Any] | Mark | Together"
+Step: TypeAlias = "Statement[Any] | Mark"
 #: an operation: yields steps, is sent each statement's Result (None after a mark), returns R
 Op: TypeAlias = Generator[Step, Any, R]
 
-#: what a shell does for run_steps(): ("execute", statement) -> its Result, ("together",
-#: statements) -> their Results, ("begin", None) -> None, ("commit", None), ("rollback", the
-#: exception), ("sleep", seconds)
+#: what a shell does for run_steps(): ("execute", statement) -> its Result, ("begin", None)
+#: -> None, ("commit", None), ("rollback", the exception), ("sleep", seconds)
 Action: TypeAlias = tuple[str, Any]
 
 
@@ -99,10 +90,10 @@ def run_steps(make: Callable[[], Op[R]], caller_tx: bool) -> Generator[Action, A
     raise AssertionError("unreachable")  # the last attempt returned or raised
 
 
-def _statement(stmt: Statement[Any] | Together, *, alone: bool) -> Generator[Action, Any, Any]:
+def _statement(stmt: Statement[Any], *, alone: bool) -> Generator[Action, Any, Any]:
     for attempt in range(TRANSACTION_RETRY.attempts):
         try:
-            return (yield ("together", stmt) if type(stmt) is Together else ("execute", stmt))
+            return (yield "execute", stmt)
         except TransactionConflict:
             if not alone or attempt == TRANSACTION_RETRY.attempts - 1:
                 raise

@@ -48,12 +48,6 @@ class Driver:
         """Execute one statement: (rows or None when it returns none, rows affected)."""
         raise NotImplementedError
 
-    def run_together(self, conn: Any, batch: Sequence[tuple[str, Sequence[Any]]],
-                           ) -> list[tuple[list[Any] | None, int]]:
-        """Execute statements one after another (a driver that pipelines sends them in one
-        round trip): each one's (rows or None, rows affected), in order."""
-        return [self.run(conn, sql, params) for sql, params in batch]
-
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         """Execute one statement per parameter set: (the rows all returned, rows affected)."""

@@ -174,30 +174,6 @@ class PsycopgDriver(Driver):
         return rows, cur.rowcount
 
     @override
-    def run_together(self, conn: Any, batch: Sequence[tuple[str, Sequence[Any]]],
-                           ) -> list[tuple[list[Any] | None, int]]:
-        # Pipeline mode: every statement sent, then one Sync; the server runs them in order,
-        # as one implicit transaction outside a transaction of ours (a failure on the server
-        # ends them all). A failure on the client, a parameter that does not adapt, would let
-        # the Sync commit the statements before it: the queue, the one caller, binds only
-        # UUIDs and numbers. (conn.transaction() around them would cost 4 round trips.)
-        try:
-            kept: list[Any] = conn._tempest_pipeline_cursors
-        except AttributeError:
-            kept = conn._tempest_pipeline_cursors = []
-        while len(kept) < len(batch):  # kept on the connection, as run()'s one cursor
-            kept.append(conn.cursor())
-        cursors = kept[:len(batch)]
-        with conn.pipeline():
-            for cur, (sql, params) in zip(cursors, batch, strict=True):
-                cur.execute(sql, params)
-        out = []
-        for cur in cursors:
-            rows = cur.fetchall() if _returns_rows(cur) else None
-            out.append((rows, cur.rowcount))
-        return out
-
-    @override
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:
