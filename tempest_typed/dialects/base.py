@@ -1103,11 +1103,7 @@ class Dialect:
         """FROM (the picking select) AS alias WHERE table.key = alias.key RETURNING the
         table's columns and the select's carried ones."""
         meta = key.meta
-        if not self.supports_update_from:
-            raise DialectError(
-                f"update({meta.name}) from picked rows: {self.name} has no UPDATE ... FROM "
-                "whose RETURNING reads the picked rows; select the rows first (for_update() "
-                "in a transaction), then update them by key")
+        self._require_update_from(meta)
         self.check_returning("update", meta, out.statement)
         table, alias = self.quote(meta.table), self.quote(picked.alias)
         out.parts.append(" FROM (")
@@ -1125,8 +1121,7 @@ class Dialect:
         rows) SELECT how many rows the first changed, and the picked update's rows: one
         statement, one row at least (NULLs after the count when nothing was picked)."""
         meta = key.meta
-        if not self.supports_update_from:
-            self.visit_picked(key, picked, out)  # raises: no UPDATE ... FROM here
+        self._require_update_from(meta)
         # The names of the WITH hide tables of the same name: they differ from the table's.
         first, then = (f"{name}_" if name == meta.table else name
                        for name in (_SETTLED, "changed"))
@@ -1143,6 +1138,15 @@ class Dialect:
         out.parts.append(f") SELECT (SELECT count(*) FROM {first_q}) AS {self.quote(_SETTLED)}, "
                          f"{then_q}.* FROM (SELECT 1) AS {self.quote('one')} LEFT JOIN {then_q} "
                          "ON TRUE")
+
+    def _require_update_from(self, meta: ModelMeta) -> None:
+        """DialectError unless this database has UPDATE ... FROM whose RETURNING reads the
+        picked rows."""
+        if not self.supports_update_from:
+            raise DialectError(
+                f"update({meta.name}) from picked rows: {self.name} has no UPDATE ... FROM "
+                "whose RETURNING reads the picked rows; select the rows first (for_update() "
+                "in a transaction), then update them by key")
 
     @staticmethod
     def _picked_returned(key: UpdateStatement,

@@ -116,9 +116,15 @@ class ClaimSQL:
         """The batch claim as one statement, where the dialect has UPDATE ... FROM with
         RETURNING and row locks (PostgreSQL): UPDATE ... FROM (the locked due ids and their
         due times) RETURNING both; None elsewhere. Its rows go to picked_leases()."""
-        if not dialect.supports_update_from or dialect.serializes_write_transactions:
+        if not self.batch_is_one_statement(dialect):
             return None
         return self._picked_claim(limit, seconds).bind([uuid4()])
+
+    @staticmethod
+    def batch_is_one_statement(dialect: Dialect) -> bool:
+        """Whether a batch claim is one UPDATE ... FROM statement here (PostgreSQL), which
+        picked_statement() and settling_claim() write."""
+        return dialect.supports_update_from and not dialect.serializes_write_transactions
 
     @staticmethod
     def picked_leases(picked: Result[Row]) -> list[Lease]:

@@ -268,8 +268,7 @@ class QueueCore(Generic[E]):
     def _picking(self, acks: Sequence[Lease], limit: int) -> Update[QueueMessage, Row] | None:
         """These acks and the next claim as one statement, where the claim is one (PostgreSQL:
         UPDATE ... FROM) and no dead-letter sweep is due; else None (they go in turn)."""
-        dialect = self._dialect
-        if (not dialect.supports_update_from or dialect.serializes_write_transactions
+        if (not self._claims.batch_is_one_statement(self._dialect)
                 or self._sweep_is_due(time.monotonic())):
             return None
         grouped = [(ids, token) for token, ids in by_token(acks).items()]
