@@ -72,7 +72,7 @@ class AsyncLoop(LoopShell):
                 while True:
                     with self._cancel_as_stop():
                         self._notice_stop()
-                        if self.book.stopping and self.book.idle():
+                        if self.book.stopping and self._done_stopping():
                             break
                         errors = self.book.summary.database_errors
                         stepped = await self._step()
@@ -96,11 +96,19 @@ class AsyncLoop(LoopShell):
         try:
             return await self._step_once()
         finally:
-            pause, self._pause = self._pause, 0.0
+            pause = self._take_pause()
             if pause:
                 await self._sleep(pause)
 
     async def _step_once(self) -> bool:
+        if not await self._do_due():
+            return not self.book.idle()
+        await self._wait()
+        return True
+
+    async def _do_due(self) -> bool:
+        """The database work the book says is due now (releases, acks, nacks, heartbeats, the
+        next claim); False when a claim was due and found nothing (or failed)."""
         queue = self.queue
         size, releases, acks, nacks, beats = self._due(time.monotonic())
         if releases:
@@ -119,14 +127,20 @@ class AsyncLoop(LoopShell):
             self._heartbeat_done(*await self._db("heartbeat", lambda s: execute_op(
                 queue.engine, lambda: queue._extend_all_op(beats, seconds), s)), sent_at)
         if picking is not None:
-            if not await self._ack_and_claim(acks, picking):
-                return not self.book.idle()
-        elif size and not await self._claim(size):
-            return not self.book.idle()
-        await self._wait()
-        return True
+            return await self._ack_and_claim(acks, picking)
+        return not size or await self._claim(size)
 
     # -- what the shell supplies ------------------------------------------------------------
+
+    def _take_pause(self) -> float:
+        """The backoff owed after this step's database errors, cleared."""
+        pause, self._pause = self._pause, 0.0
+        return pause
+
+    def _done_stopping(self) -> bool:
+        """Stopping, and nothing is left to settle or hand back (the threaded shell also waits
+        for a handler thread's step in progress)."""
+        return self.book.idle()
 
     def _running(self) -> AbstractContextManager[None]:
         """Around the whole loop of run() (the threaded shell's signal handlers)."""

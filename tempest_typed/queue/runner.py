@@ -5,6 +5,12 @@ shell.py's. Here, only what threads do differently: handlers run on the process'
 daemon threads (shell.THREADS), the calling thread (the coordinator) does all the database
 work on one session and sleeps on a condition the handlers notify, and SIGTERM and SIGINT
 stop the loop (on the main thread only; restored on return).
+
+In the steady state of run() on PostgreSQL, the handler thread that finds no lease left to
+start does the step's database work itself (the acks and the next claim, one statement), then
+goes on with the leases it claimed: no thread hands a batch to another. The coordinator then
+wakes for heartbeats, stops and errors only. One lock (`_db_lock`) keeps the session's work to
+one thread at a time; the decisions stay the book's, taken under `_lock` as before.
 """
 
 from __future__ import annotations
@@ -45,6 +51,13 @@ class Runner(Loop):
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._session: Session | None = None
+        #: held around every use of the session: the coordinator's steps and a handler
+        #: thread's (reentrant: a failed statement closes the session inside the step)
+        self._db_lock = threading.RLock()
+        #: a handler thread is doing a step's database work now (the coordinator waits)
+        self._stepping_here = False
+        #: an error a handler thread's step could not wait out, raised by the coordinator
+        self._failure: BaseException | None = None
 
     def _wake(self) -> None:
         self._changed.notify_all()
@@ -60,7 +73,8 @@ class Runner(Loop):
         """Sleep until a handler reports, a heartbeat or an ack is due, or a slice passes."""
         with self._lock:
             now = time.monotonic()
-            if self.book.to_settle(now) != ([], []) or not self.book.busy():
+            settle = self.book.to_settle(now) != ([], []) or not self.book.busy()
+            if (settle and not self._stepping_here) or self._failure is not None:
                 return
             timeout = min(self.book.wake_at(now) - now, SLICE)
             if timeout > 0:
@@ -69,17 +83,86 @@ class Runner(Loop):
     def _idle_wait(self) -> None:
         self._sleep(self.poll_interval)
 
+    # -- the session, one thread at a time --------------------------------------------------
+
+    def _do_due(self) -> bool:
+        with self._db_lock:
+            failure, self._failure = self._failure, None
+            if failure is not None:
+                raise failure
+            with self._lock:
+                # a handler thread's step failed: its backoff comes first; or one is about
+                # to do this step's work, which it has decided on
+                elsewhere = bool(self._pause) or self._stepping_here
+            return True if elsewhere else super()._do_due()
+
+    def _take_pause(self) -> float:
+        with self._db_lock:
+            return super()._take_pause()
+
+    def _close_session(self) -> None:
+        with self._db_lock:
+            super()._close_session()
+
+    def _done_stopping(self) -> bool:
+        with self._db_lock:  # a handler thread's claim in flight lands in the book first
+            return self.book.idle()
+
     # -- handlers, on the pool's threads ----------------------------------------------------
 
     def _drain(self) -> None:
         """Start waiting leases one after another until none may start."""
-        while (lease := self._next_lease()) is not None:
+        lease = self._next_lease()
+        while lease is not None:
             error: str | None = None
             try:
                 self.handler(lease)
             except BaseException as exc:  # any failure is the message's own, recorded by its nack
                 error = error_text(exc)
-            self._handled(lease, error)
+            lease = self._handled_next(lease, error)
+
+    def _handled_next(self, lease: Lease, error: str | None) -> Lease | None:
+        """Record a handler's result and take the next lease; when none is left to start and
+        the next claim is this step's to make, make it here (with the acks) and go on with
+        what it claimed. None when the drain ends (the coordinator is woken)."""
+        with self._lock:
+            self.book.finished(lease.id, error)
+            if self.book.stopping:
+                self._wake()
+            following = self.book.next_to_start(time.monotonic())
+            if following is not None:
+                return following
+            if not self._steps_here():
+                self._drain_ended()
+                return None
+            self._stepping_here = True
+        try:
+            with self._db_lock:
+                Loop._do_due(self)
+        except BaseException as exc:  # the coordinator raises it, as its own step would
+            self._failure = exc
+        finally:
+            with self._lock:
+                self._stepping_here = False
+                following = self.book.next_to_start(time.monotonic())
+                if following is None:
+                    self._drain_ended()
+        return following
+
+    def _steps_here(self) -> bool:
+        """Whether a handler thread that found no lease to start does the step's database
+        work itself (holding `_lock`): in run()'s steady state, where the acks and the next
+        claim are one statement, while no stop, backoff or other such step is under way."""
+        return (self._keep_claiming and self.queue._dialect.worker_holds_connection
+                and not (self.book.stopping or self._stop_asked() or self._stepping_here
+                         or self._pause or self._failure is not None))
+
+    def _drain_ended(self) -> None:
+        """A drain ends (holding `_lock`): the coordinator may settle or claim more, unless a
+        handler thread's step (which does just that) is under way."""
+        self._drains -= 1
+        if not self._stepping_here:
+            self._wake()
 
     # -- stopping ---------------------------------------------------------------------------
 

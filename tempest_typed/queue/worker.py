@@ -132,16 +132,22 @@ class WorkerBook:
         return batch
 
     def claimed(self, leases: Sequence[Lease], sent_at: float) -> None:
-        """Record a claim's leases; `sent_at` is when the claim was sent."""
+        """Record a claim's leases; `sent_at` is when the claim was sent. A claim that comes
+        back after a stop began (sent from a handler thread just before) is handed back."""
         if not self.held:
             self.heartbeat.reached(sent_at)  # no lease left from the outage
         deadline = sent_at + self.lease_seconds
+        self.summary.claimed += len(leases)
+        if self.stopping:
+            for lease in leases:
+                lease._watch.deadline = deadline
+            self._release.extend(leases)
+            return
         for lease in leases:
             held = self.held[lease.id] = Held(lease, deadline)
             lease._watch.deadline = deadline
             self._queue.append(held)
         self._phases["waiting"] += len(leases)
-        self.summary.claimed += len(leases)
 
     def _move(self, held: Held, phase: Phase) -> None:
         self._phases[held.phase] -= 1

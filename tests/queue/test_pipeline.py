@@ -205,6 +205,12 @@ def test_queue_run_makes_one_round_trip_per_batch(
     assert len(steady) == MESSAGES // BATCH - 1  # every claim took a full batch
     assert_one_round_trip_each(steady, statements)
     assert out[0].database_errors == 0
+    # the handler thread that ends a batch sends the acks and the next claim itself: with one
+    # handler, the thread of run() (the coordinator: heartbeats, stops) sends none of them
+    # (with several, it claims when woken at a time a claim is due)
+    assert statements.calls >= MESSAGES // BATCH - 1
+    from_handlers = [t for t in statements.threads if t != thread.ident]
+    assert from_handlers == statements.threads if concurrency == 1 else from_handlers
 
 
 def assert_one_round_trip_each(steady: list[int], statements: AckAndClaims) -> None:
@@ -283,6 +289,8 @@ class AckAndClaims:
     def __init__(self, engine: Engine | AsyncEngine, monkeypatch: pytest.MonkeyPatch,
                  around: Callable[..., Any] | None = None, at: int = 1) -> None:
         self.calls = self.failed = 0
+        #: the threads that sent the statement, one entry per call
+        self.threads: list[int] = []
         #: the statement's texts sent (one per shape: the sizes of the acks' groups)
         self.shapes: set[str] = set()
         io = engine._io
@@ -307,6 +315,7 @@ class AckAndClaims:
                 if not sql.startswith(SETTLING):
                     return real(conn, sql, params)
                 self.calls += 1
+                self.threads.append(threading.get_ident())
                 self.shapes.add(sql)
                 try:
                     if around is None or self.calls != at:
@@ -499,6 +508,44 @@ def test_a_connection_lost_after_the_ack_and_claim_committed_loses_no_message(
     # The acks sent again find their messages sent and their lease token gone: the worker
     # counts them as lost, though its own first ack took them (it cannot tell the two).
     assert (summary.processed, summary.leases_lost) == (20, 10)
+
+
+def test_an_error_of_a_handler_threads_step_that_is_not_waited_out_ends_run(
+    direct: Engine, model: type[QueueMessage], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The acks and next claim sent from a handler thread fail with an error the loop does
+    not wait out (a bug, not the database): run() raises it, as when its own thread sends
+    the statement, and nothing was acked or claimed by the statement that never ran."""
+    enqueue(direct, model, 30)
+    engine = create_engine(str(direct.url), pool_size=2)
+
+    class Bug(Exception):
+        pass
+
+    def fail(conn: Any, sql: str, params: Any, real: Any) -> Any:
+        raise Bug("in the statement's adaptation")
+
+    statements = AckAndClaims(engine, monkeypatch, fail)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            queue.run(lambda lease: None, batch=BATCH, poll_interval=0.05)
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        queue = Queue(engine, "mail", model=model, lease_seconds=30, sweep_interval=3600)
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        thread.join(30)
+        assert not thread.is_alive()
+    finally:
+        engine.close()
+    assert len(errors) == 1 and isinstance(errors[0], Bug)
+    assert statements.calls == 1 and statements.threads[0] != thread.ident
+    assert sent(direct, model) == 0  # the first batch's acks never reached the database
+    assert len([r for r in stored(direct, model) if r.status == "sending"]) == BATCH
 
 
 # -- the same on AsyncQueue --------------------------------------------------------------------

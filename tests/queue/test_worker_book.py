@@ -103,6 +103,20 @@ def test_a_stop_hands_back_unstarted_leases_at_once_and_waits_for_running_ones()
     assert (b.summary.processed, b.summary.released) == (1, 2)
 
 
+def test_a_claim_that_comes_back_after_a_stop_began_is_handed_back_unstarted() -> None:
+    """A handler thread sent the claim just before the stop: its leases are never started,
+    and go back with no attempt charged, so the stop still ends."""
+    b = book(grace_seconds=5.0)
+    b.stop(0.0)
+    late = leases(2)
+    b.claimed(late, sent_at=0.0)
+    assert b.next_to_start(0.1) is None and not b.held
+    assert b.to_release(0.1) == late
+    b.released(late, 2)
+    assert b.finished_stopping(0.2)
+    assert (b.summary.claimed, b.summary.released) == (2, 2)
+
+
 def test_past_the_grace_period_the_running_message_is_released_and_its_result_ignored() -> None:
     b = book(grace_seconds=5.0)
     (running,) = leases(1)
