@@ -32,7 +32,7 @@ from ..statements import Select, Update, select, update
 from .messages import Lease
 from .model import QueueMessage
 from .steps import BEGIN, COMMIT, Op
-from .templates import Template, markers
+from .templates import Template, Templates, markers
 
 __all__ = ["ClaimSQL", "leases_of"]
 
@@ -54,18 +54,15 @@ class ClaimSQL:
         self.model = model
         self.consumer = consumer
         #: the ordered batch claim by (limit, lease seconds), bound to each claim's token
-        self._templates: dict[tuple[int, float], Template[QueueMessage, Row]] = {}
+        self._templates: Templates[tuple[int, float], QueueMessage, Row] = Templates()
 
     def _picked_claim(self, limit: int, seconds: float) -> Template[QueueMessage, Row]:
-        template = self._templates.get((limit, seconds))
-        if template is None:
+        def build() -> Template[QueueMessage, Row]:
             [token] = markers(1)
-            template = Template(self._picked(self._lease(token, seconds), self._due(limit)),
-                                [token])
-            if len(self._templates) >= 64:  # a loop claims one or two sizes; claim() any
-                self._templates.clear()
-            self._templates[limit, seconds] = template
-        return template
+            return Template(self._picked(self._lease(token, seconds), self._due(limit)),
+                            [token])
+
+        return self._templates.get((limit, seconds), build)
 
     def claim_op(self, dialect: Dialect, limit: int, seconds: float,
                  sweep: bool = True) -> Op[list[Lease]]:

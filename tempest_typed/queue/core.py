@@ -45,7 +45,7 @@ from .options import (
 )
 from .retry import RetryStrategy
 from .steps import BEGIN, COMMIT, Op
-from .templates import Template, markers
+from .templates import Template, Templates, markers
 
 __all__ = ["CREATE_ATTEMPTS", "QueueCore", "created_meanwhile"]
 
@@ -110,9 +110,9 @@ class QueueCore(Generic[E]):
         self._claims = ClaimSQL(model, consumer)
         #: the grouped ack, and the grouped ack with the next claim, by the sizes of the
         #: groups of one lease token (and the claim's limit): built once, bound per batch
-        self._ack_templates: dict[tuple[int, ...], Template[QueueMessage, Never]] = {}
-        self._ack_and_claim_templates: dict[tuple[tuple[int, ...], int],
-                                            Template[QueueMessage, Row]] = {}
+        self._ack_templates: Templates[tuple[int, ...], QueueMessage, Never] = Templates()
+        self._ack_and_claim_templates: Templates[tuple[tuple[int, ...], int], QueueMessage,
+                                                 Row] = Templates()
         #: how often the worker loop dead-letters exhausted expired leases (claim() always does)
         self.sweep_interval = seconds_option("Queue(sweep_interval)", sweep_interval)
         self._last_sweep = float("-inf")
@@ -273,18 +273,17 @@ class QueueCore(Generic[E]):
             return None
         grouped = [(ids, token) for token, ids in by_token(acks).items()]
         sizes = tuple(len(ids) for ids, _ in grouped)
-        template = self._ack_and_claim_templates.get((sizes, limit))
-        if template is None:
+
+        def build() -> Template[QueueMessage, Row]:
             groups = [(markers(n), markers(1)[0]) for n in sizes]
             # the claim leaves out the rows the acks change (the statement's parts do not see
             # each other's changes): other markers, the same ids bound
             left_out, [token] = markers(sum(sizes)), markers(1)
-            template = Template(self._claims.settling_claim(
+            return Template(self._claims.settling_claim(
                 self._ack_statement(groups), left_out, token, limit, self.lease_seconds),
                 [*_flat(groups), *left_out, token])
-            if len(self._ack_and_claim_templates) >= 64:
-                self._ack_and_claim_templates.clear()
-            self._ack_and_claim_templates[sizes, limit] = template
+
+        template = self._ack_and_claim_templates.get((sizes, limit), build)
         return template.bind([*_flat(grouped), *(i for ids, _ in grouped for i in ids),
                               uuid4()])
 
@@ -406,13 +405,12 @@ class QueueCore(Generic[E]):
         held."""
         grouped = [(ids, token) for token, ids in by_token(leases).items()]
         sizes = tuple(len(ids) for ids, _ in grouped)
-        template = self._ack_templates.get(sizes)
-        if template is None:
+
+        def build() -> Template[QueueMessage, Never]:
             groups = [(markers(n), markers(1)[0]) for n in sizes]
-            template = Template(self._ack_statement(groups), _flat(groups))
-            if len(self._ack_templates) >= 64:
-                self._ack_templates.clear()
-            self._ack_templates[sizes] = template
+            return Template(self._ack_statement(groups), _flat(groups))
+
+        template = self._ack_templates.get(sizes, build)
         result: Result[Any] = yield template.bind(_flat(grouped))
         return result.rows_affected()
 

@@ -10,17 +10,21 @@ the leases the claim read back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Generic, TypeVar
 from uuid import UUID, uuid4
 
 from ..model import Model
 from ..statements import Update
 
-__all__ = ["Template", "markers"]
+__all__ = ["Template", "Templates", "markers"]
 
 M = TypeVar("M", bound=Model)
 R = TypeVar("R")
+K = TypeVar("K", bound=Hashable)
+
+#: the most templates a cache keeps (a worker loop uses one or two shapes; claim() any limit)
+CACHED = 64
 
 
 def markers(n: int) -> list[UUID]:
@@ -51,3 +55,22 @@ class Template(Generic[M, R]):
         for place, value in zip(self._places, values, strict=True):
             bound[place] = value
         return self._statement._rebound(tuple(bound))
+
+
+class Templates(Generic[K, M, R]):
+    """Templates by key (a size, a limit...), each built on its first use; at most CACHED
+    kept (all are dropped when one more is needed)."""
+
+    __slots__ = ("_made",)
+
+    def __init__(self) -> None:
+        self._made: dict[K, Template[M, R]] = {}
+
+    def get(self, key: K, build: Callable[[], Template[M, R]]) -> Template[M, R]:
+        """The template for `key`, built by `build()` the first time."""
+        template = self._made.get(key)
+        if template is None:
+            if len(self._made) >= CACHED:
+                self._made.clear()
+            template = self._made[key] = build()
+        return template
