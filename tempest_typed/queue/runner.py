@@ -151,8 +151,9 @@ class Runner(Loop):
 
     def _steps_here(self) -> bool:
         """Whether a handler thread that found no lease to start does the step's database
-        work itself (holding `_lock`): in run()'s steady state, where the acks and the next
-        claim are one statement, while no stop, backoff or other such step is under way."""
+        work itself (holding `_lock`): in run()'s steady state, where the worker holds one
+        connection for all its work (PostgreSQL, where the acks and the next claim are one
+        statement), while no stop, backoff or other such step is under way."""
         return (self._keep_claiming and self.queue._dialect.worker_holds_connection
                 and not (self.book.stopping or self._stop_asked() or self._stepping_here
                          or self._pause or self._failure is not None))
