@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 import weakref
+from itertools import chain
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
@@ -42,7 +43,7 @@ from ..statements.update import Update
 from . import schema
 from .drivers.base import DriverRules
 from .result import Result, row_builder
-from .types import Adapter
+from .types import Adapter, adapt_rows
 from .url import DatabaseURL
 
 logger = logging.getLogger("tempest_typed.sql")
@@ -58,7 +59,8 @@ STREAM_CHUNK = 1000
 class _Prepared:
     """A statement shape made ready for one driver."""
 
-    __slots__ = ("batch", "binders", "build", "copy", "order", "passes_values", "sql")
+    __slots__ = ("batch", "binders", "build", "copy", "in_value_order", "order",
+                 "passes_values", "sql")
 
     def __init__(self, shape: CompiledShape, driver: DriverRules, dialect: Dialect) -> None:
         self.sql = shape.sql
@@ -75,6 +77,8 @@ class _Prepared:
         self.build = row_builder(shape.result, driver.result)
         #: the statement's values are the parameters as they are (in order, none adapted)
         self.passes_values = shape.in_order and self.binders is None
+        #: parameter i is value i (adapted or not): a batch's rows can be adapted by column
+        self.in_value_order = tuple(shape.order) == tuple(range(len(shape.order)))
 
     def rows_only(self, start: int, n_values: int) -> bool:
         """True when the values are rows alone (from 0, n_values of them), in order, none
@@ -451,10 +455,13 @@ class SessionCore:
         if prepared.batch is not None:
             return prepared, None
         values = stmt._values
-        params = values if prepared.passes_values else prepared.params(values)
-        if len(params) > engine._max_params:
-            return prepared, None
-        return prepared, params
+        if prepared.passes_values:
+            if len(values) > engine._max_params:
+                return prepared, None
+            return prepared, values
+        if len(prepared.order) > engine._max_params:
+            return prepared, None  # chunks, each adapting its own: not adapted here first
+        return prepared, prepared.params(values)
 
     # -- statements run as several --------------------------------------------------------
 
@@ -470,7 +477,10 @@ class SessionCore:
         """A multi-row insert as the one-row statement run once per row, atomically."""
         single, n_rows, width, start = batch
         param_sets: list[Sequence[object]]
-        if not single.rows_only(start, width):
+        if (tuples is not None and start == 0 and single.binders is not None
+                and single.in_value_order and len(single.order) == width):
+            param_sets = adapt_rows(single.binders, tuples)  # type: ignore[assignment]  # tuples of values, as the rows
+        elif not single.rows_only(start, width):
             end = start + width
             param_sets = [
                 single.params(values, [i + first if start <= i < end else i for i in single.order])
@@ -545,8 +555,16 @@ class SessionCore:
         values = stmt._values
         n_rows, start = rows.n_rows, rows.start
         width = len(key.columns)
-        n_params = len(engine._prepared_for(stmt).order)
+        whole = engine._prepared_for(stmt)
+        n_params = len(whole.order)
         per_chunk = max(1, (engine._max_params - (n_params - n_rows * width)) // width)
+        # The rows alone, a column at a time through their adapters (the chunks then slices
+        # of them), where the statement binds nothing else and they come as tuples.
+        tuples: list[tuple[Any, ...]] | None = getattr(stmt, "_tuples", None)
+        adapted: list[tuple[Any, ...]] | None = None
+        if (tuples is not None and start == 0 and n_params == n_rows * width
+                and whole.binders is not None and whole.in_value_order):
+            adapted = adapt_rows(whole.binders[:width], tuples)
         out_rows: list[Any] | None = None
         count = 0
         sql = ""
@@ -555,8 +573,10 @@ class SessionCore:
             prepared = engine._prepared_for_key(key._replace(rows=RowParams(size, start)))
             shift = first * width
             end = start + size * width
-            if prepared.rows_only(start, end):
-                params: Sequence[object] = values[shift:shift + end]
+            if adapted is not None and prepared.in_value_order:
+                params: Sequence[object] = list(chain.from_iterable(adapted[first:first + size]))
+            elif prepared.rows_only(start, end):
+                params = values[shift:shift + end]
             else:
                 order = [i + shift if start <= i < end else i for i in prepared.order]
                 params = prepared.params(values, order)

@@ -203,3 +203,13 @@ async def test_a_row_failing_mid_copy_leaves_nothing(db: Any, where: int) -> Non
             async with tx.transaction() as inner:
                 await inner.execute(insert(Typed).values(rows))
     assert [r.id for r in (await db.execute(select(Typed))).all()] == [9999]
+
+
+async def test_a_batch_of_more_values_than_one_statement_binds_reads_back_as_written(
+        db: Any) -> None:
+    # 5,100 rows of 13 columns: more than 65,535 parameters, so MySQL writes it in chunks
+    # (each adapted a column at a time) and SQLite and PostgreSQL as one batch
+    written = typed_rows(5100)
+    result = await db.execute(insert(Typed).values(written))
+    assert result.rows_affected() == len(written)
+    assert (await db.execute(select(Typed).order_by("id"))).all() == written
