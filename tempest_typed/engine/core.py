@@ -22,8 +22,8 @@ import logging
 import threading
 import time
 import weakref
-from itertools import chain
 from collections.abc import Callable, Generator, Sequence
+from itertools import chain
 from typing import Any, TypeVar
 
 from ..dialects import CompiledShape, Dialect

@@ -15,14 +15,14 @@ import pytest
 
 from tempest_typed import (
     IntegrityError,
+    Model,
     QueryExecutionError,
     TransactionAborted,
+    column,
     insert,
     select,
     sql,
 )
-
-from tempest_typed import Model, column
 
 from .conftest import Item, Typed
 
