@@ -6,7 +6,7 @@ database and both engines."""
 from __future__ import annotations
 
 import logging
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
@@ -18,6 +18,7 @@ from tempest_typed import (
     Model,
     QueryExecutionError,
     TransactionAborted,
+    ValidationError,
     column,
     insert,
     select,
@@ -213,3 +214,17 @@ async def test_a_batch_of_more_values_than_one_statement_binds_reads_back_as_wri
     result = await db.execute(insert(Typed).values(written))
     assert result.rows_affected() == len(written)
     assert (await db.execute(select(Typed).order_by("id"))).all() == written
+
+
+async def test_a_datetime_column_of_other_zones_is_stored_as_the_same_instant(db: Any) -> None:
+    # a column whose zones are all datetime.UTC is checked at once; any other zone (one of
+    # offset 0 too) goes through the per-value check, which keeps the instant
+    plus_two = timezone(timedelta(hours=2))
+    zones = [UTC, timezone(timedelta(0)), plus_two]
+    rows = [{"id": i + 1, "at": datetime(2026, 3, 1, 12, tzinfo=zones[i % 3])} for i in range(N)]
+    await db.execute(insert(Typed).values(rows))
+    stored = (await db.execute(select(Typed).order_by("id"))).all()
+    assert [r.at for r in stored] == [r["at"] for r in rows]
+    assert {r.at.tzinfo for r in stored} == {UTC}
+    with pytest.raises(ValidationError):
+        insert(Typed).values([{"id": 1, "at": datetime(2026, 3, 1)}] * 60)  # no zone
