@@ -7,8 +7,9 @@ each side's own form: tuples for the raw drivers, dicts or model instances for
 tempest_typed, dicts for SQLAlchemy Core. Sides, interleaved round by round after a warm-up:
 
 - PostgreSQL: psycopg's `executemany` (pipelined; the baseline), psycopg's `COPY ... FROM
-  STDIN` written row by row (`write_row`), tempest_typed with dicts and with models (a plain
-  insert of many rows goes through COPY), SQLAlchemy Core's executemany (its
+  STDIN` written row by row (`write_row`), in text and in binary (`set_types`),
+  tempest_typed with dicts and with models (a plain insert of many rows goes through COPY,
+  binary where the table's types are the model's), SQLAlchemy Core's executemany (its
   "insertmanyvalues" multi-row form).
 - MySQL/MariaDB: PyMySQL's `executemany` (which rewrites the rows into multi-row VALUES
   statements), tempest_typed with dicts and models.
@@ -108,6 +109,14 @@ def postgres(n: int, rounds: int) -> tuple[str, list[Measure], str]:
             for row in tuples:
                 copy.write_row(row)
 
+    def raw_binary_copy() -> None:
+        with raw.transaction(), raw.cursor() as cur, \
+                cur.copy(copy_sql + " (FORMAT BINARY)") as copy:
+            copy.set_types(["uuid", "text", "text", "text", "int8", "timestamptz",
+                            "timestamptz"])
+            for row in tuples:
+                copy.write_row(row)
+
     def alchemy() -> None:
         with sa_engine.begin() as conn:
             conn.execute(sa_outbound.insert(), dicts)
@@ -115,6 +124,7 @@ def postgres(n: int, rounds: int) -> tuple[str, list[Measure], str]:
     try:
         sides = [(Measure("psycopg executemany", n, "rows"), timed(empty, raw_executemany)),
                  (Measure("psycopg COPY", n, "rows"), timed(empty, raw_copy)),
+                 (Measure("psycopg binary COPY", n, "rows"), timed(empty, raw_binary_copy)),
                  *tempest_sides(engine, n, empty, dicts, models),
                  (Measure("SQLAlchemy Core", n, "rows"), timed(empty, alchemy))]
         run_rounds(sides, rounds)

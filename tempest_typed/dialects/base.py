@@ -11,7 +11,7 @@ table built once per dialect class.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any, ClassVar, Final, NamedTuple, Protocol, TypeAlias, TypeVar
 
@@ -265,11 +265,24 @@ class Dialect:
     def __repr__(self) -> str:
         return f"<dialect {self.name}>"
 
-    def copy_from_sql(self, table: str, columns: list[str]) -> str:
+    def copy_from_sql(self, table: str, columns: list[str], binary: bool = False) -> str:
         """The statement that takes rows of `columns` into `table` in bulk (where
-        supports_copy_from)."""
+        supports_copy_from); `binary`, in the database's binary row format."""
         raise DialectError(f"{self.display_name} has no bulk copy: insert the rows with "
                            "insert().values()")
+
+    def copy_types_sql(self, table: str) -> tuple[str, tuple[object, ...]]:
+        """The query (and its parameters) that reads the stored type of each column of
+        `table` from the catalog, as rows of (column name, type name); no rows when there is
+        no such table (where supports_copy_from)."""
+        raise DialectError(f"{self.display_name} has no bulk copy")
+
+    def copy_binary_types(self, kinds: Sequence[str],
+                          stored: Sequence[str | None]) -> list[str] | None:
+        """The type names a binary bulk copy sends columns of these kinds as, when each
+        column's `stored` type (from copy_types_sql(), None when not found) is the one its
+        kind is written as; None when any is not (the copy is then sent as text)."""
+        return None
 
     # -- entry points -----------------------------------------------------------------------
 

@@ -177,9 +177,41 @@ class PostgreSQLDialect(Dialect):
         return self._TYPES[col.kind]
 
     @override
-    def copy_from_sql(self, table: str, columns: list[str]) -> str:
+    def copy_from_sql(self, table: str, columns: list[str], binary: bool = False) -> str:
         q = self.quote_identifier
-        return f"COPY {q(table)} ({', '.join(q(c) for c in columns)}) FROM STDIN"
+        text = f"COPY {q(table)} ({', '.join(q(c) for c in columns)}) FROM STDIN"
+        return text + " (FORMAT BINARY)" if binary else text
+
+    @override
+    def copy_types_sql(self, table: str) -> tuple[str, tuple[object, ...]]:
+        # to_regclass() resolves the name as the statement would (search_path) and gives NULL,
+        # not an error, for a table that is not there: the COPY then reports it.
+        return ("SELECT a.attname, t.typname FROM pg_attribute a "
+                "JOIN pg_type t ON t.oid = a.atttypid "
+                "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped",
+                (self.quote_identifier(table),))
+
+    #: the catalog types (pg_type.typname) a column kind's values are written as in binary:
+    #: the first is what create_all() makes; a binary value is only read right by the type
+    #: it was made for, so any other stored type (int4, a domain, timestamp without zone)
+    #: takes the text copy, where the server converts
+    _BINARY_TYPES: ClassVar[dict[str, tuple[str, ...]]] = {
+        "int": ("int8",), "float": ("float8",), "decimal": ("numeric",), "bool": ("bool",),
+        "bytes": ("bytea",), "datetime": ("timestamptz",), "date": ("date",),
+        "uuid": ("uuid",), "json": ("jsonb", "json"), "str": ("text", "varchar"),
+        "literal": ("text", "varchar"),
+    }
+
+    @override
+    def copy_binary_types(self, kinds: Sequence[str],
+                          stored: Sequence[str | None]) -> list[str] | None:
+        known = self._BINARY_TYPES
+        out: list[str] = []
+        for kind, typname in zip(kinds, stored, strict=True):
+            if typname is None or typname not in known.get(kind, ()):
+                return None
+            out.append(typname)
+        return out
 
     @override
     def identity(self, col: ColumnMeta) -> str:

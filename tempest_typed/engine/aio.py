@@ -86,9 +86,11 @@ class AsyncSession(SessionCore):
 
     async def _run(self, sql: str, params: Sequence[object] | None, *,
                    many: list[Sequence[object]] | None = None,
-                   returning: bool = False, copy: bool = False) -> tuple[list[Any] | None, int]:
+                   returning: bool = False, copy: bool = False,
+                   types: Sequence[str] | None = None) -> tuple[list[Any] | None, int]:
         """Run one statement, one per parameter set of `many`, or a bulk copy of the rows
-        `many` (`copy`): logged, errors translated."""
+        `many` (`copy`; binary, of these column `types`, when given): logged, errors
+        translated."""
         conn = await self._connection()
         log = logger.isEnabledFor(logging.INFO)
         started = time.perf_counter() if log else 0.0
@@ -96,7 +98,7 @@ class AsyncSession(SessionCore):
             if many is None:
                 result = await self._io.run(conn, sql, params)
             elif copy:
-                result = await self._io.copy_rows(conn, sql, many)
+                result = await self._io.copy_rows(conn, sql, many, types)
             else:
                 result = await self._io.run_many(conn, sql, many, returning)
         except self._driver.driver_errors() as exc:
@@ -117,7 +119,7 @@ class AsyncSession(SessionCore):
         if name == "run_many":
             return await self._run(args[0], None, many=args[1], returning=args[2])
         if name == "copy_rows":
-            return await self._run(args[0], None, many=args[1], copy=True)
+            return await self._run(args[0], None, many=args[1], copy=True, types=args[2])
         if name == "reconnect":
             await self._io.release(self._conn, broken=True)
             self._conn, self._broken = None, False

@@ -23,6 +23,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Generator, Sequence
+from itertools import chain
 from typing import Any, TypeVar
 
 from ..dialects import CompiledShape, Dialect
@@ -42,7 +43,7 @@ from ..statements.update import Update
 from . import schema
 from .drivers.base import DriverRules
 from .result import Result, row_builder
-from .types import Adapter
+from .types import Adapter, adapt_rows
 from .url import DatabaseURL
 
 logger = logging.getLogger("tempest_typed.sql")
@@ -58,7 +59,8 @@ STREAM_CHUNK = 1000
 class _Prepared:
     """A statement shape made ready for one driver."""
 
-    __slots__ = ("batch", "binders", "build", "copy", "order", "passes_values", "sql")
+    __slots__ = ("batch", "binders", "build", "copy", "in_value_order", "order",
+                 "passes_values", "sql")
 
     def __init__(self, shape: CompiledShape, driver: DriverRules, dialect: Dialect) -> None:
         self.sql = shape.sql
@@ -66,9 +68,8 @@ class _Prepared:
         #: for a multi-row insert the driver runs faster one row per statement: the one-row
         #: form, the number of rows, their width and where their values start
         self.batch: tuple[_Prepared, int, int, int] | None = None
-        #: for a batch the driver writes fastest as a bulk copy (PostgreSQL's COPY): the
-        #: statement that takes the rows
-        self.copy: str | None = None
+        #: for a batch the driver writes fastest as a bulk copy (PostgreSQL's COPY): how
+        self.copy: CopyPlan | None = None
         binders = tuple(driver.bind_adapter(k) for k in shape.kinds)
         self.binders: tuple[Adapter | None, ...] | None = (
             binders if any(b is not None for b in binders) else None
@@ -76,6 +77,8 @@ class _Prepared:
         self.build = row_builder(shape.result, driver.result)
         #: the statement's values are the parameters as they are (in order, none adapted)
         self.passes_values = shape.in_order and self.binders is None
+        #: parameter i is value i (adapted or not): a batch's rows can be adapted by column
+        self.in_value_order = tuple(shape.order) == tuple(range(len(shape.order)))
 
     def rows_only(self, start: int, n_values: int) -> bool:
         """True when the values are rows alone (from 0, n_values of them), in order, none
@@ -101,6 +104,27 @@ class _Prepared:
             # MariaDB answers a DELETE ... RETURNING that matched nothing with no result set.
             rows = self.build(rows) if rows is not None else []
         return Result(rows, count, self.sql)
+
+
+class CopyPlan:
+    """How a batch of plain rows is written as a bulk copy: the table and columns, the text
+    copy's statement, and the binary one's, used when the catalog's type of every column is
+    the one its kind is written as (EngineCore._copy_types)."""
+
+    __slots__ = ("binary_sql", "columns", "key", "kinds", "table", "text_sql")
+
+    def __init__(self, table: str, columns: list[str], kinds: list[str],
+                 dialect: Dialect) -> None:
+        self.table = table
+        self.columns = columns
+        self.kinds = kinds
+        self.key = (table, tuple(columns))
+        self.text_sql = dialect.copy_from_sql(table, columns)
+        self.binary_sql = dialect.copy_from_sql(table, columns, binary=True)
+
+
+#: EngineCore._copy_types' entry for a (table, columns) not read from the catalog yet
+_UNREAD: Any = object()
 
 
 # -- the SQL log -------------------------------------------------------------------------------
@@ -431,10 +455,13 @@ class SessionCore:
         if prepared.batch is not None:
             return prepared, None
         values = stmt._values
-        params = values if prepared.passes_values else prepared.params(values)
-        if len(params) > engine._max_params:
-            return prepared, None
-        return prepared, params
+        if prepared.passes_values:
+            if len(values) > engine._max_params:
+                return prepared, None
+            return prepared, values
+        if len(prepared.order) > engine._max_params:
+            return prepared, None  # chunks, each adapting its own: not adapted here first
+        return prepared, prepared.params(values)
 
     # -- statements run as several --------------------------------------------------------
 
@@ -450,7 +477,10 @@ class SessionCore:
         """A multi-row insert as the one-row statement run once per row, atomically."""
         single, n_rows, width, start = batch
         param_sets: list[Sequence[object]]
-        if not single.rows_only(start, width):
+        if (tuples is not None and start == 0 and single.binders is not None
+                and single.in_value_order and len(single.order) == width):
+            param_sets = adapt_rows(single.binders, tuples)  # type: ignore[assignment]  # tuples of values, as the rows
+        elif not single.rows_only(start, width):
             end = start + width
             param_sets = [
                 single.params(values, [i + first if start <= i < end else i for i in single.order])
@@ -463,6 +493,9 @@ class SessionCore:
         returning = prepared.build is not None
         run = (self._run_many_steps(single.sql, param_sets, returning) if prepared.copy is None
                else self._copy_steps(prepared.copy, param_sets))
+        if prepared.copy is not None and self._engine._copy_types.get(
+                prepared.copy.key, _UNREAD) is _UNREAD:
+            yield from self._read_copy_types(prepared.copy)
         fetched, count = yield from (run if self._depth else self._transaction_steps(None, False, run))
         rows = None
         if prepared.build is not None:
@@ -473,8 +506,35 @@ class SessionCore:
                         returning: bool) -> Steps:
         return (yield ("run_many", (sql, param_sets, returning), sql, ()))
 
-    def _copy_steps(self, sql: str, rows: list[Sequence[object]]) -> Steps:
-        return (yield ("copy_rows", (sql, rows), sql, ()))
+    def _copy_steps(self, plan: CopyPlan, rows: list[Sequence[object]]) -> Steps:
+        """The rows as one bulk copy: binary when the catalog's types allow it (read before
+        the steps run, _read_copy_types), else text."""
+        cache = self._engine._copy_types
+        types = cache.get(plan.key)
+        if types is None:
+            sql = plan.text_sql
+            return (yield ("copy_rows", (sql, rows, None), sql, ()))
+        sql = plan.binary_sql
+        try:
+            return (yield ("copy_rows", (sql, rows, types), sql, ()))
+        except TempestError:
+            # The table may have changed since its types were read (a column's type altered
+            # by another program): read them again before the next batch.
+            cache.pop(plan.key, None)
+            raise
+
+    def _read_copy_types(self, plan: CopyPlan) -> Steps:
+        """Read the stored types of a copy's columns from the catalog, once per (table,
+        columns): the binary types to send, or None for the text copy."""
+        dialect = self._engine.dialect
+        sql, params = dialect.copy_types_sql(plan.table)
+        fetched, _ = yield ("run", (sql, params), sql, params)
+        stored = dict(fetched or ())
+        cache = self._engine._copy_types
+        if len(cache) >= 1024:
+            cache.clear()
+        cache[plan.key] = dialect.copy_binary_types(
+            plan.kinds, [stored.get(c) for c in plan.columns])
 
     def _chunk_steps(self, stmt: Statement[Any]) -> Steps:
         """A multi-row insert too large for one statement, as several in one transaction."""
@@ -495,8 +555,16 @@ class SessionCore:
         values = stmt._values
         n_rows, start = rows.n_rows, rows.start
         width = len(key.columns)
-        n_params = len(engine._prepared_for(stmt).order)
+        whole = engine._prepared_for(stmt)
+        n_params = len(whole.order)
         per_chunk = max(1, (engine._max_params - (n_params - n_rows * width)) // width)
+        # The rows alone, a column at a time through their adapters (the chunks then slices
+        # of them), where the statement binds nothing else and they come as tuples.
+        tuples: list[tuple[Any, ...]] | None = getattr(stmt, "_tuples", None)
+        adapted: list[tuple[Any, ...]] | None = None
+        if (tuples is not None and start == 0 and n_params == n_rows * width
+                and whole.binders is not None and whole.in_value_order):
+            adapted = adapt_rows(whole.binders[:width], tuples)
         out_rows: list[Any] | None = None
         count = 0
         sql = ""
@@ -505,8 +573,10 @@ class SessionCore:
             prepared = engine._prepared_for_key(key._replace(rows=RowParams(size, start)))
             shift = first * width
             end = start + size * width
-            if prepared.rows_only(start, end):
-                params: Sequence[object] = values[shift:shift + end]
+            if adapted is not None and prepared.in_value_order:
+                params: Sequence[object] = list(chain.from_iterable(adapted[first:first + size]))
+            elif prepared.rows_only(start, end):
+                params = values[shift:shift + end]
             else:
                 order = [i + shift if start <= i < end else i for i in prepared.order]
                 params = prepared.params(values, order)
@@ -775,10 +845,12 @@ class SessionCore:
 
     def _create_all_steps(self, models: Sequence[type]) -> Steps:
         """CREATE TABLE and CREATE INDEX IF NOT EXISTS, parents first, once all compare."""
+        self._engine._copy_types.clear()
         return schema.create_steps(self._engine.dialect, models, self._driver.ddl_already_done)
 
     def _drop_all_steps(self, models: Sequence[type]) -> Steps:
         """DROP TABLE IF EXISTS, children before the tables they reference."""
+        self._engine._copy_types.clear()
         return schema.drop_steps(self._engine.dialect, models)
 
     @property
@@ -797,6 +869,12 @@ class EngineCore:
         # The prepared form by statement key: one lookup where the shape's took two
         # (measured: BENCHMARKS.md, "Fast paths").
         self._by_key: dict[StatementNode, _Prepared] = {}
+        #: by (table, columns): the type names a binary bulk copy sends, None for a text copy
+        #: (a stored type that is not the one its kind is written as). Read once from the
+        #: catalog: psycopg's binary COPY of 100,000 rows costs the client 128 ms of CPU where
+        #: the text COPY cost 625 (BENCHMARKS.md, "Bulk writes, binary COPY"); emptied when
+        #: create_all() or drop_all() run, and after a binary copy fails.
+        self._copy_types: dict[tuple[str, tuple[str, ...]], list[str] | None] = {}
         self._dialect: Dialect | None = None
         self._max_params = 0
         if echo:
@@ -849,7 +927,7 @@ class EngineCore:
         return (single, rows.n_rows, len(key.columns), rows.start)
 
 
-    def _copy_of(self, key: InsertStatement, dialect: Dialect) -> str | None:
+    def _copy_of(self, key: InsertStatement, dialect: Dialect) -> CopyPlan | None:
         """The bulk copy a batch is written with, when its database and driver have one and
         the insert asks for nothing a copy cannot do (no conflict clause, no RETURNING)."""
         rows = key.rows
@@ -857,7 +935,8 @@ class EngineCore:
                 or not isinstance(rows, RowParams) or not dialect.supports_copy_from
                 or not self._driver.copies_rows(rows.n_rows)):
             return None
-        return dialect.copy_from_sql(key.meta.table, [c.name for c in key.columns])
+        return CopyPlan(key.meta.table, [c.name for c in key.columns],
+                        [c.kind for c in key.columns], dialect)
 
 
 def echo_on() -> None:

@@ -79,9 +79,11 @@ class Session(SessionCore):
 
     def _run(self, sql: str, params: Sequence[object] | None, *,
                    many: list[Sequence[object]] | None = None,
-                   returning: bool = False, copy: bool = False) -> tuple[list[Any] | None, int]:
+                   returning: bool = False, copy: bool = False,
+                   types: Sequence[str] | None = None) -> tuple[list[Any] | None, int]:
         """Run one statement, one per parameter set of `many`, or a bulk copy of the rows
-        `many` (`copy`): logged, errors translated."""
+        `many` (`copy`; binary, of these column `types`, when given): logged, errors
+        translated."""
         conn = self._connection()
         log = logger.isEnabledFor(logging.INFO)
         started = time.perf_counter() if log else 0.0
@@ -89,7 +91,7 @@ class Session(SessionCore):
             if many is None:
                 result = self._io.run(conn, sql, params)
             elif copy:
-                result = self._io.copy_rows(conn, sql, many)
+                result = self._io.copy_rows(conn, sql, many, types)
             else:
                 result = self._io.run_many(conn, sql, many, returning)
         except self._driver.driver_errors() as exc:
@@ -110,7 +112,7 @@ class Session(SessionCore):
         if name == "run_many":
             return self._run(args[0], None, many=args[1], returning=args[2])
         if name == "copy_rows":
-            return self._run(args[0], None, many=args[1], copy=True)
+            return self._run(args[0], None, many=args[1], copy=True, types=args[2])
         if name == "reconnect":
             self._io.release(self._conn, broken=True)
             self._conn, self._broken = None, False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import gc
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -77,6 +78,10 @@ def _row_mapping(meta: ModelMeta, row: object) -> dict[str, object]:
             out[attr] = make()
     return out
 
+
+_TZINFO = attrgetter("tzinfo")
+#: the id of the one zone a datetime column's value is taken in as it is (ColumnMeta.accepts)
+_UTC_ID = id(_dt.UTC)
 
 #: column kinds whose values are valid whenever their type is exactly this one
 _EXACT: dict[str, type] = {"str": str, "int": int, "bool": bool, "float": float, "uuid": UUID}
@@ -261,6 +266,10 @@ def _plain_cells(col: ColumnMeta, cells: tuple[Any, ...]) -> bool:
         return _exact_cells_fine(col.kind, list(cells))
     if types == {exact}:
         return True
+    if col.kind == "datetime" and types == {_dt.datetime}:
+        # accepts() of each, a column at a time: every zone is datetime.UTC itself (by id:
+        # another zone of offset 0 compares equal, and goes through check_value())
+        return set(map(id, map(_TZINFO, cells))) == {_UTC_ID}
     if col.kind == "literal" and types == {str}:
         return set(cells) <= set(col.literal_values)
     return all(map(col.accepts, cells))

@@ -6,21 +6,45 @@ database and both engines."""
 from __future__ import annotations
 
 import logging
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
 import pytest
 
-from tempest_typed import IntegrityError, TransactionAborted, insert, select, sql
+from tempest_typed import (
+    IntegrityError,
+    Model,
+    QueryExecutionError,
+    TransactionAborted,
+    ValidationError,
+    column,
+    insert,
+    select,
+    sql,
+)
 
 from .conftest import Item, Typed
 
+
+class Narrow(Model, table="eng_copy_narrow"):
+    """A model whose table the tests make by hand, with other stored types than its own."""
+
+    id: int = column(primary_key=True)
+    qty: int = 0
+    at: datetime | None = None
+
 pytestmark = pytest.mark.asyncio
 
-MODELS = (Item, Typed)
+MODELS = (Item, Typed, Narrow)
 N = 300
+
+
+def written(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The statements of the SQL log that wrote rows (not the catalog read, nor BEGIN)."""
+    return [r.getMessage() for r in caplog.records
+            if r.getMessage().startswith(("COPY", "INSERT"))]
 
 
 def typed_rows(n: int) -> list[Typed]:
@@ -55,7 +79,7 @@ async def test_the_copy_is_what_runs_on_postgresql(db: Any,
                                                    caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
         await db.execute(insert(Item).values([{"name": f"i{i}", "qty": i} for i in range(N)]))
-    ran = [r.getMessage() for r in caplog.records if "eng_items" in r.getMessage()]
+    ran = written(caplog)
     assert len(ran) == 1
     assert ran[0].startswith('COPY "eng_items"') == db.dialect.supports_copy_from
     # a conflict clause or RETURNING is not a plain insert: the statement runs as before
@@ -99,3 +123,108 @@ async def test_server_defaults_and_python_defaults_fill_what_rows_leave_out(db: 
                                           for i in range(60)]))
     assert {r.qty for r in (await db.execute(select(Item).where(
         {"name": {"startswith": "e"}}))).all()} == {5}
+
+
+# -- binary COPY where the catalog's types are the model's, text COPY where they are not --------
+
+
+async def test_every_kind_goes_binary_where_the_table_is_the_models(
+        db: Any, caplog: pytest.LogCaptureFixture) -> None:
+    rows = typed_rows(N)
+    with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
+        await db.execute(insert(Typed).values(rows))
+    ran = written(caplog)
+    assert len(ran) == 1
+    assert ran[0].startswith('COPY "eng_typed"') == db.dialect.supports_copy_from
+    # the log shows the statement that ran: the binary form where it did
+    assert ("(FORMAT BINARY) x 300 " in ran[0]) == db.dialect.supports_copy_from
+    stored = (await db.execute(select(Typed).order_by("id"))).all()
+    assert stored == rows
+    # NULL in every column but the key, and the edges that text would escape
+    edge = [Typed(id=1000 + i) for i in range(60)] + [
+        Typed(id=2000 + i, text="\\N\t\n\r\\ ünï ✓ 𝄞", blob=b"\x00\\N\n",
+              doc={"a": "\u00e9\n", "b": [None, 1.5, "\\"]}, items=[],
+              at=datetime(1, 1, 1, tzinfo=UTC) if i % 2 else datetime(9999, 12, 31, 23, 59, 59,
+                                                                      999999, tzinfo=UTC))
+        for i in range(60)]
+    await db.execute(insert(Typed).values(edge))
+    back = (await db.execute(select(Typed).where({"id": {"gte": 1000}}).order_by("id"))).all()
+    assert back == edge
+
+
+async def test_a_stored_type_other_than_the_models_takes_the_text_copy(
+        db: Any, caplog: pytest.LogCaptureFixture) -> None:
+    if not db.dialect.supports_copy_from:
+        pytest.skip("a bulk copy is PostgreSQL's")
+    await db.execute_sql('DROP TABLE "eng_copy_narrow"')
+    await db.execute_sql('CREATE TABLE "eng_copy_narrow" (id bigint PRIMARY KEY, '
+                         'qty integer NOT NULL, at timestamptz)')
+    rows = [Narrow(id=i, qty=i, at=datetime(2026, 1, 1, tzinfo=UTC) if i % 2 else None)
+            for i in range(N)]
+    with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
+        await db.execute(insert(Narrow).values(rows))
+    ran = written(caplog)
+    assert ran[0].startswith('COPY "eng_copy_narrow" ("id", "qty", "at") FROM STDIN x 300')
+    assert (await db.execute(select(Narrow).order_by("id"))).all() == rows
+
+
+async def test_a_table_changed_after_its_types_were_read_fails_once_then_goes_text(
+        db: Any, caplog: pytest.LogCaptureFixture) -> None:
+    if not db.dialect.supports_copy_from:
+        pytest.skip("a bulk copy is PostgreSQL's")
+    await db.execute(insert(Narrow).values([Narrow(id=i) for i in range(N)]))  # binary
+    # another program narrows a column: the binary bigint is no int4 the server can read
+    await db.execute_sql('ALTER TABLE "eng_copy_narrow" ALTER COLUMN qty TYPE integer')
+    more = [Narrow(id=N + i, qty=i) for i in range(N)]
+    with pytest.raises(QueryExecutionError):
+        await db.execute(insert(Narrow).values(more))
+    assert len((await db.execute(select(Narrow))).all()) == N  # nothing of the batch
+    with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
+        await db.execute(insert(Narrow).values(more))  # the types read again: text
+    assert "FORMAT BINARY" not in written(caplog)[0]
+    assert len((await db.execute(select(Narrow))).all()) == 2 * N
+
+
+@pytest.mark.parametrize("where", [1, N // 2, N - 1])
+async def test_a_row_failing_mid_copy_leaves_nothing(db: Any, where: int) -> None:
+    rows = [Typed(id=i + 1, text=f"t{i}") for i in range(N)]
+    rows[where] = Typed(id=1, text="the key of the first row again")
+    with pytest.raises(IntegrityError):
+        await db.execute(insert(Typed).values(rows))
+    assert (await db.execute(select(Typed))).all() == []
+    with pytest.raises(TransactionAborted):
+        async with db.transaction() as tx:
+            await tx.execute(insert(Typed).values(Typed(id=9999)))
+            with pytest.raises(IntegrityError):
+                await tx.execute(insert(Typed).values(rows))
+    assert (await db.execute(select(Typed))).all() == []
+    async with db.transaction() as tx:  # inside a savepoint the caller's rows stay
+        await tx.execute(insert(Typed).values(Typed(id=9999)))
+        with pytest.raises(IntegrityError):
+            async with tx.transaction() as inner:
+                await inner.execute(insert(Typed).values(rows))
+    assert [r.id for r in (await db.execute(select(Typed))).all()] == [9999]
+
+
+async def test_a_batch_of_more_values_than_one_statement_binds_reads_back_as_written(
+        db: Any) -> None:
+    # 5,100 rows of 13 columns: more than 65,535 parameters, so MySQL writes it in chunks
+    # (each adapted a column at a time) and SQLite and PostgreSQL as one batch
+    written = typed_rows(5100)
+    result = await db.execute(insert(Typed).values(written))
+    assert result.rows_affected() == len(written)
+    assert (await db.execute(select(Typed).order_by("id"))).all() == written
+
+
+async def test_a_datetime_column_of_other_zones_is_stored_as_the_same_instant(db: Any) -> None:
+    # a column whose zones are all datetime.UTC is checked at once; any other zone (one of
+    # offset 0 too) goes through the per-value check, which keeps the instant
+    plus_two = timezone(timedelta(hours=2))
+    zones = [UTC, timezone(timedelta(0)), plus_two]
+    rows = [{"id": i + 1, "at": datetime(2026, 3, 1, 12, tzinfo=zones[i % 3])} for i in range(N)]
+    await db.execute(insert(Typed).values(rows))
+    stored = (await db.execute(select(Typed).order_by("id"))).all()
+    assert [r.at for r in stored] == [r["at"] for r in rows]
+    assert {r.at.tzinfo for r in stored} == {UTC}
+    with pytest.raises(ValidationError):
+        insert(Typed).values([{"id": 1, "at": datetime(2026, 3, 1)}] * 60)  # no zone

@@ -190,10 +190,12 @@ class PsycopgDriver(Driver):
             return rows, total
 
     @override
-    def copy_rows(self, conn: Any, sql: str,
-                        rows: list[Sequence[Any]]) -> tuple[list[Any] | None, int]:
+    def copy_rows(self, conn: Any, sql: str, rows: list[Sequence[Any]],
+                        types: Sequence[str] | None) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:
             with cur.copy(sql) as copy:
+                if types is not None:
+                    copy.set_types(types)  # each value by its column's binary dumper
                 write = copy.write_row
                 for row in rows:
                     write(row)

@@ -212,10 +212,12 @@ class AsyncPsycopgDriver(AsyncDriver):
             return rows, total
 
     @override
-    async def copy_rows(self, conn: Any, sql: str,
-                        rows: list[Sequence[Any]]) -> tuple[list[Any] | None, int]:
+    async def copy_rows(self, conn: Any, sql: str, rows: list[Sequence[Any]],
+                        types: Sequence[str] | None) -> tuple[list[Any] | None, int]:
         async with conn.cursor() as cur:
             async with cur.copy(sql) as copy:
+                if types is not None:
+                    copy.set_types(types)  # each value by its column's binary dumper
                 write = copy.write_row
                 for row in rows:
                     await write(row)
