@@ -109,22 +109,24 @@ class _Prepared:
 class CopyPlan:
     """How a batch of plain rows is written as a bulk copy: the table and columns, the text
     copy's statement, and the binary one's, used when the catalog's type of every column is
-    the one its kind is written as (EngineCore._copy_types)."""
+    the one its kind is written as (SessionCore._copy_steps)."""
 
-    __slots__ = ("binary_sql", "columns", "key", "kinds", "table", "text_sql")
+    __slots__ = ("binary_sql", "columns", "kinds", "table", "text_sql")
 
     def __init__(self, table: str, columns: list[str], kinds: list[str],
                  dialect: Dialect) -> None:
         self.table = table
         self.columns = columns
         self.kinds = kinds
-        self.key = (table, tuple(columns))
         self.text_sql = dialect.copy_from_sql(table, columns)
         self.binary_sql = dialect.copy_from_sql(table, columns, binary=True)
 
 
-#: EngineCore._copy_types' entry for a (table, columns) not read from the catalog yet
-_UNREAD: Any = object()
+#: the fewest rows a bulk copy reads its columns' stored types for, to go binary: psycopg's
+#: binary COPY of 100,000 rows costs the client 128 ms of CPU where the text COPY costs 625
+#: (BENCHMARKS.md, "Bulk writes, binary COPY"), about 5 us a row, against one round trip for
+#: the catalog read
+BINARY_COPY_ROWS = 100
 
 
 # -- the SQL log -------------------------------------------------------------------------------
@@ -493,9 +495,6 @@ class SessionCore:
         returning = prepared.build is not None
         run = (self._run_many_steps(single.sql, param_sets, returning) if prepared.copy is None
                else self._copy_steps(prepared.copy, param_sets))
-        if prepared.copy is not None and self._engine._copy_types.get(
-                prepared.copy.key, _UNREAD) is _UNREAD:
-            yield from self._read_copy_types(prepared.copy)
         fetched, count = yield from (run if self._depth else self._transaction_steps(None, False, run))
         rows = None
         if prepared.build is not None:
@@ -507,34 +506,19 @@ class SessionCore:
         return (yield ("run_many", (sql, param_sets, returning), sql, ()))
 
     def _copy_steps(self, plan: CopyPlan, rows: list[Sequence[object]]) -> Steps:
-        """The rows as one bulk copy: binary when the catalog's types allow it (read before
-        the steps run, _read_copy_types), else text."""
-        cache = self._engine._copy_types
-        types = cache.get(plan.key)
-        if types is None:
-            sql = plan.text_sql
-            return (yield ("copy_rows", (sql, rows, None), sql, ()))
-        sql = plan.binary_sql
-        try:
-            return (yield ("copy_rows", (sql, rows, types), sql, ()))
-        except TempestError:
-            # The table may have changed since its types were read (a column's type altered
-            # by another program): read them again before the next batch.
-            cache.pop(plan.key, None)
-            raise
-
-    def _read_copy_types(self, plan: CopyPlan) -> Steps:
-        """Read the stored types of a copy's columns from the catalog, once per (table,
-        columns): the binary types to send, or None for the text copy."""
-        dialect = self._engine.dialect
-        sql, params = dialect.copy_types_sql(plan.table)
-        fetched, _ = yield ("run", (sql, params), sql, params)
-        stored = dict(fetched or ())
-        cache = self._engine._copy_types
-        if len(cache) >= 1024:
-            cache.clear()
-        cache[plan.key] = dialect.copy_binary_types(
-            plan.kinds, [stored.get(c) for c in plan.columns])
+        """The rows as one bulk copy, in the statement's transaction: binary when the batch
+        is large enough to pay for reading its columns' types from the catalog first (read
+        in the same transaction, never remembered: a table another program altered is seen)
+        and every stored type is the one its kind is written as; else text."""
+        types = None
+        if len(rows) >= BINARY_COPY_ROWS:
+            dialect = self._engine.dialect
+            sql, params = dialect.copy_types_sql(plan.table)
+            fetched, _ = yield ("run", (sql, params), sql, params)
+            stored = dict(fetched or ())
+            types = dialect.copy_binary_types(plan.kinds, [stored.get(c) for c in plan.columns])
+        sql = plan.text_sql if types is None else plan.binary_sql
+        return (yield ("copy_rows", (sql, rows, types), sql, ()))
 
     def _chunk_steps(self, stmt: Statement[Any]) -> Steps:
         """A multi-row insert too large for one statement, as several in one transaction."""
@@ -845,12 +829,10 @@ class SessionCore:
 
     def _create_all_steps(self, models: Sequence[type]) -> Steps:
         """CREATE TABLE and CREATE INDEX IF NOT EXISTS, parents first, once all compare."""
-        self._engine._copy_types.clear()
         return schema.create_steps(self._engine.dialect, models, self._driver.ddl_already_done)
 
     def _drop_all_steps(self, models: Sequence[type]) -> Steps:
         """DROP TABLE IF EXISTS, children before the tables they reference."""
-        self._engine._copy_types.clear()
         return schema.drop_steps(self._engine.dialect, models)
 
     @property
@@ -869,12 +851,6 @@ class EngineCore:
         # The prepared form by statement key: one lookup where the shape's took two
         # (measured: BENCHMARKS.md, "Fast paths").
         self._by_key: dict[StatementNode, _Prepared] = {}
-        #: by (table, columns): the type names a binary bulk copy sends, None for a text copy
-        #: (a stored type that is not the one its kind is written as). Read once from the
-        #: catalog: psycopg's binary COPY of 100,000 rows costs the client 128 ms of CPU where
-        #: the text COPY cost 625 (BENCHMARKS.md, "Bulk writes, binary COPY"); emptied when
-        #: create_all() or drop_all() run, and after a binary copy fails.
-        self._copy_types: dict[tuple[str, tuple[str, ...]], list[str] | None] = {}
         self._dialect: Dialect | None = None
         self._max_params = 0
         if echo:
