@@ -68,7 +68,8 @@ class _Prepared:
         #: for a multi-row insert the driver runs faster one row per statement: the one-row
         #: form, the number of rows, their width and where their values start
         self.batch: tuple[_Prepared, int, int, int] | None = None
-        #: for a batch the driver writes fastest as a bulk copy (PostgreSQL's COPY): how
+        #: for a batch the driver writes fastest as a bulk copy (PostgreSQL's COPY): its
+        #: table, columns and statements
         self.copy: CopyPlan | None = None
         binders = tuple(driver.bind_adapter(k) for k in shape.kinds)
         self.binders: tuple[Adapter | None, ...] | None = (
@@ -79,6 +80,14 @@ class _Prepared:
         self.passes_values = shape.in_order and self.binders is None
         #: parameter i is value i (adapted or not): a batch's rows can be adapted by column
         self.in_value_order = tuple(shape.order) == tuple(range(len(shape.order)))
+
+    def column_binders(self, n_values: int) -> tuple[Adapter | None, ...] | None:
+        """The adapters of the parameters when they are `n_values` values alone, in order,
+        some adapted (rows of them then go through adapt_rows(), a column at a time); else
+        None."""
+        if self.in_value_order and len(self.order) == n_values:
+            return self.binders
+        return None
 
     def rows_only(self, start: int, n_values: int) -> bool:
         """True when the values are rows alone (from 0, n_values of them), in order, none
@@ -120,13 +129,6 @@ class CopyPlan:
         self.kinds = kinds
         self.text_sql = dialect.copy_from_sql(table, columns)
         self.binary_sql = dialect.copy_from_sql(table, columns, binary=True)
-
-
-#: the fewest rows a bulk copy reads its columns' stored types for, to go binary: psycopg's
-#: binary COPY of 100,000 rows costs the client 128 ms of CPU where the text COPY costs 625
-#: (BENCHMARKS.md, "Bulk writes, binary COPY"), about 5 us a row, against one round trip for
-#: the catalog read
-BINARY_COPY_ROWS = 100
 
 
 # -- the SQL log -------------------------------------------------------------------------------
@@ -479,9 +481,9 @@ class SessionCore:
         """A multi-row insert as the one-row statement run once per row, atomically."""
         single, n_rows, width, start = batch
         param_sets: list[Sequence[object]]
-        if (tuples is not None and start == 0 and single.binders is not None
-                and single.in_value_order and len(single.order) == width):
-            param_sets = adapt_rows(single.binders, tuples)  # type: ignore[assignment]  # tuples of values, as the rows
+        binders = single.column_binders(width) if tuples is not None and start == 0 else None
+        if tuples is not None and binders is not None:
+            param_sets = adapt_rows(binders, tuples)  # type: ignore[assignment]  # tuples of values, as the rows
         elif not single.rows_only(start, width):
             end = start + width
             param_sets = [
@@ -511,7 +513,7 @@ class SessionCore:
         in the same transaction, never remembered: a table another program altered is seen)
         and every stored type is the one its kind is written as; else text."""
         types = None
-        if len(rows) >= BINARY_COPY_ROWS:
+        if self._driver.copies_binary(len(rows)):
             dialect = self._engine.dialect
             sql, params = dialect.copy_types_sql(plan.table)
             fetched, _ = yield ("run", (sql, params), sql, params)
@@ -546,9 +548,10 @@ class SessionCore:
         # of them), where the statement binds nothing else and they come as tuples.
         tuples: list[tuple[Any, ...]] | None = getattr(stmt, "_tuples", None)
         adapted: list[tuple[Any, ...]] | None = None
-        if (tuples is not None and start == 0 and n_params == n_rows * width
-                and whole.binders is not None and whole.in_value_order):
-            adapted = adapt_rows(whole.binders[:width], tuples)
+        binders = (whole.column_binders(n_rows * width) if tuples is not None and start == 0
+                   else None)
+        if tuples is not None and binders is not None:
+            adapted = adapt_rows(binders[:width], tuples)
         out_rows: list[Any] | None = None
         count = 0
         sql = ""

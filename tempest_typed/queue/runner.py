@@ -138,7 +138,7 @@ class Runner(Loop):
             self._stepping_here = True
         try:
             with self._db_lock:
-                Loop._do_due(self)
+                super()._do_due()  # the loop's own step: not the coordinator's override
         except BaseException as exc:  # the coordinator raises it, as its own step would
             self._failure = exc
         finally:

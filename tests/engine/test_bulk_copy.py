@@ -186,7 +186,7 @@ async def test_a_small_batch_takes_the_text_copy_without_reading_the_catalog(
         db: Any, caplog: pytest.LogCaptureFixture) -> None:
     if not db.dialect.supports_copy_from:
         pytest.skip("a bulk copy is PostgreSQL's")
-    rows = typed_rows(60)  # a copy (from 50 rows), under BINARY_COPY_ROWS
+    rows = typed_rows(60)  # a copy (from 50 rows), short of a binary one (from 100)
     with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
         await db.execute(insert(Typed).values(rows))
     logged = [r.getMessage() for r in caplog.records]

@@ -99,6 +99,11 @@ class DriverRules:
         than run_many() (the dialect has said it has a bulk copy)."""
         return False
 
+    def copies_binary(self, n_rows: int) -> bool:
+        """True when a bulk copy of `n_rows` rows is worth reading its columns' stored types
+        first, to be sent in binary where they allow it."""
+        return False
+
     #: True when a cursor left open on the server lives only inside a transaction
     #: (PostgreSQL's named cursors): stream() outside one opens one for the stream's length
     stream_needs_transaction: ClassVar[bool] = False
