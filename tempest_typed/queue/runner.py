@@ -106,7 +106,8 @@ class Runner(Loop):
 
     def _done_stopping(self) -> bool:
         with self._db_lock:  # a handler thread's claim in flight lands in the book first
-            return self.book.idle()
+            # and its error, if it had one, is raised by the next step, not left behind
+            return self.book.idle() and self._failure is None
 
     # -- handlers, on the pool's threads ----------------------------------------------------
 
