@@ -350,11 +350,18 @@ def check_every_message_once(direct: Engine, model: type[QueueMessage], ids: lis
 
 
 def backend_waiting_on_a_lock(direct: Engine, app: str) -> str | None:
-    """The statement the worker's backend waits on a row lock in, if it does."""
-    found = direct.execute_sql(
-        "SELECT query FROM pg_stat_activity WHERE application_name = %s "
-        "AND wait_event_type = 'Lock'", (app,)).all()
-    return str(found[0][0]) if found else None
+    """The statement the worker's backend waits on a row lock in, if it does.
+
+    pg_stat_activity reads a backend's query text from a snapshot and its wait event live, so
+    one read can pair the statement that just ended with the wait of the next: the text is
+    read again after the wait was seen (a backend held on a row lock stays in its statement)."""
+    def read() -> str | None:
+        found = direct.execute_sql(
+            "SELECT query FROM pg_stat_activity WHERE application_name = %s "
+            "AND wait_event_type = 'Lock'", (app,)).all()
+        return str(found[0][0]) if found else None
+
+    return None if read() is None else read()
 
 
 def is_the_ack(query: str) -> bool:
