@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from ..errors import DialectError
-from .base import Compiled, CompiledShape, Dialect
+from .base import PACKED, Compiled, CompiledShape, Dialect, packed_kind, shifted
 from .mysql import MariaDBDialect, MySQLDialect
 from .postgresql import PostgreSQLDialect
 from .sqlite import SQLiteDialect
 
-__all__ = ["Compiled", "CompiledShape", "Dialect", "MariaDBDialect", "MySQLDialect",
-           "PostgreSQLDialect", "SQLiteDialect", "get_dialect"]
+__all__ = ["PACKED", "Compiled", "CompiledShape", "Dialect", "MariaDBDialect", "MySQLDialect",
+           "PostgreSQLDialect", "SQLiteDialect", "get_dialect", "packed_kind", "shifted"]
 
 _DIALECTS: dict[str, Dialect] = {}
 _CLASSES: dict[str, type[Dialect]] = {

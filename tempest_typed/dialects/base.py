@@ -74,7 +74,8 @@ class Statement(Protocol):
 
     def _key(self) -> StatementNode: ...
 
-__all__ = ["Compiled", "CompiledShape", "Dialect", "JoinedModels", "ResultField"]
+__all__ = ["PACKED", "Compiled", "CompiledShape", "Dialect", "JoinedModels", "ResultField", "packed_kind",
+           "shifted"]
 
 T = TypeVar("T")
 
@@ -107,16 +108,20 @@ ResultShape: TypeAlias = "ModelMeta | tuple[ResultField, ...] | JoinedModels | N
 class CompiledShape:
     """The compilation of one statement shape: SQL text, and how values fill it."""
 
-    __slots__ = ("in_order", "kind", "kinds", "order", "result", "sql")
+    __slots__ = ("in_order", "kind", "kinds", "order", "packed", "result", "sql")
 
-    def __init__(self, sql: str, order: tuple[int, ...], kinds: tuple[str | None, ...],
-                 kind: str, result: ResultShape) -> None:
+    def __init__(self, sql: str, order: tuple[int | slice, ...],
+                 kinds: tuple[str | None, ...], kind: str, result: ResultShape) -> None:
         self.sql = sql
-        #: for each placeholder, in textual order, the index of its value in the statement
+        #: for each placeholder, in textual order, the index of its value in the statement,
+        #: or the slice of the values it binds as one array (a packed `in` list)
         self.order = order
         #: every value is used once, in the order the builder bound them: params are values
         self.in_order = order == tuple(range(len(order)))
+        #: some placeholder binds a slice of the values as one array
+        self.packed = any(type(i) is slice for i in order)
         #: for each placeholder, the kind of the column it is compared to or written in
+        #: (packed_kind() of it for an array)
         self.kinds = kinds
         #: "select", "insert", "update", "delete"
         self.kind = kind
@@ -156,16 +161,30 @@ class Compiled:
 #: the field of an update settling rows before picked ones that counts the rows it settled
 _SETTLED: Final = "settled"
 
+#: how a placeholder's kind says it binds an array of values of the kind before it
+PACKED: Final = "[]"
+
+
+def packed_kind(kind: str | None) -> str:
+    """The kind of a placeholder binding an array of values of `kind`."""
+    return (kind or "") + PACKED
+
+
+def shifted(order: Sequence[int | slice], start: int, end: int,
+            shift: int) -> list[int | slice]:
+    """`order` with the value indexes in [start, end) moved by `shift` (a batch's rows)."""
+    return [i + shift if type(i) is int and start <= i < end else i for i in order]
+
 
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
-    __slots__ = ("group_labels", "hoisted", "kinds", "literals", "offset", "order", "parts", "qualifier",
-                 "scopes", "statement")
+    __slots__ = ("group_labels", "hoisted", "in_lists", "kinds", "literals", "offset", "order",
+                 "pack_in", "parts", "qualifier", "scopes", "statement")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
-        self.order: list[int] = []
+        self.order: list[int | slice] = []
         self.kinds: list[str | None] = []
         self.offset = 0
         #: the quoted table that column references are prefixed with, when bare ones would
@@ -181,6 +200,10 @@ class _Out:
         self.group_labels: dict[Function, str] | None = None
         #: the members of the set operation being written, whose WITH is written before it
         self.hoisted: set[SelectQuery] | None = None
+        #: `in` lists of bound values are written as one array parameter each (where the
+        #: dialect packs_in_lists_above); how many were written as placeholders each
+        self.pack_in = False
+        self.in_lists = 0
 
 
 # A statement's SQL is compiled once per shape; a statement built again binds its values
@@ -251,6 +274,9 @@ class Dialect:
     max_identifier_bytes: ClassVar[int | None] = None
     #: a bulk copy of rows into a table (PostgreSQL's COPY ... FROM STDIN): copy_from_sql()
     supports_copy_from: ClassVar[bool] = False
+    #: a statement binding more parameters than this writes each `in` list of bound values
+    #: as one array parameter (visit_in_params()); None: it never does
+    packs_in_lists_above: ClassVar[int | None] = None
 
     def __init__(self) -> None:
         self.catalog = self.catalog_class(self)
@@ -309,13 +335,28 @@ class Dialect:
         # (measured: BENCHMARKS.md, "Fast paths").
         compiled = object.__new__(Compiled)
         compiled.sql = shape.sql
-        compiled.params = (values if shape.in_order and len(values) == len(shape.order)
-                           else tuple([values[i] for i in shape.order]))
+        if shape.packed:  # an array is bound as a list (a driver takes no tuple for one)
+            compiled.params = tuple([list(values[i]) if isinstance(i, slice) else values[i]
+                                     for i in shape.order])
+        else:
+            compiled.params = (values if shape.in_order and len(values) == len(shape.order)
+                               else tuple([values[i] for i in shape.order]))
         compiled.shape = shape
         return compiled
 
     def _compile_key(self, key: StatementNode) -> CompiledShape:
         out = _Out()
+        result = self._write_statement(key, out)
+        limit = self.packs_in_lists_above
+        if limit is not None and len(out.order) > limit and out.in_lists:
+            out = _Out()
+            out.pack_in = True
+            self._write_statement(key, out)
+        return CompiledShape("".join(out.parts), tuple(out.order), tuple(out.kinds), key.tag,
+                             result)
+
+    def _write_statement(self, key: StatementNode, out: _Out) -> ResultShape:
+        """Write a statement into `out`; what its rows are."""
         out.statement = key
         result: ResultShape
         if type(key) is SelectQuery:
@@ -341,8 +382,7 @@ class Dialect:
             result = self.returned(key.meta, key.returning)
         else:  # pragma: no cover - the builders produce no other statement
             raise ValidationError(f"not a statement: {key!r}")
-        return CompiledShape("".join(out.parts), tuple(out.order), tuple(out.kinds), key.tag,
-                             result)
+        return result
 
     @staticmethod
     def result_of(query: SelectQuery) -> ResultShape:
@@ -746,6 +786,7 @@ class Dialect:
             base = out.offset + node.start
             out.order.extend(range(base, base + node.length))
             out.kinds.extend([node.kind] * node.length)
+            out.in_lists += 1
         out.parts.append(")")
 
     def visit_in_subquery(self, node: InSubquery, out: _Out) -> None:

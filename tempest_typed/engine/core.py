@@ -26,7 +26,7 @@ from collections.abc import Callable, Generator, Sequence
 from itertools import chain
 from typing import Any, TypeVar
 
-from ..dialects import CompiledShape, Dialect
+from ..dialects import CompiledShape, Dialect, shifted
 from ..errors import (
     ConfigurationError,
     QueryExecutionError,
@@ -95,7 +95,7 @@ class _Prepared:
         return self.passes_values and start == 0 and len(self.order) == n_values
 
     def params(self, values: Sequence[object],
-               order: Sequence[int] | None = None) -> list[object]:
+               order: Sequence[int | slice] | None = None) -> list[object]:
         """The driver's parameters for the statement's values (adapted, in SQL order)."""
         if order is None:
             order = self.order
@@ -487,7 +487,7 @@ class SessionCore:
         elif not single.rows_only(start, width):
             end = start + width
             param_sets = [
-                single.params(values, [i + first if start <= i < end else i for i in single.order])
+                single.params(values, shifted(single.order, start, end, first))
                 for first in range(0, n_rows * width, width)
             ]
         elif tuples is not None:
@@ -565,8 +565,7 @@ class SessionCore:
             elif prepared.rows_only(start, end):
                 params = values[shift:shift + end]
             else:
-                order = [i + shift if start <= i < end else i for i in prepared.order]
-                params = prepared.params(values, order)
+                params = prepared.params(values, shifted(prepared.order, start, end, shift))
             fetched, affected = yield ("run", (prepared.sql, params), prepared.sql, params)
             count += max(affected, 0)
             sql = prepared.sql

@@ -401,3 +401,18 @@ def test_in_lists_of_other_lengths_are_other_shapes() -> None:
     b = select(Account).where({"id": {"in": [1, 2]}}).compile("sqlite")
     assert a.shape is not b.shape
     assert b.sql.endswith('"id" IN (?, ?)')
+
+
+def test_postgresql_binds_each_in_list_as_one_array_past_50_parameters() -> None:
+    """psycopg parses a query of more than 50 parameters again on every run: past 50 each
+    `in` list of bound values is one array (binary), whatever its length; at 50, placeholders."""
+    fifty = select(Account).where({"id": {"in": list(range(49))}, "owner": "a"})
+    assert where_sql(fifty, "postgresql") == ('"id" IN (' + ", ".join(["?"] * 49)
+                                              + ') AND "owner" = ?', (*range(49), "a"))
+    many = select(Account).where({"id": {"in": list(range(50))}, "owner": {"not_in": ["a", "b"]},
+                                  "balance": {"gt": 0}})
+    assert many.compile("postgresql") == (
+        'SELECT "id", "owner", "balance", "closed" FROM "accounts" WHERE "id" = ANY(%b) '
+        'AND "owner" <> ALL(%b) AND "balance" > %s', (list(range(50)), ["a", "b"], 0))
+    for dialect in ("sqlite", "mysql", "mariadb"):  # no arrays: placeholders, always
+        assert where_sql(many, dialect)[0].startswith('"id" IN (' + ", ".join(["?"] * 50) + ")")

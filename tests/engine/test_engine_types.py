@@ -72,6 +72,27 @@ def test_a_stored_value_is_found_by_equality(fresh: Fresh, column: str,
         assert found == [i + 1], f"{column} = {value!r}"
 
 
+@pytest.mark.parametrize(("column", "values"), CASES, ids=_ids())
+def test_stored_values_are_found_by_a_long_in_list(fresh: Fresh, column: str,
+                                                   values: list[Any]) -> None:
+    """An `in` list in a statement of more than 50 parameters (one array on PostgreSQL,
+    `= ANY`, `<> ALL`) finds what a short one finds, for every type."""
+    if column in ("doc", "items"):
+        pytest.skip("JSON documents are not compared by equality")
+    engine = fresh(Typed)
+    engine.execute(insert(Typed).values([{"id": i + 1, column: v} for i, v in enumerate(values)]))
+    engine.execute(insert(Typed).values({"id": 100}))  # NULL: in no list, not in none
+    long = (values * 60)[:60]
+    ids = list(range(1, len(values) + 1))
+    found = engine.execute(select(Typed, ["id"]).where({column: {"in": long}}).order_by("id"))
+    assert found.scalars() == ids
+    assert engine.execute(select(Typed, ["id"]).where(
+        {column: {"not_in": long}})).scalars() == []
+    assert engine.execute(select(Typed, ["id"]).where(
+        {column: {"in": long[1:]}, "id": {"not_in": list(range(200, 260))}}
+    ).order_by("id")).scalars() == [i for i in ids if values[i - 1] in long[1:]]
+
+
 def test_none_round_trips_in_every_nullable_column(fresh: Fresh) -> None:
     engine = fresh(Typed)
     engine.execute(insert(Typed).values({"id": 1}))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from ...dialects import Dialect
+from ...dialects import PACKED, Dialect
 from ...errors import ConfigurationError, DialectError, QueryExecutionError, ValidationError
 from ...values import untyped_value
 from ..types import Adapter, Adapters
@@ -46,6 +46,13 @@ def isolation_sql(level: str) -> str:
             f"unknown isolation level {level!r}; use one of {', '.join(ISOLATION_LEVELS)}"
         )
     return found
+
+
+def _packed(element: Adapter | None) -> Adapter:
+    """The adapter of an array parameter: a list of the values, each through `element`."""
+    if element is None:
+        return list
+    return lambda values: [element(v) if v is not None else None for v in values]
 
 
 class DriverRules:
@@ -88,6 +95,8 @@ class DriverRules:
         """The adapter for a parameter of a column kind; None when the value passes as is."""
         if kind is None:
             return self.adapt_any
+        if kind.endswith(PACKED):  # an array of values of the kind before the suffix
+            return _packed(self.bind_adapter(kind[:-len(PACKED)] or None))
         return self.bind.get(kind)
 
     def batches_rows(self, n_rows: int, returning: bool) -> bool:
