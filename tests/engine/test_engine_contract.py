@@ -211,6 +211,24 @@ async def test_stream_yields_what_all_returns_in_chunks(db: Any) -> None:
     assert [(r.name, r.qty) for r in rows] == [(i.name, i.qty) for i in everything]
 
 
+async def test_a_long_in_list_reads_the_same_through_every_path(db: Any) -> None:
+    """An `in` list past 50 parameters (one array on PostgreSQL) in all(), stream(), an
+    update, a delete and a transaction, on both engines."""
+    await _fill(db, 300)
+    names = [f"item {i:06}" for i in range(0, 300, 3)]
+    query = select(Item, ["name"]).where({"name": {"in": names}}).order_by("name")
+    assert (await db.execute(query)).scalars() == names
+    async with db.session() as s:
+        assert [r.name async for r in s.stream(query, chunk_size=7)] == names
+    async with db.transaction() as tx:
+        changed = await tx.execute(update(Item).set({"qty": -1}).where(
+            {"name": {"in": names}, "qty": {"not_in": list(range(1000, 1060))}}))
+        assert changed.rows_affected() == len(names)
+    gone = await db.execute(delete(Item).where({"qty": {"not_in": [-1] * 60}}))
+    assert gone.rows_affected() == 300 - len(names)
+    assert (await db.execute(select(Item, ["name"]).order_by("name"))).scalars() == names
+
+
 async def test_stream_of_a_join_yields_rows_keyed_by_alias(db: Any) -> None:
     await db.execute(insert(Parent).values({"id": 1, "name": "p"}))
     await db.execute(insert(Child).values([{"id": i, "parent_id": 1} for i in range(1, 6)]))
