@@ -74,8 +74,8 @@ class Statement(Protocol):
 
     def _key(self) -> StatementNode: ...
 
-__all__ = ["PACKED", "Compiled", "CompiledShape", "Dialect", "JoinedModels", "ResultField", "packed_kind",
-           "shifted"]
+__all__ = ["PACKED", "Compiled", "CompiledShape", "Dialect", "JoinedModels", "ResultField",
+           "packed_kind", "shifted"]
 
 T = TypeVar("T")
 
@@ -200,9 +200,10 @@ class _Out:
         self.group_labels: dict[Function, str] | None = None
         #: the members of the set operation being written, whose WITH is written before it
         self.hoisted: set[SelectQuery] | None = None
-        #: `in` lists of bound values are written as one array parameter each (where the
-        #: dialect packs_in_lists_above); how many were written as placeholders each
+        #: each `in` list of bound values is written as one array parameter (the statement
+        #: binds more than the dialect's packs_in_lists_above)
         self.pack_in = False
+        #: how many `in` lists of bound values were written a placeholder a value
         self.in_lists = 0
 
 

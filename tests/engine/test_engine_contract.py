@@ -229,6 +229,19 @@ async def test_a_long_in_list_reads_the_same_through_every_path(db: Any) -> None
     assert (await db.execute(select(Item, ["name"]).order_by("name"))).scalars() == names
 
 
+async def test_an_in_list_past_the_parameter_limit_runs_on_postgresql_only(db: Any) -> None:
+    """PostgreSQL binds it as one array; the other databases bind each value and say to
+    split the list."""
+    await _fill(db, 3)
+    ids = [*range(-70_000, 0), 1, 2]
+    query = select(Item, ["name"]).where({"id": {"in": ids}}).order_by("name")
+    if db.dialect.name == "postgresql":
+        assert (await db.execute(query)).scalars() == ["item 000000", "item 000001"]
+    else:
+        with pytest.raises(ValidationError, match="split it"):
+            await db.execute(query)
+
+
 async def test_stream_of_a_join_yields_rows_keyed_by_alias(db: Any) -> None:
     await db.execute(insert(Parent).values({"id": 1, "name": "p"}))
     await db.execute(insert(Child).values([{"id": i, "parent_id": 1} for i in range(1, 6)]))
