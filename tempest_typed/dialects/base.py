@@ -152,7 +152,8 @@ class Compiled:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self.sql, self.params))
+        # by the text alone: a parameter may be a list (an array, a JSON document)
+        return hash(self.sql)
 
     def __repr__(self) -> str:
         return f"Compiled(sql={self.sql!r}, params={self.params!r})"

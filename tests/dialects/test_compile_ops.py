@@ -416,3 +416,11 @@ def test_postgresql_binds_each_in_list_as_one_array_past_50_parameters() -> None
         'AND "owner" <> ALL(%b) AND "balance" > %s', (list(range(50)), ["a", "b"], 0))
     for dialect in ("sqlite", "mysql", "mariadb"):  # no arrays: placeholders, always
         assert where_sql(many, dialect)[0].startswith('"id" IN (' + ", ".join(["?"] * 50) + ")")
+
+
+def test_a_compiled_statement_with_a_list_parameter_hashes() -> None:
+    """An array (a long `in` list on PostgreSQL) or a JSON document is a list parameter."""
+    many = select(Account).where({"id": {"in": list(range(60))}}).compile("postgresql")
+    again = select(Account).where({"id": {"in": list(range(60))}}).compile("postgresql")
+    assert many == again and hash(many) == hash(again)
+    assert len({many, again}) == 1
