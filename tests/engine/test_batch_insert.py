@@ -102,6 +102,21 @@ def test_do_update_stays_one_statement_and_refuses_a_key_twice(fresh: Fresh) -> 
     assert engine.execute(select(Item)).all() == []
 
 
+def test_an_upsert_of_many_rows_with_a_long_in_list_in_its_update_where(fresh: Fresh) -> None:
+    """The rows' parameters and, after them, an `in` list (one array on PostgreSQL, past 50
+    parameters): only the rows the list names are updated."""
+    engine = fresh(Item)
+    if not engine.dialect.supports_conflict_target:
+        pytest.skip("MySQL's ON DUPLICATE KEY UPDATE takes no predicate")
+    engine.execute(insert(Item).values(items(N)))
+    named = [f"item {i}" for i in range(0, N, 2)]
+    changed = engine.execute(insert(Item).values(items(N)).on_conflict_do_update(
+        ["name"], {"qty": -1}, update_where={"name": {"in": named}}))
+    assert changed.rows_affected() == len(named)
+    got = {r.name: r.qty for r in engine.execute(select(Item)).all()}
+    assert got == {f"item {i}": -1 if i % 2 == 0 else i for i in range(N)}
+
+
 def test_the_log_says_how_many_rows_ran(fresh: Fresh, caplog: pytest.LogCaptureFixture) -> None:
     engine = fresh(Item)
     with caplog.at_level(logging.INFO, logger="tempest_typed.sql"):
