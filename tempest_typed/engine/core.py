@@ -79,7 +79,7 @@ class _Prepared:
         #: the statement's values are the parameters as they are (in order, none adapted)
         self.passes_values = shape.in_order and self.binders is None
         #: parameter i is value i (adapted or not): a batch's rows can be adapted by column
-        self.in_value_order = tuple(shape.order) == tuple(range(len(shape.order)))
+        self.in_value_order = shape.in_order  # the shape's own test, not recomputed
 
     def column_binders(self, n_values: int) -> tuple[Adapter | None, ...] | None:
         """The adapters of the parameters when they are `n_values` values alone, in order,
