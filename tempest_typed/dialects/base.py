@@ -52,6 +52,7 @@ from ..statements.nodes import (
     QualifiedColumn,
     RawSQL,
     Returning,
+    RowCount,
     RowParams,
     ScalarSubquery,
     SelectQuery,
@@ -223,7 +224,7 @@ _VALUE_VISITORS: dict[type, str] = {
     ColumnMeta: "visit_column", DerivedColumn: "visit_column", QualifiedColumn: "visit_qualified",
     OuterColumn: "visit_outer", Aggregate: "visit_aggregate",
     ScalarSubquery: "visit_scalar_subquery", Function: "visit_function",
-    BackoffDelay: "visit_backoff",
+    BackoffDelay: "visit_backoff", RowCount: "visit_row_count",
 }
 _CONDITION_VISITORS: dict[type, str] = {
     Compare: "visit_compare", IsNull: "visit_is_null", Between: "visit_between",
@@ -447,6 +448,10 @@ class Dialect:
         out.parts.append(self.placeholder)
         out.order.append(out.offset + node.value_index)
         out.kinds.append(node.kind)
+
+    def visit_row_count(self, node: RowCount, out: _Out) -> None:
+        """Write a LIMIT's row count as a number (statements/nodes.py says why)."""
+        out.parts.append(str(node.rows))
 
     def visit_raw(self, node: RawSQL, out: _Out) -> None:
         """Write sql.raw text as it is."""

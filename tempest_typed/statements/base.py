@@ -10,8 +10,17 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import ValidationError
 from ..expressions import Expression
-from ..model import ColumnMeta, ModelMeta
-from .nodes import ALL_COLUMNS, Returning, StatementNode, Value, find_params, param
+from ..model import INT_MAX, ColumnMeta, ModelMeta
+from .nodes import (
+    ALL_COLUMNS,
+    Returning,
+    RowCount,
+    StatementNode,
+    Value,
+    find_params,
+    new_node,
+    param,
+)
 from .where import checked_value_node, is_mapping
 
 if TYPE_CHECKING:
@@ -82,6 +91,18 @@ def _resolve(dialect: object) -> Dialect:
     if type(dialect) is str:
         _NAMED[dialect] = found
     return found
+
+
+def row_count(what: str, n: object) -> int:
+    """`n` checked as the count of limit() or offset() (`what` names the call)."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= INT_MAX:
+        raise ValidationError(f"{what} takes an int >= 0 (and <= {INT_MAX}), got {n!r}")
+    return n
+
+
+def limit_node(what: str, n: object) -> RowCount:
+    """The LIMIT node of `n`, checked (`what` names the call)."""
+    return new_node(RowCount, (int(row_count(what, n)), "rowcount"))  # int(): an int subclass may print otherwise
 
 
 def assignments(meta: ModelMeta, mapping: object, values: list[object], where: str,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ValidationError
-from ..model import INT_MAX, ColumnMeta, ModelMeta
-from .base import R_co, Statement
+from ..model import ColumnMeta, ModelMeta
+from .base import R_co, Statement, limit_node, row_count
 from .nodes import Compound, Labeled, OrderItem, SelectQuery, Value, order_item, param
 from .where import FAMILIES
 
@@ -157,25 +157,17 @@ class SetQuery(Statement[R_co]):
         new._node = self._node
         return new
 
-    def _count(self, name: str, n: object) -> tuple[Value, tuple[object, ...]]:
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= INT_MAX:
-            raise ValidationError(f"{name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}")
-        return param(len(self._values), "int"), (*self._values, n)
-
     def limit(self, n: int) -> SetQuery[R_co]:
         """Return at most n of the combined rows."""
-        node, values = self._count("limit", n)
         new = self._copy()
-        new._values = values
-        new._node = self._node._replace(limit=node)
+        new._node = self._node._replace(limit=limit_node("limit()", n))
         return new
 
     def offset(self, n: int) -> SetQuery[R_co]:
         """Skip the first n of the combined rows."""
-        node, values = self._count("offset", n)
         new = self._copy()
-        new._values = values
-        new._node = self._node._replace(offset=node)
+        new._values = (*self._values, row_count("offset()", n))
+        new._node = self._node._replace(offset=param(len(self._values), "int"))
         return new
 
 

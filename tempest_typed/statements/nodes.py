@@ -3,7 +3,8 @@
 A statement is `(key, values)`: `key` is a tree of the nodes below, `values` the bound values
 in the order the builder met them (a `Param` names its value by index). Because the key holds
 no value, it is also the cache key of the compiled SQL: two statements of the same shape share
-one compilation.
+one compilation. One exception: a LIMIT's row count is part of the shape (`RowCount`), written
+into the SQL as a number, so that the plan a database keeps for the statement knows it.
 
 Every node is a `NamedTuple`: hashing and comparing a key is the C code of tuples, as cheap as
 the tagged tuples this grammar replaced, and each field has a name and a type. Tuples of
@@ -14,7 +15,7 @@ their `ColumnMeta` (hashed by identity), tables as their `ModelMeta`.
 The grammar, as types:
 
     Value     = Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery
-              | BackoffDelay | Operand
+              | BackoffDelay | RowCount | Operand
     Operand   = ColumnMeta            a column of the statement's one table, unqualified
               | QualifiedColumn       alias.column (a join alias, or a table name)
               | OuterColumn           alias.column of an enclosing statement (correlation)
@@ -42,7 +43,7 @@ __all__ = [
     "ConflictNothing", "ConflictUpdate", "CurrentTime", "DeleteStatement", "ExcludedValue",
     "Exists", "FalseCondition", "Function", "InList", "InParams", "InSubquery", "InsertStatement", "IsNull",
     "JoinClause", "Labeled", "Like", "Lock", "Not", "Operand", "Or", "OrderItem", "OuterColumn",
-    "Param", "QualifiedColumn", "RawSQL", "Returning", "RowParams", "SQLExpr", "ScalarSubquery",
+    "Param", "QualifiedColumn", "RawSQL", "Returning", "RowCount", "RowParams", "SQLExpr", "ScalarSubquery",
     "PickedRows", "SelectQuery", "Source", "StatementNode", "TrueCondition", "UpdateStatement", "Value",
     "equals", "find_equals", "find_lock", "find_params", "find_raw", "iter_nodes", "lock",
     "new_node", "operand_column", "order_item", "param", "raw_sql", "select_all",
@@ -58,6 +59,20 @@ class Param(NamedTuple):
     value_index: int
     kind: str | None
     tag: Literal["param"] = "param"
+
+
+class RowCount(NamedTuple):
+    """A LIMIT's row count (an int the builder checked), written into the SQL as a number.
+
+    Bound, PostgreSQL's plan of a prepared statement cannot know it: the generic plan
+    estimates a tenth of the matching rows, so it plans for many (a hash join over a
+    sequential scan) or plans again on each run. With the claim's `LIMIT %s` the server spent
+    40% more CPU on the seed's claim and ack than with `LIMIT 10` (BENCHMARKS.md,
+    "2026-12-02, night"). OFFSET stays bound: a page number varies from call to call.
+    """
+
+    rows: int
+    tag: Literal["rowcount"] = "rowcount"
 
 
 class RawSQL(NamedTuple):
@@ -173,7 +188,7 @@ class Function(NamedTuple):
 Operand: TypeAlias = "ColumnMeta | QualifiedColumn | OuterColumn | Aggregate | Function"
 Value: TypeAlias = (
     "Param | RawSQL | SQLExpr | CurrentTime | ExcludedValue | ScalarSubquery | BackoffDelay"
-    " | Operand"
+    " | RowCount | Operand"
 )
 
 # -- conditions -------------------------------------------------------------------------------

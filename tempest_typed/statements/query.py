@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Self, TypeVar
 
 from ..errors import ValidationError
-from ..model import INT_MAX, ColumnMeta, Model, ModelMeta, meta_of
+from ..model import ColumnMeta, Model, ModelMeta, meta_of
 from ..row import PLAIN_NAME, plain_name_problem
-from .base import R_co, Statement
+from .base import R_co, Statement, limit_node, row_count
 from .compound import SetQuery, combined
 from .nodes import (
     INT_PARAMS,
@@ -182,27 +182,18 @@ class Query(Statement[R_co]):
         new._order = (*self._order, item)
         return new
 
-    def _count(self, name: str, n: object) -> tuple[Value, tuple[object, ...]]:
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= INT_MAX:
-            raise ValidationError(
-                f"{self._ctx.scope.label}: {name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}"
-            )
-        i = len(self._values)
-        node = INT_PARAMS[i] if i < len(INT_PARAMS) else param(i, "int")
-        return node, (*self._values, n)
-
     def limit(self, n: int) -> Self:
         """Return at most n rows."""
-        node, values = self._count("limit", n)
-        new = self._clone(values)
-        new._limit = node
+        new = self._clone(self._values)
+        new._limit = limit_node(f"{self._ctx.scope.label}: limit()", n)
         return new
 
     def offset(self, n: int) -> Self:
         """Skip the first n rows."""
-        node, values = self._count("offset", n)
-        new = self._clone(values)
-        new._offset = node
+        row_count(f"{self._ctx.scope.label}: offset()", n)
+        i = len(self._values)
+        new = self._clone((*self._values, n))
+        new._offset = INT_PARAMS[i] if i < len(INT_PARAMS) else param(i, "int")
         return new
 
     def distinct(self) -> Self:

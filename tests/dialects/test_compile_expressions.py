@@ -264,15 +264,15 @@ def test_set_operations_per_dialect() -> None:
     assert sqls(stmt) == {
         "postgresql": 'SELECT "id" FROM "posts" WHERE "likes" = %s UNION SELECT "id" FROM '
                       '"archive" EXCEPT SELECT "post_id" FROM "comments" WHERE "id" = %s ORDER BY '
-                      '"id" DESC NULLS LAST LIMIT %s',
+                      '"id" DESC NULLS LAST LIMIT 5',
         "sqlite": 'SELECT "id" FROM "posts" WHERE "likes" = ? UNION SELECT "id" FROM "archive" '
                   'EXCEPT SELECT "post_id" FROM "comments" WHERE "id" = ? ORDER BY "id" DESC '
-                  'LIMIT ?',
+                  'LIMIT 5',
         "mysql": 'SELECT `id` FROM `posts` WHERE `likes` = %s UNION SELECT `id` FROM `archive` '
                  'EXCEPT SELECT `post_id` FROM `comments` WHERE `id` = %s ORDER BY `id` DESC '
-                 'LIMIT %s',
+                 'LIMIT 5',
     }
-    assert stmt.compile("sqlite").params == (3, 9, 5)
+    assert stmt.compile("sqlite").params == (3, 9)
 
 
 def test_insert_from_select() -> None:

@@ -57,13 +57,13 @@ def test_inner_join_postgresql() -> None:
     assert paid_join().compile("postgresql") == (  # type: ignore[attr-defined]
         f'SELECT {USER_COLS}, {ORDER_COLS} FROM "users" AS "user" INNER JOIN "orders" AS '
         '"order" ON "user"."id" = "order"."user_id" WHERE "order"."status" = %s AND '
-        '"user"."country" = %s ORDER BY "order"."created_at" DESC LIMIT %s',
-        ("paid", "PT", 20))
+        '"user"."country" = %s ORDER BY "order"."created_at" DESC LIMIT 20',
+        ("paid", "PT"))
 
 
 def test_inner_join_sqlite_and_mysql_quote_their_way() -> None:
     sqlite = paid_join().compile("sqlite")  # type: ignore[attr-defined]
-    assert sqlite.sql.endswith('ORDER BY "order"."created_at" DESC LIMIT ?')
+    assert sqlite.sql.endswith('ORDER BY "order"."created_at" DESC LIMIT 20')
     mysql = paid_join().compile("mysql")  # type: ignore[attr-defined]
     assert "FROM `users` AS `user` INNER JOIN `orders` AS `order` ON `user`.`id` = " \
            "`order`.`user_id`" in mysql.sql
@@ -123,7 +123,7 @@ def test_exists_correlates_by_table_name_and_offsets_values() -> None:
     q = select(User, ["id"]).where({"country": "PT"}, sql.exists(inner)).limit(5)
     assert q.compile("postgresql") == (
         'SELECT "id" FROM "users" WHERE "country" = %s AND EXISTS (SELECT "id" FROM "orders" '
-        'WHERE "user_id" = "users"."id" AND "status" = %s) LIMIT %s', ("PT", "paid", 5))
+        'WHERE "user_id" = "users"."id" AND "status" = %s) LIMIT 5', ("PT", "paid"))
     assert "NOT EXISTS (" in select(User).where(sql.not_exists(inner)).compile("sqlite").sql
 
 
@@ -133,7 +133,7 @@ def test_scalar_subquery_as_a_value() -> None:
     q = select(User, ["id"]).where({"credit_limit": {"lt": sql.scalar(biggest)}})
     assert q.compile("mariadb").sql == (
         "SELECT `id` FROM `users` WHERE `credit_limit` < (SELECT `total` FROM `orders` "
-        "WHERE `user_id` = `users`.`id` ORDER BY `total` DESC LIMIT %s)")
+        "WHERE `user_id` = `users`.`id` ORDER BY `total` DESC LIMIT 1)")
 
 
 def test_escaping_operators_bind_escaped_patterns() -> None:

@@ -27,11 +27,11 @@ def test_postgresql_updates_from_the_picked_rows_and_returns_their_due_time() ->
     assert compiled.sql == (
         f'UPDATE {table} SET "status" = %s, "attempts" = attempts + 1 FROM (SELECT "id", '
         f'"next_attempt_at" FROM {table} WHERE "status" = %s ORDER BY "next_attempt_at" ASC '
-        f'LIMIT %s FOR UPDATE SKIP LOCKED) AS "picked" WHERE {table}."id" = "picked"."id" '
+        f'LIMIT 10 FOR UPDATE SKIP LOCKED) AS "picked" WHERE {table}."id" = "picked"."id" '
         f'RETURNING {table}."id", {table}."attempts", '
         '"picked"."next_attempt_at" AS "picked_next_attempt_at"')
     # the set's values, then the picking select's
-    assert compiled.params == ("sending", "queued", 10)
+    assert compiled.params == ("sending", "queued")
     fields = compiled.shape.result
     assert isinstance(fields, tuple)
     assert [f.name for f in fields] == ["id", "attempts",
@@ -74,13 +74,13 @@ def test_postgresql_settles_first_and_counts_what_it_settled_in_one_statement() 
         '"consumer" = %s RETURNING 1), "changed" AS ('
         f'UPDATE {table} SET "status" = %s, "attempts" = attempts + 1 FROM (SELECT "id", '
         f'"next_attempt_at" FROM {table} WHERE "status" = %s ORDER BY "next_attempt_at" ASC '
-        f'LIMIT %s FOR UPDATE SKIP LOCKED) AS "picked" WHERE {table}."id" = "picked"."id" '
+        f'LIMIT 10 FOR UPDATE SKIP LOCKED) AS "picked" WHERE {table}."id" = "picked"."id" '
         f'RETURNING {table}."id", {table}."attempts", '
         '"picked"."next_attempt_at" AS "picked_next_attempt_at") '
         'SELECT (SELECT count(*) FROM "settled") AS "settled", "changed".* FROM (SELECT 1) '
         'AS "one" LEFT JOIN "changed" ON TRUE')
     # the settling update's values first, as the text binds them
-    assert compiled.params == ("sent", A1, A2, "mail", "sending", "queued", 10)
+    assert compiled.params == ("sent", A1, A2, "mail", "sending", "queued")
     fields = compiled.shape.result
     assert isinstance(fields, tuple)
     assert [f.name for f in fields] == ["settled", "id", "attempts", "picked_next_attempt_at"]

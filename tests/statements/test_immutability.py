@@ -50,7 +50,7 @@ def test_limit_on_a_copy_does_not_leak_its_value() -> None:
     base.limit(50)
     base.offset(3)
     assert snapshot(base) == ('SELECT "id", "owner", "balance", "closed" FROM "accounts" '
-                              "LIMIT %s", (1,))
+                              "LIMIT 1", ())
 
 
 def test_as_subquery_leaves_the_select_unchanged() -> None:
