@@ -151,18 +151,20 @@ _LEASE_COLUMNS = ("id, lease_token, payload, idempotency_key, attempts, max_atte
                   "next_attempt_at")
 
 
-def _claim_sql(batch: int, token: str) -> str:
+def claim_sql(batch: int, token: str, table: str = TQ_TABLE) -> str:
+    """The seed's claim of `batch` messages under the lease token `token` (SQL text)."""
     return (
-        f'UPDATE "{TQ_TABLE}" SET status = \'sending\', lease_token = {token}, '
+        f'UPDATE "{table}" SET status = \'sending\', lease_token = {token}, '
         "attempts = attempts + 1, next_attempt_at = now() + interval '30 seconds', "
-        f'updated_at = now() WHERE id IN (SELECT id FROM "{TQ_TABLE}" WHERE consumer = '
+        f'updated_at = now() WHERE id IN (SELECT id FROM "{table}" WHERE consumer = '
         "'bench' AND next_attempt_at <= now() AND status IN ('queued', 'sending') AND "
         f"attempts < max_attempts ORDER BY next_attempt_at NULLS FIRST LIMIT {batch} FOR UPDATE "
         f"SKIP LOCKED) RETURNING {_LEASE_COLUMNS}")
 
 
-def _ack_sql(ids: str, token: str) -> str:
-    return (f'UPDATE "{TQ_TABLE}" SET status = \'sent\', next_attempt_at = NULL, '
+def ack_sql(ids: str, token: str, table: str = TQ_TABLE) -> str:
+    """The seed's batch ack of the ids `ids`, fenced by the lease token `token` (SQL text)."""
+    return (f'UPDATE "{table}" SET status = \'sent\', next_attempt_at = NULL, '
             f"lease_token = NULL, updated_at = now() WHERE id = ANY({ids}) AND "
             f"lease_token = {token} AND status IN ('sending', 'failed')")
 
@@ -172,9 +174,9 @@ def pgbench_script(batch: int) -> str:
     token = "md5(:r::text || '-' || :client_id::text)::uuid"
     return (
         "\\set r random(1, 2000000000)\n"
-        f"WITH c AS ({_claim_sql(batch, token)}) SELECT array_agg(c.id) AS ids "
+        f"WITH c AS ({claim_sql(batch, token)}) SELECT array_agg(c.id) AS ids "
         "FROM c\n\\aset\n"
-        f"{_ack_sql(':ids::uuid[]', token)};\n")
+        f"{ack_sql(':ids::uuid[]', token)};\n")
 
 
 def pgbench_run(batch: int) -> Callable[[Side, float], float]:
@@ -213,7 +215,7 @@ def raw_worker(batch: int) -> Callable[[Any], None]:
         import uuid
 
         conn = psycopg.connect(PG_URL, autocommit=True)
-        claim, ack = _claim_sql(batch, "%s"), _ack_sql("%s", "%s")
+        claim, ack = claim_sql(batch, "%s"), ack_sql("%s", "%s")
         yield_ready()
         while True:
             token = uuid.uuid4()
