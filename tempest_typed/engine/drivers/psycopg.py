@@ -20,12 +20,14 @@ from typing import Any
 from typing_extensions import override
 
 from ...errors import ConfigurationError
+from ..types import json_from_utf8
 from ..url import DatabaseURL
 from .driver import Driver
 from .psycopg_rules import SETUP, PsycopgRules, begin_sql, one_statement, stream_name
 
 try:
     import psycopg
+    from psycopg.types.json import set_json_loads
     from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
@@ -106,6 +108,7 @@ class PsycopgDriver(Driver):
 
     @staticmethod
     def _configure(conn: psycopg.Connection[Any]) -> None:
+        set_json_loads(json_from_utf8, conn)
         conn.execute(SETUP)
 
     @override

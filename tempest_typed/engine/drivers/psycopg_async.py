@@ -18,6 +18,7 @@ from typing import Any
 from typing_extensions import override
 
 from ...errors import ConfigurationError
+from ..types import json_from_utf8
 from ..url import DatabaseURL
 from .base import Listener  # async only
 from .driver_async import AsyncDriver
@@ -25,6 +26,7 @@ from .psycopg_rules import SETUP, PsycopgRules, begin_sql, one_statement, stream
 
 try:
     import psycopg
+    from psycopg.types.json import set_json_loads
     from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
@@ -106,6 +108,7 @@ class AsyncPsycopgDriver(AsyncDriver):
 
     @staticmethod
     async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+        set_json_loads(json_from_utf8, conn)
         await conn.execute(SETUP)
 
     @override
