@@ -29,7 +29,7 @@ from ..engine.result import Result
 from ..errors import QueryExecutionError
 from ..row import Row
 from ..statements import Select, Update, select, update
-from .messages import Lease
+from .messages import Lease, new_lease
 from .model import QueueMessage
 from .steps import BEGIN, COMMIT, Op
 from .templates import Template, Templates, markers
@@ -234,7 +234,7 @@ def _picked_leases(rows: list[Any]) -> list[Lease]:
     for id_, token, payload, key, attempts, max_attempts, expires, _ in rows:
         if token is None or expires is None:
             raise _without_lease(id_)
-        out.append(Lease(id_, token, payload, key, attempts, max_attempts, expires))
+        out.append(new_lease(id_, token, payload, key, attempts, max_attempts, expires))
     return out
 
 
