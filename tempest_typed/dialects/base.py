@@ -1196,9 +1196,11 @@ class Dialect:
             out.offset = saved
         out.parts.append(f" RETURNING 1), {then_q} AS (")
         self.visit_update(key._replace(picked=picked._replace(settled=None)), out)
-        out.parts.append(f") SELECT (SELECT count(*) FROM {first_q}) AS {self.quote(_SETTLED)}, "
-                         f"{then_q}.* FROM (SELECT 1) AS {self.quote('one')} LEFT JOIN {then_q} "
-                         "ON TRUE")
+        # The count is the join's outer side: the first update runs to its end (waiting for
+        # any row lock it meets) before the picking one takes its first row lock.
+        settled_q, one_q = self.quote(_SETTLED), self.quote("one")
+        out.parts.append(f") SELECT {one_q}.{settled_q}, {then_q}.* FROM (SELECT count(*) AS "
+                         f"{settled_q} FROM {first_q}) AS {one_q} LEFT JOIN {then_q} ON TRUE")
 
     def _require_update_from(self, meta: ModelMeta) -> None:
         """DialectError unless this database has UPDATE ... FROM whose RETURNING reads the

@@ -336,9 +336,9 @@ def acked_ids(params: Any) -> list[UUID]:
 
 def failing_after_the_acks(sql: str) -> str:
     """The ack-and-claim statement, failing once its parts have run (division by zero)."""
-    count = 'SELECT (SELECT count(*) FROM "settled")'
+    count = 'SELECT count(*) AS "settled" FROM "settled"'
     assert count in sql
-    return sql.replace(count, f"{count} / 0", 1)
+    return sql.replace(count, 'SELECT count(*) / 0 AS "settled" FROM "settled"', 1)
 
 
 def check_every_message_once(direct: Engine, model: type[QueueMessage], ids: list[UUID],
