@@ -60,7 +60,10 @@ class ServerCPU:
     """The CPU time of the database server's processes while it runs (user + system), read
     from /proc every 20 ms by a thread: a backend's ticks are kept at their last reading, so a
     connection closed meanwhile still counts. Only for a server on this machine (None else).
+    The thread's own CPU time (`own_cpu`) is taken out of the worker's.
     """
+
+    own_cpu = 0.0
 
     def __init__(self) -> None:
         self._base = self._read()
@@ -89,6 +92,8 @@ class ServerCPU:
         while not self._stop.wait(0.02):
             for key, ticks in self._read().items():
                 self._seen[key] = max(self._seen.get(key, 0), ticks)
+        #: this thread's own CPU time, which the worker's is not to count
+        self.own_cpu = time.thread_time()
 
     def seconds(self) -> float | None:
         """The server's CPU seconds since the start; None when no server process was seen."""
@@ -150,7 +155,7 @@ def main() -> None:
     finally:
         engine.drop_all(model)
         engine.close()
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime) - server.own_cpu
     switches = after.ru_nvcsw - before.ru_nvcsw
     side = "raw psycopg" if args.mode == "raw" else f"Queue.{args.mode}"
     print(f"Worker client cost, {side}, batch {args.batch}, {done:,} messages "
