@@ -358,12 +358,12 @@ SIDES = [
     Side("tempest_typed b=10", tempest_setup, tempest_worker(10), tempest_teardown, 300_000),
     Side("tempest process b=10", tempest_setup, tempest_process_worker(10),
          tempest_teardown, 300_000),
-    Side("pgqueuer b=10", pgqueuer_setup, pgqueuer_worker(10), pgqueuer_teardown, 100_000),
+    Side("pgqueuer b=10", pgqueuer_setup, pgqueuer_worker(10), pgqueuer_teardown, 150_000),
     *_floor_sides(100, 600_000),
     Side("tempest_typed b=100", tempest_setup, tempest_worker(100), tempest_teardown, 500_000),
     Side("tempest process b=100", tempest_setup, tempest_process_worker(100),
          tempest_teardown, 500_000),
-    Side("pgqueuer b=100", pgqueuer_setup, pgqueuer_worker(100), pgqueuer_teardown, 150_000),
+    Side("pgqueuer b=100", pgqueuer_setup, pgqueuer_worker(100), pgqueuer_teardown, 300_000),
 ]
 
 #: run with --only NAME

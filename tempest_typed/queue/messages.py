@@ -130,9 +130,9 @@ class Lease:
 
 
 # Lease() runs the frozen dataclass's __init__ (object.__setattr__ for each field) and makes
-# its LeaseWatch and Gone by calling their classes: 1.14 us a lease, 13% of the worker's
-# client CPU a message at batch 100. new_lease() stores the same slots through their
-# descriptors: 0.45 us (BENCHMARKS.md, "Fast paths").
+# its LeaseWatch and Gone by calling their classes: 1.08 us a lease, about 12% of the
+# worker's client CPU a message at batch 100. new_lease() stores the same slots through their
+# descriptors: 0.64 us (BENCHMARKS.md, "Fast paths").
 _LEASE_SLOTS: Final = tuple(getattr(Lease, name).__set__ for name in (
     "id", "token", "payload", "idempotency_key", "attempts", "max_attempts", "expires_at",
     "_watch"))
