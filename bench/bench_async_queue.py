@@ -101,7 +101,7 @@ CLAIM_SQL = (
     "(now() + CAST(%s AS double precision) * interval '1 second'), \"updated_at\" = now(), "
     f'"attempts" = attempts + 1 FROM (SELECT "id", "next_attempt_at" FROM "{TABLE}" WHERE '
     '"consumer" = %s AND "next_attempt_at" <= now() AND "status" IN (%s, %s) AND '
-    '"attempts" < max_attempts ORDER BY "next_attempt_at" ASC NULLS FIRST LIMIT %s '
+    f'"attempts" < max_attempts ORDER BY "next_attempt_at" ASC NULLS FIRST LIMIT {BATCH} '
     f'FOR UPDATE SKIP LOCKED) AS "picked" WHERE "{TABLE}"."id" = "picked"."id" RETURNING '
     + ", ".join(f'"{TABLE}"."{c}"' for c in ("id", "lease_token", "payload",
                                              "idempotency_key", "attempts", "max_attempts",
@@ -128,7 +128,7 @@ SWEEP_PARAMS = (CONSUMER, "sending")
 
 
 def claim_params(token: Any) -> tuple[object, ...]:
-    return ("sending", token, LEASE_SECONDS, CONSUMER, "queued", "sending", BATCH)
+    return ("sending", token, LEASE_SECONDS, CONSUMER, "queued", "sending")
 
 
 ACK_TAIL = ("sending", "failed")

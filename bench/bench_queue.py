@@ -36,7 +36,7 @@ BATCH = 10
 CLAIM_SQL = (
     'UPDATE "bench_outbound" SET "status" = %s, "attempts" = attempts + 1, '
     '"updated_at" = now() WHERE "id" IN (SELECT "id" FROM "bench_outbound" WHERE '
-    '"status" = %s ORDER BY "next_attempt_at" ASC LIMIT %s FOR UPDATE SKIP LOCKED) '
+    f'"status" = %s ORDER BY "next_attempt_at" ASC LIMIT {BATCH} FOR UPDATE SKIP LOCKED) '
     'RETURNING "id", "consumer", "idempotency_key", "status", "attempts", '
     '"next_attempt_at", "updated_at"'
 )
@@ -60,7 +60,7 @@ def raw_worker() -> Worker:
     def drain(batch_ack: bool) -> int:
         done = 0
         while True:
-            rows = conn.execute(CLAIM_SQL, ("sending", "queued", BATCH)).fetchall()
+            rows = conn.execute(CLAIM_SQL, ("sending", "queued")).fetchall()
             if not rows:
                 return done
             ids = [r[0] for r in rows]
