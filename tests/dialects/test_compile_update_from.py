@@ -96,7 +96,7 @@ def test_the_names_of_the_with_never_hide_the_table() -> None:
     settle = update(model).set({"status": "sent"}).where({"consumer": "c"})
     text = stmt._settling_first(settle).compile("postgresql").sql
     assert text.startswith('WITH "settled_" AS (UPDATE "settled" SET')
-    assert 'FROM "settled_") AS "settled"' in text
+    assert 'SELECT count(*) AS "settled" FROM "settled_") AS "one"' in text
 
 
 @pytest.mark.parametrize("dialect", ["sqlite", "mysql", "mariadb"])
