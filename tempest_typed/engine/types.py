@@ -222,7 +222,7 @@ def json_from_text(text: str) -> Any:
 
 def json_from_utf8(data: str | bytes) -> Any:
     """The value of a JSON document in UTF-8 (psycopg hands a JSON loader bytes)."""
-    return json_from_text(data if type(data) is str else data.decode())  # type: ignore[union-attr]  # not str: bytes
+    return json_from_text(data if isinstance(data, str) else data.decode())
 
 
 def json_loads(value: Any) -> Any:

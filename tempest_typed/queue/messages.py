@@ -133,9 +133,7 @@ class Lease:
 # its LeaseWatch and Gone by calling their classes: 1.08 us a lease, about 12% of the
 # worker's client CPU a message at batch 100. new_lease() stores the same slots through their
 # descriptors: 0.64 us (BENCHMARKS.md, "Fast paths").
-_LEASE_SLOTS: Final = tuple(getattr(Lease, name).__set__ for name in (
-    "id", "token", "payload", "idempotency_key", "attempts", "max_attempts", "expires_at",
-    "_watch"))
+_LEASE_SLOTS: Final = tuple(getattr(Lease, f.name).__set__ for f in dataclasses.fields(Lease))
 _new = object.__new__
 
 

@@ -93,16 +93,18 @@ def _resolve(dialect: object) -> Dialect:
     return found
 
 
-def row_count(what: str, n: object) -> int:
-    """`n` checked as the count of limit() or offset() (`what` names the call)."""
+def row_count(call: str, n: object, scope: str | None = None) -> int:
+    """`n` checked as the count of limit() or offset() (`call`; `scope` names the statement
+    in the error)."""
     if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= INT_MAX:
-        raise ValidationError(f"{what} takes an int >= 0 (and <= {INT_MAX}), got {n!r}")
+        where = call if scope is None else f"{scope}: {call}"
+        raise ValidationError(f"{where} takes an int >= 0 (and <= {INT_MAX}), got {n!r}")
     return n
 
 
-def limit_node(what: str, n: object) -> RowCount:
-    """The LIMIT node of `n`, checked (`what` names the call)."""
-    return new_node(RowCount, (int(row_count(what, n)), "rowcount"))  # int(): an int subclass may print otherwise
+def limit_node(n: object, scope: str | None = None) -> RowCount:
+    """The LIMIT node of `n`, checked (`scope` names the statement in the error)."""
+    return new_node(RowCount, (int(row_count("limit()", n, scope)), "rowcount"))  # int(): an int subclass may print otherwise
 
 
 def assignments(meta: ModelMeta, mapping: object, values: list[object], where: str,

@@ -160,7 +160,7 @@ class SetQuery(Statement[R_co]):
     def limit(self, n: int) -> SetQuery[R_co]:
         """Return at most n of the combined rows."""
         new = self._copy()
-        new._node = self._node._replace(limit=limit_node("limit()", n))
+        new._node = self._node._replace(limit=limit_node(n))
         return new
 
     def offset(self, n: int) -> SetQuery[R_co]:

@@ -185,12 +185,12 @@ class Query(Statement[R_co]):
     def limit(self, n: int) -> Self:
         """Return at most n rows."""
         new = self._clone(self._values)
-        new._limit = limit_node(f"{self._ctx.scope.label}: limit()", n)
+        new._limit = limit_node(n, self._ctx.scope.label)
         return new
 
     def offset(self, n: int) -> Self:
         """Skip the first n rows."""
-        row_count(f"{self._ctx.scope.label}: offset()", n)
+        row_count("offset()", n, self._ctx.scope.label)
         i = len(self._values)
         new = self._clone((*self._values, n))
         new._offset = INT_PARAMS[i] if i < len(INT_PARAMS) else param(i, "int")
