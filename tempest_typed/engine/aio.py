@@ -111,6 +111,25 @@ class AsyncSession(SessionCore):
             log_ok(sql, params, many, started)
         return result
 
+    async def _run_together(self, together: list[tuple[str, Sequence[object]]],
+                            sql: str) -> list[tuple[list[Any] | None, int]]:
+        """Run statements sent together (the driver's pipeline): logged, errors translated."""
+        conn = await self._connection()
+        log = logger.isEnabledFor(logging.INFO)
+        started = time.perf_counter() if log else 0.0
+        params = [value for _, values in together for value in values]
+        try:
+            answers = await self._io.run_together(conn, together)
+        except self._driver.driver_errors() as exc:
+            raise self._failed(exc, sql, params, None, started if log else None) from exc
+        except TempestError:
+            raise
+        except core.NOT_DRIVER_ERRORS as exc:
+            raise core.bind_failed(exc, sql, params) from exc
+        if log:
+            log_ok(sql, params, None, started)
+        return answers
+
     async def _perform(self, step: Step) -> Any:
         """Run one step of core.py's logic on this session's connection."""
         name, args, sql, params = step
@@ -120,6 +139,8 @@ class AsyncSession(SessionCore):
             return await self._run(args[0], None, many=args[1], returning=args[2])
         if name == "copy_rows":
             return await self._run(args[0], None, many=args[1], copy=True, types=args[2])
+        if name == "run_together":
+            return await self._run_together(args[0], sql)
         if name == "reconnect":
             await self._io.release(self._conn, broken=True)
             self._conn, self._broken = None, False
@@ -163,6 +184,18 @@ class AsyncSession(SessionCore):
                 return await self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
             rows, count = await self._run(prepared.sql, params)
             return prepared.result(rows, count)
+        finally:
+            self._unhold()
+
+    async def _execute_together(self, stmts: Sequence[Statement[Any]]) -> list[Result[Any]]:
+        """Run statements in order as one transaction, sent in one round trip where the
+        driver pipelines them (PostgreSQL): their Results."""
+        self._hold()
+        try:
+            if self._stream is not None:
+                await self._drive(self._settle_stream_steps())
+            await self._connection()
+            return await self._drive(self._together_steps(stmts))  # type: ignore[no-any-return]  # the steps end with the Results
         finally:
             self._unhold()
 
@@ -309,6 +342,11 @@ class AsyncEngine(EngineCore):
         """Run one statement in its own session (committed on its own)."""
         async with self.session() as session:
             return await session.execute(stmt)
+
+    async def _execute_together(self, stmts: Sequence[Statement[Any]]) -> list[Result[Any]]:
+        """Run statements in order as one transaction, in their own session."""
+        async with self.session() as session:
+            return await session._execute_together(stmts)
 
     async def execute_sql(self, sql: str, params: Sequence[object] = ()) -> Result[Any]:
         """Run hand-written SQL with bound parameters in its own session."""

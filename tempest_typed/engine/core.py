@@ -503,6 +503,41 @@ class SessionCore:
             rows = prepared.build(fetched) if fetched is not None else []
         return Result(rows, count, prepared.sql)
 
+    def _together_steps(self, stmts: Sequence[Statement[Any]]) -> Steps:
+        """Statements run in order as one transaction, their Results: sent at once where the
+        driver pipelines them (psycopg), else one by one in a transaction of their own
+        (unless inside the caller's)."""
+        planned = [self._plan(stmt) for stmt in stmts]
+        together: list[tuple[str, Sequence[object]]] = []
+        for prepared, params in planned:
+            if params is None:  # a batch or a chunked insert: several statements itself
+                raise ValidationError(
+                    f"{prepared.sql[:40]}... runs as several statements: it cannot be sent "
+                    "together with others; execute it alone")
+            together.append((prepared.sql, params))
+        run: Steps
+        if self._driver.pipelines:
+            sql = "; ".join(sql for sql, _ in together)
+            run = self._step(("run_together", (together,), sql, ()))
+        else:
+            run = self._in_turn_steps(together)
+            if not self._depth:
+                run = self._transaction_steps(None, False, run)
+        answers: list[tuple[list[Any] | None, int]] = yield from run
+        return [prepared.result(rows, count)
+                for (prepared, _), (rows, count) in zip(planned, answers, strict=True)]
+
+    @staticmethod
+    def _step(step: Step) -> Steps:
+        return (yield step)
+
+    @staticmethod
+    def _in_turn_steps(together: list[tuple[str, Sequence[object]]]) -> Steps:
+        answers = []
+        for sql, params in together:
+            answers.append((yield ("run", (sql, params), sql, params)))
+        return answers
+
     def _run_many_steps(self, sql: str, param_sets: list[Sequence[object]],
                         returning: bool) -> Steps:
         return (yield ("run_many", (sql, param_sets, returning), sql, ()))

@@ -26,7 +26,6 @@ from ..dialects.base import Dialect
 from ..engine.result import Result
 from ..errors import IntegrityError, TempestError, ValidationError
 from ..model import meta_of
-from ..row import Row
 from ..statements import Statement, Update, delete, insert, or_, select, update
 from .claim import ClaimSQL
 from .heartbeat import extend_all_op
@@ -44,7 +43,7 @@ from .options import (
     seconds_option,
 )
 from .retry import RetryStrategy
-from .steps import BEGIN, COMMIT, Op
+from .steps import BEGIN, COMMIT, Op, Together
 from .templates import Template, Templates, markers
 
 __all__ = ["CREATE_ATTEMPTS", "QueueCore", "created_meanwhile"]
@@ -108,11 +107,9 @@ class QueueCore(Generic[E]):
             seconds_option("Queue(backoff_seconds)", backoff_seconds),
             seconds_option("Queue(max_backoff_seconds)", max_backoff_seconds))
         self._claims = ClaimSQL(model, consumer)
-        #: the grouped ack, and the grouped ack with the next claim, by the sizes of the
-        #: groups of one lease token (and the claim's limit): built once, bound per batch
+        #: the grouped ack by the sizes of the groups of one lease token: built once, bound
+        #: per batch
         self._ack_templates: Templates[tuple[int, ...], QueueMessage, Never] = Templates()
-        self._ack_and_claim_templates: Templates[tuple[tuple[int, ...], int], QueueMessage,
-                                                 Row] = Templates()
         #: how often the worker loop dead-letters exhausted expired leases (claim() always does)
         self.sweep_interval = seconds_option("Queue(sweep_interval)", sweep_interval)
         self._last_sweep = float("-inf")
@@ -265,35 +262,27 @@ class QueueCore(Generic[E]):
         seconds = self.lease_seconds if lease_seconds is None else float(lease_seconds)
         return self._claims.claim_op(self._dialect, limit, seconds, sweep)
 
-    def _picking(self, acks: Sequence[Lease], limit: int) -> Update[QueueMessage, Row] | None:
-        """These acks and the next claim as one statement, where the claim is one (PostgreSQL:
-        UPDATE ... FROM) and no dead-letter sweep is due; else None (they go in turn)."""
+    def _picking(self, acks: Sequence[Lease], limit: int) -> Together | None:
+        """These acks and the next claim, sent together (one round trip, one transaction),
+        where the claim is one statement (PostgreSQL: UPDATE ... FROM) and no dead-letter
+        sweep is due; else None (they go in turn)."""
         if (not self._claims.batch_is_one_statement(self._dialect)
                 or self._sweep_is_due(time.monotonic())):
             return None
-        grouped = [(ids, token) for token, ids in by_token(acks).items()]
-        sizes = tuple(len(ids) for ids, _ in grouped)
-
-        def build() -> Template[QueueMessage, Row]:
-            groups = [(markers(n), markers(1)[0]) for n in sizes]
-            # the claim leaves out the rows the acks change (the statement's parts do not see
-            # each other's changes): other markers, the same ids bound
-            left_out, [token] = markers(sum(sizes)), markers(1)
-            return Template(self._claims.settling_claim(
-                self._ack_statement(groups), left_out, token, limit, self.lease_seconds),
-                [*_flat(groups), *left_out, token])
-
-        template = self._ack_and_claim_templates.get((sizes, limit), build)
-        return template.bind([*_flat(grouped), *(i for ids, _ in grouped for i in ids),
-                              uuid4()])
+        # Two statements, not one: the claim takes its snapshot after the acks have run.
+        # One statement's claim would see rows other workers leased while its acks ran as
+        # still due, and lock each of them in passing (a failed recheck keeps its lock):
+        # their own acks then wait (BENCHMARKS.md, "Acks and the claim sent together").
+        claim = self._claims.picked_statement(self._dialect, limit, self.lease_seconds)
+        assert claim is not None  # batch_is_one_statement() said so
+        return Together((self._ack_template(acks), claim))
 
     def _ack_and_claim_op(self, acks: Sequence[Lease],
-                          picking: Update[QueueMessage, Row]) -> Op[tuple[int, list[Lease]]]:
-        """The acks of finished leases and the next claim, in the one statement of
-        _picking(): (how many acks were still held, the new leases). They succeed or fail
-        together."""
-        done: Result[Row] = yield picking
-        return self._claims.settled_leases(done)
+                          picking: Together) -> Op[tuple[int, list[Lease]]]:
+        """The acks of finished leases and the next claim of _picking(), sent together:
+        (how many acks were still held, the new leases). They succeed or fail together."""
+        acked, picked = yield picking
+        return acked.rows_affected(), self._claims.picked_leases(picked)
 
     def _dead_letter_op(self) -> Op[int]:
         """Fail the messages whose lease expired on their final attempt; how many."""
@@ -403,6 +392,11 @@ class QueueCore(Generic[E]):
     def _ack_all_op(self, leases: Sequence[Lease]) -> Op[int]:
         """Ack leases in one statement, each fenced by its lease token; how many were still
         held."""
+        result: Result[Any] = yield self._ack_template(leases)
+        return result.rows_affected()
+
+    def _ack_template(self, leases: Sequence[Lease]) -> Update[QueueMessage, Never]:
+        """The grouped ack of these leases, bound (its shape kept by their group sizes)."""
         grouped = [(ids, token) for token, ids in by_token(leases).items()]
         sizes = tuple(len(ids) for ids, _ in grouped)
 
@@ -410,9 +404,7 @@ class QueueCore(Generic[E]):
             groups = [(markers(n), markers(1)[0]) for n in sizes]
             return Template(self._ack_statement(groups), _flat(groups))
 
-        template = self._ack_templates.get(sizes, build)
-        result: Result[Any] = yield template.bind(_flat(grouped))
-        return result.rows_affected()
+        return self._ack_templates.get(sizes, build).bind(_flat(grouped))
 
     def _ack_statement(self, groups: Sequence[tuple[Sequence[UUID], UUID]],
                        ) -> Update[QueueMessage, Never]:

@@ -53,6 +53,9 @@ def execute_op(engine: Engine, make: Callable[[], Op[R]],
             if kind == "execute":
                 reply = (current.execute(arg) if current is not None
                                else engine.execute(arg))
+            elif kind == "together":
+                reply = (current._execute_together(arg) if current is not None
+                               else engine._execute_together(arg))
             elif kind == "begin":
                 tx = current.transaction() if current is not None else engine.transaction()
                 entered = tx.__enter__()

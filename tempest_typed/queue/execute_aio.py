@@ -51,6 +51,9 @@ async def execute_op(engine: AsyncEngine, make: Callable[[], Op[R]],
             if kind == "execute":
                 reply = await (current.execute(arg) if current is not None
                                else engine.execute(arg))
+            elif kind == "together":
+                reply = await (current._execute_together(arg) if current is not None
+                               else engine._execute_together(arg))
             elif kind == "begin":
                 tx = current.transaction() if current is not None else engine.transaction()
                 entered = await tx.__aenter__()

@@ -24,11 +24,9 @@ from .shell import SLICE, LoopShell, logger, waited_out
 from .worker import Summary
 
 if TYPE_CHECKING:
-    from ..row import Row
-    from ..statements import Update
     from .core import QueueCore
     from .messages import Lease
-    from .model import QueueMessage
+    from .steps import Together
 
 __all__ = ["Loop"]
 
@@ -109,7 +107,7 @@ class Loop(LoopShell):
         if releases:
             self._released(releases, *self._db("release", lambda s: execute_op(
                 queue.engine, lambda: queue._release_all_op(releases), s)))
-        # the acks ride with the next claim, in one statement where the claim is one
+        # the acks ride with the next claim, in one round trip where the claim is one statement
         picking = queue._picking(acks, size) if acks and size else None
         if acks and picking is None:
             self._acked(acks, *self._db("ack", lambda s: execute_op(
@@ -213,9 +211,8 @@ class Loop(LoopShell):
         self._claimed(leases, now)
         return True
 
-    def _ack_and_claim(self, acks: list[Lease],
-                             picking: Update[QueueMessage, Row]) -> bool:
-        """Ack finished leases and claim the next batch in one statement; False when the
+    def _ack_and_claim(self, acks: list[Lease], picking: Together) -> bool:
+        """Ack finished leases and claim the next batch in one round trip; False when the
         claim found nothing or failed (the acks then failed too, and go again)."""
         queue = self.queue
         now = time.monotonic()

@@ -23,11 +23,9 @@ from .shell import SLICE, LoopShell, logger, waited_out
 from .worker import Summary
 
 if TYPE_CHECKING:
-    from ..row import Row
-    from ..statements import Update
     from .core import QueueCore
     from .messages import Lease
-    from .model import QueueMessage
+    from .steps import Together
 
 __all__ = ["AsyncLoop"]
 
@@ -114,7 +112,7 @@ class AsyncLoop(LoopShell):
         if releases:
             self._released(releases, *await self._db("release", lambda s: execute_op(
                 queue.engine, lambda: queue._release_all_op(releases), s)))
-        # the acks ride with the next claim, in one statement where the claim is one
+        # the acks ride with the next claim, in one round trip where the claim is one statement
         picking = queue._picking(acks, size) if acks and size else None
         if acks and picking is None:
             self._acked(acks, *await self._db("ack", lambda s: execute_op(
@@ -224,9 +222,8 @@ class AsyncLoop(LoopShell):
         self._claimed(leases, now)
         return True
 
-    async def _ack_and_claim(self, acks: list[Lease],
-                             picking: Update[QueueMessage, Row]) -> bool:
-        """Ack finished leases and claim the next batch in one statement; False when the
+    async def _ack_and_claim(self, acks: list[Lease], picking: Together) -> bool:
+        """Ack finished leases and claim the next batch in one round trip; False when the
         claim found nothing or failed (the acks then failed too, and go again)."""
         queue = self.queue
         now = time.monotonic()

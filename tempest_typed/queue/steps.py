@@ -2,7 +2,8 @@
 
 An operation that talks to the database (enqueue, claim, ack, the worker loop's grouped
 writes) is written once, as a generator of *steps*: a statement to run (the shell sends back
-its `Result`), or `BEGIN` / `COMMIT` around statements that must commit together.
+its `Result`), statements sent `Together` (their Results), or `BEGIN` / `COMMIT` around
+statements that must commit together.
 `run_steps` turns an operation into a shell's actions, with the rules both shells share:
 transactions (a savepoint inside the caller's) and the transaction retry of a deadlock
 victim (retry.TRANSACTION_RETRY). A shell only does the actions: queue.py's on a `Session`,
@@ -19,7 +20,7 @@ from ..errors import TransactionConflict
 from ..statements import Statement
 from .retry import TRANSACTION_RETRY
 
-__all__ = ["BEGIN", "COMMIT", "Action", "Mark", "Op", "Step", "run_steps"]
+__all__ = ["BEGIN", "COMMIT", "Action", "Mark", "Op", "Step", "Together", "run_steps"]
 
 R = TypeVar("R")
 
@@ -36,12 +37,20 @@ BEGIN: Final = Mark.BEGIN
 COMMIT: Final = Mark.COMMIT
 
 
-Step: TypeAlias = "Statement[Any] | Mark"
+class Together(tuple["Statement[Any]", ...]):
+    """Statements run in order as one transaction, sent in one round trip where the driver
+    pipelines them (PostgreSQL); the step's answer is their Results."""
+
+    __slots__ = ()
+
+
+Step: TypeAlias = "Statement[Any] | Together | Mark"
 #: an operation: yields steps, is sent each statement's Result (None after a mark), returns R
 Op: TypeAlias = Generator[Step, Any, R]
 
-#: what a shell does for run_steps(): ("execute", statement) -> its Result, ("begin", None)
-#: -> None, ("commit", None), ("rollback", the exception), ("sleep", seconds)
+#: what a shell does for run_steps(): ("execute", statement) -> its Result, ("together",
+#: statements) -> their Results, ("begin", None) -> None, ("commit", None), ("rollback", the
+#: exception), ("sleep", seconds)
 Action: TypeAlias = tuple[str, Any]
 
 
@@ -90,10 +99,14 @@ def run_steps(make: Callable[[], Op[R]], caller_tx: bool) -> Generator[Action, A
     raise AssertionError("unreachable")  # the last attempt returned or raised
 
 
-def _statement(stmt: Statement[Any], *, alone: bool) -> Generator[Action, Any, Any]:
+def _statement(stmt: Statement[Any] | Together, *,
+               alone: bool) -> Generator[Action, Any, Any]:
+    """A statement (or statements together, one transaction), run again as a deadlock
+    victim when it is a transaction by itself."""
+    action = "together" if isinstance(stmt, Together) else "execute"
     for attempt in range(TRANSACTION_RETRY.attempts):
         try:
-            return (yield "execute", stmt)
+            return (yield action, stmt)
         except TransactionConflict:
             if not alone or attempt == TRANSACTION_RETRY.attempts - 1:
                 raise

@@ -60,6 +60,9 @@ class SyncSession:
     async def execute_sql(self, sql: str, params: Any = ()) -> Any:
         return self._s.execute_sql(sql, params)
 
+    async def _execute_together(self, stmts: Any) -> Any:
+        return self._s._execute_together(stmts)
+
     @asynccontextmanager
     async def transaction(self, *args: Any, **kwargs: Any) -> AsyncIterator[SyncSession]:
         with self._s.transaction(*args, **kwargs):
@@ -86,6 +89,9 @@ class SyncEngine:
 
     async def execute_sql(self, sql: str, params: Any = ()) -> Any:
         return self.engine.execute_sql(sql, params)
+
+    async def _execute_together(self, stmts: Any) -> Any:
+        return self.engine._execute_together(stmts)
 
     async def create_all(self, *models: type) -> None:
         self.engine.create_all(*models)

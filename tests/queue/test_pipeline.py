@@ -278,67 +278,61 @@ def test_the_round_trip_counter_counts_a_pipeline_once(
 # -- failures in the ack-and-claim statement ---------------------------------------------------
 
 
-SETTLING = 'WITH "settled" AS ('
-
-
 class AckAndClaims:
-    """Wraps an engine's driver.run for the worker's statement of acks and the next claim:
+    """Wraps an engine's driver.run_together, which sends the worker's acks and next claim:
     counts those calls and the ones that failed, and lets a test act around the `at`-th one
-    (`around`, given the connection, the SQL, its parameters and the real call)."""
+    (`around`, given the connection, the statements as (SQL, parameters), and the real
+    call)."""
 
     def __init__(self, engine: Engine | AsyncEngine, monkeypatch: pytest.MonkeyPatch,
                  around: Callable[..., Any] | None = None, at: int = 1) -> None:
         self.calls = self.failed = 0
-        #: the threads that sent the statement, one entry per call
+        #: the threads that sent the statements, one entry per call
         self.threads: list[int] = []
-        #: the statement's texts sent (one per shape: the sizes of the acks' groups)
+        #: the acks' texts sent (one per shape: the sizes of the acks' groups)
         self.shapes: set[str] = set()
         io = engine._io
-        real = io.run
+        real = io.run_together
         if isinstance(engine, AsyncEngine):
-            async def run_async(conn: Any, sql: str, params: Any) -> Any:
-                if not sql.startswith(SETTLING):
-                    return await real(conn, sql, params)
+            async def run_async(conn: Any, statements: Any) -> Any:
                 self.calls += 1
-                self.shapes.add(sql)
+                self.shapes.add(statements[0][0])
                 try:
                     if around is None or self.calls != at:
-                        return await real(conn, sql, params)
-                    return await around(conn, sql, params, real)
+                        return await real(conn, statements)
+                    return await around(conn, statements, real)
                 except BaseException:
                     self.failed += 1
                     raise
 
-            monkeypatch.setattr(io, "run", run_async)
+            monkeypatch.setattr(io, "run_together", run_async)
         else:
-            def run(conn: Any, sql: str, params: Any) -> Any:
-                if not sql.startswith(SETTLING):
-                    return real(conn, sql, params)
+            def run(conn: Any, statements: Any) -> Any:
                 self.calls += 1
                 self.threads.append(threading.get_ident())
-                self.shapes.add(sql)
+                self.shapes.add(statements[0][0])
                 try:
                     if around is None or self.calls != at:
-                        return real(conn, sql, params)
-                    return around(conn, sql, params, real)
+                        return real(conn, statements)
+                    return around(conn, statements, real)
                 except BaseException:
                     self.failed += 1
                     raise
 
-            monkeypatch.setattr(io, "run", run)
+            monkeypatch.setattr(io, "run_together", run)
 
 
-def acked_ids(params: Any) -> list[UUID]:
-    """The message ids the acks of an ack-and-claim statement settle: its first UUIDs, up to
-    the ack's lease token, the last before the ack's statuses."""
-    return [p for p in params[:list(params).index("sending")] if isinstance(p, UUID)][:-1]
+def acked_ids(statements: Any) -> list[UUID]:
+    """The message ids the acks sent with a claim settle: the ack's UUIDs but its last (the
+    lease token)."""
+    return [p for p in statements[0][1] if isinstance(p, UUID)][:-1]
 
 
-def failing_after_the_acks(sql: str) -> str:
-    """The ack-and-claim statement, failing once its parts have run (division by zero)."""
-    count = 'SELECT count(*) AS "settled" FROM "settled"'
-    assert count in sql
-    return sql.replace(count, 'SELECT count(*) / 0 AS "settled" FROM "settled"', 1)
+def failing_after_the_acks(statements: Any) -> list[tuple[str, Any]]:
+    """The acks and a claim that fails on the server once the acks have run."""
+    (ack, ack_params), (claim, _) = statements
+    assert claim.startswith("UPDATE")
+    return [(ack, ack_params), ("SELECT 1 / 0", [])]
 
 
 def check_every_message_once(direct: Engine, model: type[QueueMessage], ids: list[UUID],
@@ -365,9 +359,9 @@ def backend_waiting_on_a_lock(direct: Engine, app: str) -> str | None:
 
 
 def is_the_ack(query: str) -> bool:
-    """Whether `query` is the worker's acks and next claim (the claim takes no row it must
-    wait for, SKIP LOCKED: the acks wait)."""
-    return query.startswith(SETTLING)
+    """Whether `query` is the worker's acks (sent with the next claim, which takes no row it
+    must wait for, SKIP LOCKED: the acks wait)."""
+    return query.startswith("UPDATE") and " RETURNING " not in query
 
 
 def terminate_the_waiting(direct: Engine, app: str) -> int:
@@ -444,11 +438,11 @@ def test_a_failed_ack_and_claim_undoes_its_acks_which_go_again(
     engine = create_engine(str(direct.url), pool_size=2)
     after_failure: list[set[str]] = []
 
-    def fail_the_claim(conn: Any, sql: str, params: Any, real: Any) -> Any:
+    def fail_the_claim(conn: Any, statements: Any, real: Any) -> Any:
         with pytest.raises(psycopg.errors.DivisionByZero) as failed:
-            real(conn, failing_after_the_acks(sql), params)
+            real(conn, failing_after_the_acks(statements))
         after_failure.append({r.status for r in direct.execute(
-            select(model).where({"id": {"in": acked_ids(params)}})).all()})
+            select(model).where({"id": {"in": acked_ids(statements)}})).all()})
         raise failed.value
 
     statements = AckAndClaims(engine, monkeypatch, fail_the_claim)
@@ -486,8 +480,8 @@ def test_a_connection_lost_after_the_ack_and_claim_committed_loses_no_message(
     ids = enqueue(direct, model, 30)
     engine = create_engine(str(direct.url), pool_size=2)
 
-    def lose_the_answer(conn: Any, sql: str, params: Any, real: Any) -> Any:
-        real(conn, sql, params)
+    def lose_the_answer(conn: Any, statements: Any, real: Any) -> Any:
+        real(conn, statements)
         conn.close()
         raise psycopg.OperationalError("server closed the connection unexpectedly")
 
@@ -529,7 +523,7 @@ def test_an_error_of_a_handler_threads_step_that_is_not_waited_out_ends_run(
     class Bug(Exception):
         pass
 
-    def fail(conn: Any, sql: str, params: Any, real: Any) -> Any:
+    def fail(conn: Any, statements: Any, real: Any) -> Any:
         raise Bug("in the statement's adaptation")
 
     statements = AckAndClaims(engine, monkeypatch, fail)
@@ -635,13 +629,13 @@ async def test_async_a_failed_ack_and_claim_undoes_its_acks_which_go_again(
     engine = create_async_engine(str(direct.url), pool_size=2)
     after_failure: list[set[str]] = []
 
-    async def fail_the_claim(conn: Any, sql: str, params: Any, real: Any) -> Any:
+    async def fail_the_claim(conn: Any, statements: Any, real: Any) -> Any:
         try:
-            await real(conn, failing_after_the_acks(sql), params)
+            await real(conn, failing_after_the_acks(statements))
         except psycopg.errors.DivisionByZero:
             after_failure.append(await asyncio.to_thread(lambda: {r.status for r in (
                 direct.execute(select(model).where(
-                    {"id": {"in": acked_ids(params)}})).all())}))
+                    {"id": {"in": acked_ids(statements)}})).all())}))
             raise
         raise AssertionError("the injected claim did not fail")
 
@@ -671,8 +665,8 @@ async def test_async_a_connection_lost_after_the_ack_and_claim_committed_loses_n
     ids = enqueue(direct, model, 30)
     engine = create_async_engine(str(direct.url), pool_size=2)
 
-    async def lose_the_answer(conn: Any, sql: str, params: Any, real: Any) -> Any:
-        await real(conn, sql, params)
+    async def lose_the_answer(conn: Any, statements: Any, real: Any) -> Any:
+        await real(conn, statements)
         await conn.close()
         raise psycopg.OperationalError("server closed the connection unexpectedly")
 

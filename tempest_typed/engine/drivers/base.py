@@ -113,6 +113,10 @@ class DriverRules:
         first, to be sent in binary where they allow it."""
         return False
 
+    #: True when run_together() sends its statements before reading the first answer, as
+    #: one transaction (psycopg's pipeline); else they run in turn in a transaction
+    pipelines: ClassVar[bool] = False
+
     #: True when a cursor left open on the server lives only inside a transaction
     #: (PostgreSQL's named cursors): stream() outside one opens one for the stream's length
     stream_needs_transaction: ClassVar[bool] = False

@@ -61,6 +61,13 @@ class AsyncDriver:
         """Execute one statement: (rows or None when it returns none, rows affected)."""
         raise NotImplementedError
 
+    async def run_together(self, conn: Any, statements: Sequence[tuple[str, Sequence[Any]]],
+                           ) -> list[tuple[list[Any] | None, int]]:
+        """Execute statements in order, as one transaction, sending them all before reading
+        the first answer where the driver can (PostgreSQL's pipeline): each one's (rows,
+        rows affected). Elsewhere, in turn: the caller holds a transaction around them."""
+        return [await self.run(conn, sql, params) for sql, params in statements]
+
     async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         """Execute one statement per parameter set: (the rows all returned, rows affected)."""

@@ -177,6 +177,24 @@ class PsycopgDriver(Driver):
         return rows, cur.rowcount
 
     @override
+    def run_together(self, conn: Any, statements: Sequence[tuple[str, Sequence[Any]]],
+                           ) -> list[tuple[list[Any] | None, int]]:
+        # psycopg's pipeline: every statement is sent before the first answer is read, and
+        # one Sync ends them, so they commit together (an implicit transaction) or, inside
+        # the caller's, go on in it. Each statement takes its own snapshot, as in turn.
+        try:
+            cursors = conn._tempest_cursors
+        except AttributeError:
+            cursors = conn._tempest_cursors = []
+        while len(cursors) < len(statements):
+            cursors.append(conn.cursor())
+        with conn.pipeline():
+            for cur, (sql, params) in zip(cursors, statements, strict=False):
+                cur.execute(sql, params)
+        return [((cur.fetchall() if _returns_rows(cur) else None), cur.rowcount)
+                for cur in cursors[:len(statements)]]
+
+    @override
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:
