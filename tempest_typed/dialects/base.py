@@ -160,6 +160,9 @@ class Compiled:
         return f"Compiled(sql={self.sql!r}, params={self.params!r})"
 
 
+#: the field of an update settling rows before picked ones that counts the rows it settled
+_SETTLED: Final = "settled"
+
 #: how a placeholder's kind says it binds an array of values of the kind before it
 PACKED: Final = "[]"
 
@@ -372,9 +375,11 @@ class Dialect:
             self.visit_update(key, out)
             if key.picked is None:
                 result = self.returned(key.meta, key.returning)
-            else:  # Rows: the named columns, the picked rows' carried
+            else:  # Rows: [the count settled,] the named columns, the picked rows' carried
                 result = tuple(ResultField(name, c.kind, False, c.scale)
                                for name, c, _ in self._picked_returned(key, key.picked))
+                if key.picked.settled is not None:
+                    result = (ResultField(_SETTLED, "int", True), *result)
         elif type(key) is DeleteStatement:
             self.visit_delete(key, out)
             result = self.returned(key.meta, key.returning)
@@ -1142,6 +1147,9 @@ class Dialect:
     def visit_update(self, key: UpdateStatement, out: _Out) -> None:
         """Write an UPDATE statement."""
         meta = key.meta
+        if key.picked is not None and key.picked.settled is not None:
+            self.visit_settled_then_picked(key, key.picked, key.picked.settled, out)
+            return
         out.scopes.append({meta.table: meta})
         out.parts.append(f"UPDATE {self.quote(meta.table)} SET ")
         self.visit_assignments(key.assignments, out)
@@ -1167,6 +1175,32 @@ class Dialect:
                     else f"{table}.{self.quote(c.name)}"
                     for name, c, carried in self._picked_returned(key, picked)]
         out.parts.append(" RETURNING " + ", ".join(returned))
+
+    def visit_settled_then_picked(self, key: UpdateStatement, picked: PickedRows,
+                                  settled: UpdateStatement, out: _Out) -> None:
+        """WITH settled AS (the first update RETURNING 1), changed AS (the update from picked
+        rows) SELECT how many rows the first changed, and the picked update's rows: one
+        statement, one row at least (NULLs after the count when nothing was picked)."""
+        meta = key.meta
+        self._require_update_from(meta)
+        # The names of the WITH hide tables of the same name: they differ from the table's.
+        first, then = (f"{name}_" if name == meta.table else name
+                       for name in (_SETTLED, "changed"))
+        first_q, then_q = self.quote(first), self.quote(then)
+        out.parts.append(f"WITH {first_q} AS (")
+        saved = out.offset
+        out.offset = saved + picked.settled_offset
+        try:
+            self.visit_update(settled, out)
+        finally:
+            out.offset = saved
+        out.parts.append(f" RETURNING 1), {then_q} AS (")
+        self.visit_update(key._replace(picked=picked._replace(settled=None)), out)
+        # The count is the join's outer side: the first update runs to its end (waiting for
+        # any row lock it meets) before the picking one takes its first row lock.
+        settled_q, one_q = self.quote(_SETTLED), self.quote("one")
+        out.parts.append(f") SELECT {one_q}.{settled_q}, {then_q}.* FROM (SELECT count(*) AS "
+                         f"{settled_q} FROM {first_q}) AS {one_q} LEFT JOIN {then_q} ON TRUE")
 
     def _require_update_from(self, meta: ModelMeta) -> None:
         """DialectError unless this database has UPDATE ... FROM whose RETURNING reads the

@@ -120,13 +120,28 @@ class ClaimSQL:
     @staticmethod
     def batch_is_one_statement(dialect: Dialect) -> bool:
         """Whether a batch claim is one UPDATE ... FROM statement here (PostgreSQL), which
-        picked_statement() writes."""
+        picked_statement() and settling_claim() write."""
         return dialect.supports_update_from and not dialect.serializes_write_transactions
 
     @staticmethod
     def picked_leases(picked: Result[Row]) -> list[Lease]:
         """The leases of a picked_statement()'s rows, in due order (RETURNING has none)."""
         return _picked_leases(picked.all())
+
+    def settling_claim(self, settle: Update[QueueMessage, Never], left_out: Sequence[UUID],
+                       token: UUID, limit: int, seconds: float) -> Update[QueueMessage, Row]:
+        """`settle` and then the batch claim, in one statement (the dialect's UPDATE ... FROM
+        as for picked_statement()): the claim leaves out the messages of `left_out`, which
+        `settle` changes unseen by it. Its rows go to settled_leases()."""
+        due = self._due(limit).where({"id": {"not_in": list(left_out)}})
+        return self._picked(self._lease(token, seconds), due)._settling_first(settle)
+
+    @staticmethod
+    def settled_leases(done: Result[Row]) -> tuple[int, list[Lease]]:
+        """How many rows a settling_claim() settled, and its leases in due order."""
+        rows = done.all()
+        settled: int = rows[0][0]
+        return settled, _picked_leases([row[1:] for row in rows if row[1] is not None])
 
     def _lease_ids(self, dialect: Dialect, lease: Update[QueueMessage, Never], ids: list[Any],
                    token: UUID) -> Op[list[Lease]]:

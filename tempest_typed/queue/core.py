@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Generic, Never, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Never, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
@@ -26,6 +26,7 @@ from ..dialects.base import Dialect
 from ..engine.result import Result
 from ..errors import IntegrityError, TempestError, ValidationError
 from ..model import meta_of
+from ..row import Row
 from ..statements import Statement, Update, delete, insert, or_, select, update
 from .claim import ClaimSQL
 from .heartbeat import extend_all_op
@@ -73,6 +74,9 @@ class QueueCore(Generic[E]):
     #: the shell's nack (Queue.nack, or AsyncQueue.nack, awaited), which the worker loop
     #: calls for a failed handler
     nack: Callable[..., Any]
+    #: how the shell's worker loop sends a batch's acks with the next claim on PostgreSQL:
+    #: two statements together (psycopg's pipeline), or one statement (work.py, work_aio.py)
+    _sends_together: ClassVar[bool]
 
     def __init__(
         self,
@@ -107,9 +111,11 @@ class QueueCore(Generic[E]):
             seconds_option("Queue(backoff_seconds)", backoff_seconds),
             seconds_option("Queue(max_backoff_seconds)", max_backoff_seconds))
         self._claims = ClaimSQL(model, consumer)
-        #: the grouped ack by the sizes of the groups of one lease token: built once, bound
-        #: per batch
+        #: the grouped ack, and the grouped ack with the next claim, by the sizes of the
+        #: groups of one lease token (and the claim's limit): built once, bound per batch
         self._ack_templates: Templates[tuple[int, ...], QueueMessage, Never] = Templates()
+        self._ack_and_claim_templates: Templates[tuple[tuple[int, ...], int], QueueMessage,
+                                                 Row] = Templates()
         #: how often the worker loop dead-letters exhausted expired leases (claim() always does)
         self.sweep_interval = seconds_option("Queue(sweep_interval)", sweep_interval)
         self._last_sweep = float("-inf")
@@ -262,27 +268,43 @@ class QueueCore(Generic[E]):
         seconds = self.lease_seconds if lease_seconds is None else float(lease_seconds)
         return self._claims.claim_op(self._dialect, limit, seconds, sweep)
 
-    def _picking(self, acks: Sequence[Lease], limit: int) -> Together | None:
-        """These acks and the next claim, sent together (one round trip, one transaction),
-        where the claim is one statement (PostgreSQL: UPDATE ... FROM) and no dead-letter
-        sweep is due; else None (they go in turn)."""
+    def _picking(self, acks: Sequence[Lease],
+                 limit: int) -> Together | Update[QueueMessage, Row] | None:
+        """These acks and the next claim in one round trip, where the claim is one statement
+        (PostgreSQL: UPDATE ... FROM) and no dead-letter sweep is due; else None (they go in
+        turn). Sent together, or as one statement: as the shell says (`_sends_together`)."""
         if (not self._claims.batch_is_one_statement(self._dialect)
                 or self._sweep_is_due(time.monotonic())):
             return None
-        # Two statements, not one: the claim takes its snapshot after the acks have run.
-        # One statement's claim would see rows other workers leased while its acks ran as
-        # still due, and lock each of them in passing (a failed recheck keeps its lock):
-        # their own acks then wait (BENCHMARKS.md, "Acks and the claim sent together").
-        claim = self._claims.picked_statement(self._dialect, limit, self.lease_seconds)
-        assert claim is not None  # batch_is_one_statement() said so
-        return Together((self._ack_template(acks), claim))
+        if self._sends_together:
+            claim = self._claims.picked_statement(self._dialect, limit, self.lease_seconds)
+            assert claim is not None  # batch_is_one_statement() said so
+            return Together((self._ack_template(acks), claim))
+        grouped = [(ids, token) for token, ids in by_token(acks).items()]
+        sizes = tuple(len(ids) for ids, _ in grouped)
 
-    def _ack_and_claim_op(self, acks: Sequence[Lease],
-                          picking: Together) -> Op[tuple[int, list[Lease]]]:
-        """The acks of finished leases and the next claim of _picking(), sent together:
-        (how many acks were still held, the new leases). They succeed or fail together."""
-        acked, picked = yield picking
-        return acked.rows_affected(), self._claims.picked_leases(picked)
+        def build() -> Template[QueueMessage, Row]:
+            groups = [(markers(n), markers(1)[0]) for n in sizes]
+            # the claim leaves out the rows the acks change (the statement's parts do not see
+            # each other's changes): other markers, the same ids bound
+            left_out, [token] = markers(sum(sizes)), markers(1)
+            return Template(self._claims.settling_claim(
+                self._ack_statement(groups), left_out, token, limit, self.lease_seconds),
+                [*_flat(groups), *left_out, token])
+
+        template = self._ack_and_claim_templates.get((sizes, limit), build)
+        return template.bind([*_flat(grouped), *(i for ids, _ in grouped for i in ids),
+                              uuid4()])
+
+    def _ack_and_claim_op(self, acks: Sequence[Lease], picking: Together | Update[
+            QueueMessage, Row]) -> Op[tuple[int, list[Lease]]]:
+        """The acks of finished leases and the next claim of _picking(): (how many acks were
+        still held, the new leases). They succeed or fail together."""
+        if isinstance(picking, Together):
+            acked, picked = yield picking
+            return acked.rows_affected(), self._claims.picked_leases(picked)
+        done: Result[Row] = yield picking
+        return self._claims.settled_leases(done)
 
     def _dead_letter_op(self) -> Op[int]:
         """Fail the messages whose lease expired on their final attempt; how many."""

@@ -24,8 +24,11 @@ from .shell import SLICE, LoopShell, logger, waited_out
 from .worker import Summary
 
 if TYPE_CHECKING:
+    from ..row import Row
+    from ..statements import Update
     from .core import QueueCore
     from .messages import Lease
+    from .model import QueueMessage
     from .steps import Together
 
 __all__ = ["Loop"]
@@ -211,7 +214,8 @@ class Loop(LoopShell):
         self._claimed(leases, now)
         return True
 
-    def _ack_and_claim(self, acks: list[Lease], picking: Together) -> bool:
+    def _ack_and_claim(self, acks: list[Lease],
+                             picking: Together | Update[QueueMessage, Row]) -> bool:
         """Ack finished leases and claim the next batch in one round trip; False when the
         claim found nothing or failed (the acks then failed too, and go again)."""
         queue = self.queue

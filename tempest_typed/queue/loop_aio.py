@@ -23,8 +23,11 @@ from .shell import SLICE, LoopShell, logger, waited_out
 from .worker import Summary
 
 if TYPE_CHECKING:
+    from ..row import Row
+    from ..statements import Update
     from .core import QueueCore
     from .messages import Lease
+    from .model import QueueMessage
     from .steps import Together
 
 __all__ = ["AsyncLoop"]
@@ -222,7 +225,8 @@ class AsyncLoop(LoopShell):
         self._claimed(leases, now)
         return True
 
-    async def _ack_and_claim(self, acks: list[Lease], picking: Together) -> bool:
+    async def _ack_and_claim(self, acks: list[Lease],
+                             picking: Together | Update[QueueMessage, Row]) -> bool:
         """Ack finished leases and claim the next batch in one round trip; False when the
         claim found nothing or failed (the acks then failed too, and go again)."""
         queue = self.queue

@@ -8,6 +8,7 @@ the asyncio queue's counterpart of this module is work_aio.py.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 from ..engine import AsyncEngine, Engine
 from ..errors import ValidationError
@@ -22,6 +23,13 @@ __all__ = ["Work"]
 
 class Work(QueueCore[Engine]):
     """The blocking queue's own part: the engine it takes, and the worker loop on threads."""
+
+    # The acks and the next claim as two statements in psycopg's pipeline: the claim then
+    # takes its snapshot after the acks ran. As one statement, its snapshot is older than
+    # the acks, so it locks in passing the rows other workers leased meanwhile, whose acks
+    # then wait: workload 5, 4 processes, b=100 0.79x -> 0.96x of pgbench, b=10 0.89x ->
+    # 1.04x (BENCHMARKS.md, "Acks and the claim sent together").
+    _sends_together: ClassVar[bool] = True
 
     def _check_engine(self, engine: object) -> None:
         if not isinstance(engine, Engine):

@@ -7,6 +7,8 @@ queue's counterpart of this module is work.py.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from ..engine.aio import AsyncEngine
 from ..errors import ValidationError
 from .arunner import AsyncHandler, AsyncRunner
@@ -16,8 +18,16 @@ from .worker import Summary
 
 __all__ = ["AsyncWork"]
 
+
 class AsyncWork(QueueCore[AsyncEngine]):
     """The asyncio queue's own part: the engine it takes, and the worker loop on tasks."""
+
+    # One statement: psycopg's asyncio pipeline costs the client as much as two statements
+    # (204 against 101 us of CPU a round trip, bench/pipeline_cost.py), and the tasks of one
+    # loop share one core: workload 7, AsyncQueue.run x4 0.80x of the raw async driver in
+    # the pipeline, 0.89x as one statement (BENCHMARKS.md, "Acks and the claim sent
+    # together").
+    _sends_together: ClassVar[bool] = False
 
     def _check_engine(self, engine: object) -> None:
         if not isinstance(engine, AsyncEngine):

@@ -458,13 +458,20 @@ class PickedRows(NamedTuple):
     """UPDATE ... FROM (a select of the rows to change) AS alias WHERE key = alias.key: the
     select's values start at the statement's values[offset]; `carried` are columns of the
     select returned after the updated row's, under their labels (what the rows were before the
-    update, in the order the select chose them)."""
+    update, in the order the select chose them).
+
+    With `settled`, another update of the same table runs first in the same statement (its
+    values from values[settled_offset]): the statement's rows are then how many rows it
+    changed, followed by the picked update's columns (one row of NULLs after the count when
+    nothing was picked)."""
 
     query: SelectQuery
     offset: int
     alias: str
     key: ColumnMeta
     carried: tuple[tuple[str, ColumnMeta], ...]
+    settled: UpdateStatement | None = None
+    settled_offset: int = 0
 
 
 class UpdateStatement(NamedTuple):

@@ -95,6 +95,26 @@ class Update(Statement[R_co], Generic[M_co, R_co]):
             new._returning = meta.columns
         return new  # type: ignore[return-value]  # the row type changes to Row
 
+    def _settling_first(self, first: Update[Any, Never]) -> Update[M_co, Row]:
+        """This update from picked rows, after `first` (an update of the same table with a
+        where() and no returning()) in one statement: its rows are how many rows `first`
+        changed, then this one's returned columns (NULLs in one row when none was picked).
+
+        Internal (the queue's acks and its next claim in one statement): `first` is not
+        seen by the picking select, which must leave out the rows `first` may change.
+        """
+        meta = self._meta
+        if self._picked is None or self._picked.settled is not None:
+            raise ValidationError(f"update({meta.name}): settle first only before picked rows")
+        if first._meta is not meta or first._where is None or first._returning is not None:
+            raise ValidationError(f"update({meta.name}): settle rows of {meta.name} by a "
+                                  "where(), with no returning()")
+        new = self._clone()
+        new._picked = self._picked._replace(settled=first._key(),
+                                            settled_offset=len(self._values))
+        new._values = self._values + first._values
+        return new  # type: ignore[return-value]  # the rows gain the count: still Row
+
     def set(self, values: Mapping[str, object]) -> Update[M_co, R_co]:
         """The new values: scalars of each column's type or sql.* expressions."""
         bound = list(self._values)

@@ -278,11 +278,15 @@ def test_the_round_trip_counter_counts_a_pipeline_once(
 # -- failures in the ack-and-claim statement ---------------------------------------------------
 
 
+SETTLING = 'WITH "settled" AS ('
+
+
 class AckAndClaims:
-    """Wraps an engine's driver.run_together, which sends the worker's acks and next claim:
-    counts those calls and the ones that failed, and lets a test act around the `at`-th one
-    (`around`, given the connection, the statements as (SQL, parameters), and the real
-    call)."""
+    """Wraps what sends the worker's acks and next claim: the driver's run_together (the
+    blocking queue: two statements in psycopg's pipeline) or its run of the one statement
+    (the asyncio queue). Counts those calls and the ones that failed, and lets a test act
+    around the `at`-th one (`around`, given the connection, the statements as (SQL,
+    parameters) or the SQL and its parameters, and the real call)."""
 
     def __init__(self, engine: Engine | AsyncEngine, monkeypatch: pytest.MonkeyPatch,
                  around: Callable[..., Any] | None = None, at: int = 1) -> None:
@@ -292,21 +296,26 @@ class AckAndClaims:
         #: the acks' texts sent (one per shape: the sizes of the acks' groups)
         self.shapes: set[str] = set()
         io = engine._io
-        real = io.run_together
         if isinstance(engine, AsyncEngine):
-            async def run_async(conn: Any, statements: Any) -> Any:
+            one = io.run
+
+            async def run_async(conn: Any, sql: str, params: Any) -> Any:
+                if not sql.startswith(SETTLING):
+                    return await one(conn, sql, params)
                 self.calls += 1
-                self.shapes.add(statements[0][0])
+                self.shapes.add(sql)
                 try:
                     if around is None or self.calls != at:
-                        return await real(conn, statements)
-                    return await around(conn, statements, real)
+                        return await one(conn, sql, params)
+                    return await around(conn, sql, params, one)
                 except BaseException:
                     self.failed += 1
                     raise
 
-            monkeypatch.setattr(io, "run_together", run_async)
+            monkeypatch.setattr(io, "run", run_async)
         else:
+            real = io.run_together
+
             def run(conn: Any, statements: Any) -> Any:
                 self.calls += 1
                 self.threads.append(threading.get_ident())
@@ -335,6 +344,20 @@ def failing_after_the_acks(statements: Any) -> list[tuple[str, Any]]:
     return [(ack, ack_params), ("SELECT 1 / 0", [])]
 
 
+def settled_ids(params: Any) -> list[UUID]:
+    """The message ids the acks of the one ack-and-claim statement settle: its first UUIDs,
+    up to the ack's lease token, the last before the ack's statuses."""
+    return [p for p in params[:list(params).index("sending")] if isinstance(p, UUID)][:-1]
+
+
+def failing_once_settled(sql: str) -> str:
+    """The one ack-and-claim statement, failing once its parts have run (division by
+    zero)."""
+    count = 'SELECT count(*) AS "settled" FROM "settled"'
+    assert count in sql
+    return sql.replace(count, 'SELECT count(*) / 0 AS "settled" FROM "settled"', 1)
+
+
 def check_every_message_once(direct: Engine, model: type[QueueMessage], ids: list[UUID],
                              handled: collections.Counter[UUID]) -> None:
     """Each message handled once, acked once, and sent."""
@@ -360,8 +383,9 @@ def backend_waiting_on_a_lock(direct: Engine, app: str) -> str | None:
 
 def is_the_ack(query: str) -> bool:
     """Whether `query` is the worker's acks (sent with the next claim, which takes no row it
-    must wait for, SKIP LOCKED: the acks wait)."""
-    return query.startswith("UPDATE") and " RETURNING " not in query
+    must wait for, SKIP LOCKED: the acks wait), alone or the one statement's first part."""
+    return query.startswith(SETTLING) or (query.startswith("UPDATE")
+                                          and " RETURNING " not in query)
 
 
 def terminate_the_waiting(direct: Engine, app: str) -> int:
@@ -629,13 +653,13 @@ async def test_async_a_failed_ack_and_claim_undoes_its_acks_which_go_again(
     engine = create_async_engine(str(direct.url), pool_size=2)
     after_failure: list[set[str]] = []
 
-    async def fail_the_claim(conn: Any, statements: Any, real: Any) -> Any:
+    async def fail_the_claim(conn: Any, sql: str, params: Any, real: Any) -> Any:
         try:
-            await real(conn, failing_after_the_acks(statements))
+            await real(conn, failing_once_settled(sql), params)
         except psycopg.errors.DivisionByZero:
             after_failure.append(await asyncio.to_thread(lambda: {r.status for r in (
                 direct.execute(select(model).where(
-                    {"id": {"in": acked_ids(statements)}})).all())}))
+                    {"id": {"in": settled_ids(params)}})).all())}))
             raise
         raise AssertionError("the injected claim did not fail")
 
@@ -665,8 +689,8 @@ async def test_async_a_connection_lost_after_the_ack_and_claim_committed_loses_n
     ids = enqueue(direct, model, 30)
     engine = create_async_engine(str(direct.url), pool_size=2)
 
-    async def lose_the_answer(conn: Any, statements: Any, real: Any) -> Any:
-        await real(conn, statements)
+    async def lose_the_answer(conn: Any, sql: str, params: Any, real: Any) -> Any:
+        await real(conn, sql, params)
         await conn.close()
         raise psycopg.OperationalError("server closed the connection unexpectedly")
 
