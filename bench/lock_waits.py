@@ -53,7 +53,7 @@ def main() -> None:
             time.sleep(0.02)
     out = bench.stdout.read() if bench.stdout else ""
     print(f"Lock waits, workload 5 side {side!r} ({machine()})")
-    print("\n".join(line for line in out.splitlines() if "round" in line))
+    print("\n".join(line for line in out.splitlines() if line.startswith("  round")))
     print(f"{samples} samples with 2+ active backends, {active / max(samples, 1):.2f} active "
           f"a sample, {sum(waits.values()) / max(samples, 1):.2f} waiting on a lock a sample")
     for (event, query, chain), n in waits.most_common(8):
