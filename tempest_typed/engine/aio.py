@@ -87,15 +87,19 @@ class AsyncSession(SessionCore):
     async def _run(self, sql: str, params: Sequence[object] | None, *,
                    many: list[Sequence[object]] | None = None,
                    returning: bool = False, copy: bool = False,
-                   types: Sequence[str] | None = None) -> tuple[list[Any] | None, int]:
+                   types: Sequence[str] | None = None,
+                   together: list[tuple[str, Sequence[object]]] | None = None) -> Any:
         """Run one statement, one per parameter set of `many`, or a bulk copy of the rows
-        `many` (`copy`; binary, of these column `types`, when given): logged, errors
-        translated."""
+        `many` (`copy`; binary, of these column `types`, when given): (its rows or None, rows
+        affected). Or the statements `together` (`sql` their text, `params` all their values):
+        a list of those. Logged, errors translated."""
         conn = await self._connection()
         log = logger.isEnabledFor(logging.INFO)
         started = time.perf_counter() if log else 0.0
         try:
-            if many is None:
+            if together is not None:
+                result: Any = await self._io.run_together(conn, together)
+            elif many is None:
                 result = await self._io.run(conn, sql, params)
             elif copy:
                 result = await self._io.copy_rows(conn, sql, many, types)
@@ -111,25 +115,6 @@ class AsyncSession(SessionCore):
             log_ok(sql, params, many, started)
         return result
 
-    async def _run_together(self, together: list[tuple[str, Sequence[object]]],
-                            sql: str) -> list[tuple[list[Any] | None, int]]:
-        """Run statements sent together (the driver's pipeline): logged, errors translated."""
-        conn = await self._connection()
-        log = logger.isEnabledFor(logging.INFO)
-        started = time.perf_counter() if log else 0.0
-        params = [value for _, values in together for value in values]
-        try:
-            answers = await self._io.run_together(conn, together)
-        except self._driver.driver_errors() as exc:
-            raise self._failed(exc, sql, params, None, started if log else None) from exc
-        except TempestError:
-            raise
-        except core.NOT_DRIVER_ERRORS as exc:
-            raise core.bind_failed(exc, sql, params) from exc
-        if log:
-            log_ok(sql, params, None, started)
-        return answers
-
     async def _perform(self, step: Step) -> Any:
         """Run one step of core.py's logic on this session's connection."""
         name, args, sql, params = step
@@ -140,7 +125,7 @@ class AsyncSession(SessionCore):
         if name == "copy_rows":
             return await self._run(args[0], None, many=args[1], copy=True, types=args[2])
         if name == "run_together":
-            return await self._run_together(args[0], sql)
+            return await self._run(sql, params, together=args[0])
         if name == "reconnect":
             await self._io.release(self._conn, broken=True)
             self._conn, self._broken = None, False

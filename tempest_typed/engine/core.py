@@ -518,7 +518,8 @@ class SessionCore:
         run: Steps
         if self._driver.pipelines:
             sql = "; ".join(sql for sql, _ in together)
-            run = self._step(("run_together", (together,), sql, ()))
+            params = [value for _, values in together for value in values]
+            run = self._step(("run_together", (together,), sql, params))
         else:
             run = self._in_turn_steps(together)
             if not self._depth:
