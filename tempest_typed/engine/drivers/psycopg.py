@@ -188,11 +188,12 @@ class PsycopgDriver(Driver):
             cursors = conn._tempest_cursors = []
         while len(cursors) < len(statements):
             cursors.append(conn.cursor())
+        used = cursors[:len(statements)]
         with conn.pipeline():
-            for cur, (sql, params) in zip(cursors, statements, strict=False):
+            for cur, (sql, params) in zip(used, statements, strict=True):
                 cur.execute(sql, params)
         return [((cur.fetchall() if _returns_rows(cur) else None), cur.rowcount)
-                for cur in cursors[:len(statements)]]
+                for cur in used]
 
     @override
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],

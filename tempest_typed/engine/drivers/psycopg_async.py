@@ -210,11 +210,12 @@ class AsyncPsycopgDriver(AsyncDriver):
             cursors = conn._tempest_cursors = []
         while len(cursors) < len(statements):
             cursors.append(conn.cursor())
+        used = cursors[:len(statements)]
         async with conn.pipeline():
-            for cur, (sql, params) in zip(cursors, statements, strict=False):
+            for cur, (sql, params) in zip(used, statements, strict=True):
                 await cur.execute(sql, params)
         return [((await cur.fetchall() if _returns_rows(cur) else None), cur.rowcount)
-                for cur in cursors[:len(statements)]]
+                for cur in used]
 
     @override
     async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
