@@ -17,7 +17,7 @@ import uuid
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
-from typing import Any, ClassVar, Final, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, TypeVar, overload
 
 from typing_extensions import TypeIs, dataclass_transform
 
@@ -1072,6 +1072,136 @@ def meta_of(model: object) -> ModelMeta:
     return meta
 
 
+#: where a `slots=True` model's class namespace keeps its columns' defaults between the
+#: metaclass, which takes them out (a slot and a class attribute cannot share a name), and
+#: `Model.__init_subclass__`, which shows them to `dataclasses.dataclass()`
+_SLOT_DEFAULTS: Final = "__tempest_slot_defaults__"
+
+#: an annotation's outermost name, with or without a module: `ClassVar`, `typing.ClassVar`
+_ANNOTATION_HEAD = re.compile(r"^\s*(?:\w+\s*\.\s*)?(\w+)")
+
+
+def _is_field_annotation(annotation: object) -> bool:
+    """Whether an annotation in a class body makes a dataclass field (not a ClassVar, an
+    InitVar or the KW_ONLY marker); a string is judged by its outermost name."""
+    if isinstance(annotation, str):
+        head = _ANNOTATION_HEAD.match(annotation)
+        return head is None or head.group(1) not in ("ClassVar", "InitVar", "KW_ONLY")
+    return not (annotation is ClassVar or typing.get_origin(annotation) is ClassVar
+                or annotation is dataclasses.InitVar
+                or isinstance(annotation, dataclasses.InitVar)
+                or annotation is dataclasses.KW_ONLY)
+
+
+def _annotation_names(namespace: Mapping[str, Any]) -> dict[str, object]:
+    """The annotations written in a class body, without evaluating them."""
+    if "__annotations__" in namespace:
+        return dict(namespace["__annotations__"])
+    if sys.version_info >= (3, 14):  # annotations are evaluated lazily from 3.14 on
+        import annotationlib
+
+        annotate = annotationlib.get_annotate_from_class_namespace(namespace)
+        if annotate is not None:
+            return dict(annotationlib.call_annotate_function(
+                annotate, annotationlib.Format.STRING))
+    return {}
+
+
+def _slotted_namespace(name: str, bases: tuple[type, ...],
+                       namespace: dict[str, Any]) -> dict[str, Any]:
+    """The class namespace of a `slots=True` model: a slot for each column it declares, its
+    defaults kept aside under _SLOT_DEFAULTS."""
+    if "__slots__" in namespace:
+        raise ValidationError(
+            f"{name}: slots=True gives the model a slot for each of its columns; drop its "
+            "own __slots__, or slots=True")
+    inherited = {slot for base in bases for klass in base.__mro__
+                 for slot in _slots_of(klass)}
+    own = [attr for attr, annotation in _annotation_names(namespace).items()
+           if _is_field_annotation(annotation) and attr not in inherited]
+    slotted = dict(namespace)
+    slotted[_SLOT_DEFAULTS] = {attr: slotted.pop(attr) for attr in own if attr in slotted}
+    slotted["__slots__"] = tuple(own)
+    return slotted
+
+
+def _slots_of(klass: type) -> tuple[str, ...]:
+    """The slot names a class itself declares."""
+    slots = klass.__dict__.get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+class _ModelType(type):
+    """The metaclass of Model: a model declared `slots=True` gets its slots before its class
+    is made (they cannot be added after)."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
+                /, **kwargs: Any) -> _ModelType:
+        if kwargs.get("slots"):
+            namespace = _slotted_namespace(name, bases, namespace)
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+
+def _unslot(cls: type) -> dict[str, Any]:
+    """Put a `slots=True` model's defaults back in its class for `dataclass()` to read (it
+    would take a slot's descriptor for a default); return the descriptors taken out."""
+    defaults: dict[str, Any] = cls.__dict__[_SLOT_DEFAULTS]
+    delattr(cls, _SLOT_DEFAULTS)
+    members = {attr: cls.__dict__[attr] for attr in _slots_of(cls)}
+    for attr in members:
+        if attr in defaults:
+            setattr(cls, attr, defaults[attr])
+        else:
+            delattr(cls, attr)
+    return members
+
+
+def _reslot(cls: type, members: dict[str, Any]) -> None:
+    """Give a `slots=True` model its slots' descriptors back after `dataclass()`, and check
+    every column is held by a slot."""
+    for attr, member in members.items():
+        setattr(cls, attr, member)
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for attr in members:
+        if attr not in fields:
+            raise ValidationError(
+                f"{cls.__name__}.{attr}: slots=True took it for a column but it is not a "
+                "dataclass field; write its ClassVar or InitVar annotation plainly")
+    for attr in fields - members.keys():
+        held = next((k.__dict__[attr] for k in cls.__mro__ if attr in k.__dict__), None)
+        if isinstance(held, types.MemberDescriptorType):
+            continue
+        if any(isinstance(k.__dict__.get(attr), types.MemberDescriptorType)
+               for k in cls.__mro__[1:]):
+            delattr(cls, attr)  # a default given again here would hide the base's slot
+        elif not hasattr(cls, "__dict__"):
+            raise ValidationError(
+                f"{cls.__name__}.{attr}: slots=True could not tell that it is a column; "
+                "write its annotation plainly")
+
+
+def _defining_frame() -> types.FrameType:
+    """The frame running the class statement that calls Model.__init_subclass__: past the
+    metaclass's __new__ and any __init_subclass__ of a model base calling up to it."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and (
+            frame.f_code is _ModelType.__new__.__code__
+            or frame.f_code.co_name == "__init_subclass__"):
+        frame = frame.f_back
+    return frame
+
+
+if TYPE_CHECKING:
+    class _ModelBase:
+        """What type checkers see above Model (the metaclass is a detail of run time)."""
+
+        __slots__ = ()
+else:
+    _ModelBase = _ModelType("_ModelBase", (), {
+        "__slots__": (), "__module__": __name__,
+        "__doc__": "Model's base at run time: it carries the metaclass."})
+
+
 # `column` is deliberately not a field specifier. mypy's dataclasses transform and pyright
 # decide whether a field specifier call gives a default from the keywords written in the call
 # alone (`default=`, `default_factory=`, `factory=`), never from an overload or a parameter's
@@ -1082,9 +1212,10 @@ def meta_of(model: object) -> ModelMeta:
 # `column(...)` without a default is required unless it is an int primary key or has a
 # server default, as at run time.
 @dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field,))
-class Model:
+class Model(_ModelBase):
     """Base class of tables: annotated attributes are columns, the constructor is keyword-only."""
 
+    __slots__ = ()
     __tempest_meta__: ClassVar[ModelMeta | None] = None
     __tempest_spec__: ClassVar[dict[str, Any]]
     __indexes__: ClassVar[Sequence[Index]] = ()
@@ -1095,18 +1226,22 @@ class Model:
         *,
         table: str | None = None,
         naming: Naming = "preserve",
+        slots: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
-        frame = sys._getframe(1)
+        frame = _defining_frame()
         localns = dict(frame.f_locals) if frame.f_code.co_name != "<module>" else None
         cls.__tempest_spec__ = {"table": table, "naming": naming, "localns": localns}
         cls.__tempest_meta__ = None
+        members = _unslot(cls) if slots else None
         _require_composite_key(cls)
         try:
             dataclasses.dataclass(kw_only=True)(cls)
         except ValueError as exc:  # e.g. a mutable default: say it as our own error
             raise ValidationError(f"{cls.__name__}: {exc}") from exc
+        if members is not None:
+            _reslot(cls, members)
         try:
             # A mistake in the model (an unsupported type, an index on an unknown column)
             # surfaces where the class is defined, not at its first query.

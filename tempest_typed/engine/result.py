@@ -121,13 +121,16 @@ def _stores(obj: str, meta: ModelMeta, cells: list[str], indent: str) -> str:
     An attribute store keeps CPython's inline instance values (no per-instance dict is made
     until one is asked for): less memory and less time than filling `obj.__dict__`. A model
     whose class defines its own `__setattr__` is filled through its `__dict__`, as its
-    constructor's fields would be without running that hook.
+    constructor's fields would be without running that hook, or, its instances having no
+    `__dict__` (`slots=True`), through `object.__setattr__`.
     """
+    pairs = zip(meta.columns, cells, strict=True)
     if meta.model.__setattr__ is object.__setattr__:
-        return "".join(f"{indent}{obj}.{c.attr} = {cell}\n"
-                       for c, cell in zip(meta.columns, cells, strict=True))
+        return "".join(f"{indent}{obj}.{c.attr} = {cell}\n" for c, cell in pairs)
+    if "__dict__" not in dir(meta.model):
+        return "".join(f"{indent}store({obj}, {c.attr!r}, {cell})\n" for c, cell in pairs)
     return f"{indent}d = {obj}.__dict__\n" + "".join(
-        f"{indent}d[{c.attr!r}] = {cell}\n" for c, cell in zip(meta.columns, cells, strict=True))
+        f"{indent}d[{c.attr!r}] = {cell}\n" for c, cell in pairs)
 
 
 def row_builder(result: ResultShape,
@@ -138,7 +141,8 @@ def row_builder(result: ResultShape,
     # The builder is written out as Python source once per statement shape: one unpacking of
     # the fetched tuple, one converter call per column that needs one, one store per
     # attribute (measured against a generic loop: BENCHMARKS.md, "Fast paths").
-    names: dict[str, Any] = {"new": object.__new__, "make": tuple.__new__}
+    names: dict[str, Any] = {"new": object.__new__, "make": tuple.__new__,
+                             "store": object.__setattr__}
     if isinstance(result, JoinedModels):
         return _without_gc_pauses(_joined_builder(result, adapters, names))
     if isinstance(result, ModelMeta):

@@ -103,6 +103,22 @@ User(id="7", email="a@b.c", country="PT")
     ]
 
 
+def test_a_slotted_model_is_a_model_to_pyright(tmp_path: Path) -> None:
+    body = '''\
+class Ticket(Model, table="tickets", slots=True):
+    id: int = column(primary_key=True)
+    title: str
+t = Ticket(title="a")
+t.title = "b"
+t.other = 1
+Ticket()
+'''
+    assert pyright(tmp_path, body) == [
+        '6:3: error: Cannot assign to attribute "other" for class "Ticket"',
+        '7:1: error: Argument missing for parameter "title"',
+    ]
+
+
 def test_a_string_for_a_list_of_column_names_is_an_error(tmp_path: Path) -> None:
     body = '''\
 from tempest_typed import Index, select
