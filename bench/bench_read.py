@@ -8,8 +8,9 @@ bool), filled by COPY and VACUUM ANALYZEd before anything is timed:
   (tracemalloc) and, in a second process without tracemalloc, how far the resident set grew
   (VmHWM minus VmRSS before the query). Sides: psycopg's `fetchall()` (tuples: the floor),
   the same with a hand-written split into a `slots=True` dataclass per row (what a typed
-  program writes by hand), and tempest_typed's `all()` (model instances).
-- **throughput** at 10,000 and 200,000 rows: the same three sides, one connection each,
+  program writes by hand), and tempest_typed's `all()` (model instances), of a model as
+  declared by default and of the same model declared `slots=True`.
+- **throughput** at 10,000 and 200,000 rows: the same four sides, one connection each,
   interleaved rounds after a warm-up round (bench/_common.py).
 
     .venv/bin/python bench/bench_read.py [--quick] [--rounds N]
@@ -37,6 +38,16 @@ SQL = f'SELECT "id", "name", "qty", "at", "flag" FROM "{TABLE}"'
 
 class ReadRow(Model, table=TABLE):
     """A row of a typical width."""
+
+    id: int = column(primary_key=True)
+    name: str
+    qty: int
+    at: datetime
+    flag: bool
+
+
+class SlotRow(Model, table=TABLE, slots=True):
+    """The same row, its model declared `slots=True` (instances without a `__dict__`)."""
 
     id: int = column(primary_key=True)
     name: str
@@ -77,8 +88,9 @@ def drop() -> None:
 
 
 def sides(limit: int) -> tuple[dict[str, Any], list[Any]]:
-    """The three readers of `limit` rows, and what to close after."""
+    """The four readers of `limit` rows, and what to close after."""
     query = select(ReadRow).order_by("id").limit(limit)
+    slotted = select(SlotRow).order_by("id").limit(limit)
     sql = SQL + ' ORDER BY "id" LIMIT %s'
     raw = psycopg.connect(PG_URL, autocommit=True)
     split = psycopg.connect(PG_URL, autocommit=True)
@@ -95,8 +107,12 @@ def sides(limit: int) -> tuple[dict[str, Any], list[Any]]:
     def read_tempest() -> list[ReadRow]:
         return session.execute(query).all()
 
+    def read_slotted() -> list[SlotRow]:
+        return session.execute(slotted).all()
+
     return ({"psycopg fetchall": read_raw, "psycopg + split": read_split,
-             "tempest_typed all()": read_tempest}, [raw, split, session, engine])
+             "tempest_typed all()": read_tempest, "all(), slots=True": read_slotted},
+            [raw, split, session, engine])
 
 
 def child(side: str, limit: int, traced: bool) -> None:
@@ -123,7 +139,8 @@ def memory(limit: int) -> str:
     lines = [f"Peak memory of reading {limit:,} rows and keeping them ({machine()})", "",
              f"{'side':22} {'tracemalloc peak':>17} {'ratio':>7} {'RSS growth':>11} {'ratio':>7}"]
     got: dict[str, dict[str, Any]] = {}
-    for side in ("psycopg fetchall", "psycopg + split", "tempest_typed all()"):
+    for side in ("psycopg fetchall", "psycopg + split", "tempest_typed all()",
+                 "all(), slots=True"):
         got[side] = {}
         for traced in ("1", "0"):
             done = subprocess.run([sys.executable, __file__, "--child", side, str(limit), traced],

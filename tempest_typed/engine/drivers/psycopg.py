@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from typing_extensions import override
 
@@ -174,7 +174,13 @@ class PsycopgDriver(Driver):
         else:
             cur.execute(sql, params)
         rows = cur.fetchall() if _returns_rows(cur) else None
-        return rows, cur.rowcount
+        count = cur.rowcount
+        if rows is not None and len(rows) >= _LARGE_RESULT:
+            # libpq keeps its copy of every row until the cursor's next statement: a large
+            # result's is let go now, not left on an idle pooled connection
+            del conn._tempest_cursor
+            cur.close()
+        return rows, count
 
     @override
     def run_together(self, conn: Any, statements: Sequence[tuple[str, Sequence[Any]]],
@@ -241,6 +247,11 @@ class PsycopgDriver(Driver):
 
 
 _TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
+
+
+#: rows from which a result's cursor is closed once fetched (a new one is made for the next
+#: statement) rather than kept holding libpq's copy of them
+_LARGE_RESULT: Final = 1_000
 
 
 def _returns_rows(cur: Any) -> bool:
