@@ -6,6 +6,7 @@ databases. `meta_of(Model)` is the one door through which the other layers see a
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import datetime as _dt
 import math
@@ -1131,9 +1132,10 @@ def _slots_of(klass: type) -> tuple[str, ...]:
     return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
-class _ModelType(type):
+class _ModelType(abc.ABCMeta):
     """The metaclass of Model: a model declared `slots=True` gets its slots before its class
-    is made (they cannot be added after)."""
+    is made (they cannot be added after). It is ABCMeta's, so that a model may still take
+    `abc.ABC` (or another abstract base) as a second base."""
 
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any],
                 /, **kwargs: Any) -> _ModelType:
@@ -1180,13 +1182,16 @@ def _reslot(cls: type, members: dict[str, Any]) -> None:
                 "write its annotation plainly")
 
 
-def _defining_frame() -> types.FrameType:
-    """The frame running the class statement that calls Model.__init_subclass__: past the
-    metaclass's __new__ and any __init_subclass__ of a model base calling up to it."""
+def _defining_frame(cls: type) -> types.FrameType:
+    """The frame running the class statement of `cls`, seen from Model.__init_subclass__:
+    past the metaclasses' __new__ (ours, ABCMeta's) and any __init_subclass__ of a model base
+    calling up to Model's."""
+    metaclass: type = type(cls)
+    news = [getattr(k.__dict__.get("__new__"), "__func__", None) for k in metaclass.__mro__]
+    between = {code for new in news if (code := getattr(new, "__code__", None)) is not None}
     frame = sys._getframe(2)
     while frame.f_back is not None and (
-            frame.f_code is _ModelType.__new__.__code__
-            or frame.f_code.co_name == "__init_subclass__"):
+            frame.f_code in between or frame.f_code.co_name == "__init_subclass__"):
         frame = frame.f_back
     return frame
 
@@ -1230,7 +1235,7 @@ class Model(_ModelBase):
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
-        frame = _defining_frame()
+        frame = _defining_frame(cls)
         localns = dict(frame.f_locals) if frame.f_code.co_name != "<module>" else None
         cls.__tempest_spec__ = {"table": table, "naming": naming, "localns": localns}
         cls.__tempest_meta__ = None

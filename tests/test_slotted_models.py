@@ -4,6 +4,7 @@ it (tests/engine/test_slotted_models.py runs it on the databases)."""
 
 from __future__ import annotations
 
+import abc
 import copy
 import dataclasses
 import pickle
@@ -106,3 +107,23 @@ def test_the_row_builder_fills_slotted_instances_even_past_a_setattr_hook() -> N
         assert build is not None
         rows = build([(1, "x", "open", [], None)[:len(meta_of(model).columns)]])
         assert type(rows[0]) is model and rows[0].id == 1 and rows[0].title == "x"
+
+
+def test_a_model_may_take_an_abstract_base_as_well() -> None:
+    class Labelled(abc.ABC):
+        @abc.abstractmethod
+        def label(self) -> str: ...
+
+    class Tag(Model, Labelled, table="slot_tags", slots=True):
+        id: int = column(primary_key=True)
+        name: str
+
+        def label(self) -> str:
+            return self.name
+
+    class Unfinished(Model, Labelled, table="slot_unfinished"):
+        id: int = column(primary_key=True)
+
+    assert Tag(name="t").label() == "t" and isinstance(Tag(name="t"), Labelled)
+    with pytest.raises(TypeError, match="abstract"):
+        Unfinished()  # type: ignore[abstract]  # the point: ABC's rule holds for a model too
