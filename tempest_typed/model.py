@@ -1176,7 +1176,7 @@ def _reslot(cls: type, members: dict[str, Any]) -> None:
         if any(isinstance(k.__dict__.get(attr), types.MemberDescriptorType)
                for k in cls.__mro__[1:]):
             delattr(cls, attr)  # a default given again here would hide the base's slot
-        elif not hasattr(cls, "__dict__"):
+        elif not any("__dict__" in k.__dict__ for k in cls.__mro__):  # no instance dict
             raise ValidationError(
                 f"{cls.__name__}.{attr}: slots=True could not tell that it is a column; "
                 "write its annotation plainly")

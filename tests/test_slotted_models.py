@@ -127,3 +127,16 @@ def test_a_model_may_take_an_abstract_base_as_well() -> None:
     assert Tag(name="t").label() == "t" and isinstance(Tag(name="t"), Labelled)
     with pytest.raises(TypeError, match="abstract"):
         Unfinished()  # type: ignore[abstract]  # the point: ABC's rule holds for a model too
+
+
+class Alias:
+    """A name `ClassVar` that is not typing's: `Alias.ClassVar` annotates a column."""
+
+    ClassVar = int
+
+
+def test_an_annotation_slots_cannot_judge_is_refused_not_left_without_a_slot() -> None:
+    with pytest.raises(ValidationError, match="slots=True could not tell that it is a column"):
+        class Odd(Model, table="slot_odd", slots=True):
+            id: int = column(primary_key=True)
+            count: Alias.ClassVar = 0  # a string (the module defers annotations)
