@@ -96,6 +96,11 @@ class PyMySQLDriver(Driver):
             if (result is not None and result.warning_count
                     and logger.isEnabledFor(logging.DEBUG)):
                 log_warnings(sql, conn.show_warnings())
+            if rows is not None and result is not None:
+                # the result (kept by the connection until its next statement) and the
+                # cursor hold the fetched tuples: let them go, so that each is freed as its
+                # row is made (the two alive together were a double peak)
+                cur._rows = result.rows = None
             return rows, count
 
     @override
