@@ -9,6 +9,8 @@ held for as long as it idles. Each driver, blocking and asyncio.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from tempest_typed.engine.drivers.mysql import PyMySQLDriver
@@ -84,3 +86,31 @@ async def test_an_asyncmy_connection_keeps_no_copy_of_the_rows_it_returned(
     finally:
         await driver.release(conn)
         await driver.close()
+
+
+def test_the_cyclic_gc_sleeps_while_a_large_result_is_fetched_and_only_then(
+        pg_url: str) -> None:
+    driver = PsycopgDriver(parse_url(pg_url), pool_size=1)
+    conn = driver.acquire()
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        gc.collect()
+        collections.clear()
+        rows, _ = driver.run(conn, PG_SERIES, (20_000,))
+        # 20,000 new tuples would set off dozens of collections; at most the one owed once
+        # the collector is back on may run before run() returns
+        assert len(rows or ()) == 20_000 and len(collections) <= 1 and gc.isenabled()
+        gc.disable()  # a program that turned the collector off keeps it off
+        driver.run(conn, PG_SERIES, (2_000,))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.callbacks.remove(count)
+        driver.release(conn)
+        driver.close()

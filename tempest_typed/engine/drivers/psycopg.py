@@ -13,6 +13,7 @@ psycopg are these three.
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
 from collections.abc import Sequence
 from typing import Any, Final
@@ -173,7 +174,7 @@ class PsycopgDriver(Driver):
             cur.execute(sql, None, **one_statement(conn))
         else:
             cur.execute(sql, params)
-        rows = cur.fetchall() if _returns_rows(cur) else None
+        rows = _fetched(cur)
         count = cur.rowcount
         if rows is not None and len(rows) >= _LARGE_RESULT:
             # libpq keeps its copy of every row until the cursor's next statement: a large
@@ -252,6 +253,22 @@ _TUPLES_OK = psycopg.pq.ExecStatus.TUPLES_OK
 #: rows from which a result's cursor is closed once fetched (a new one is made for the next
 #: statement) rather than kept holding libpq's copy of them
 _LARGE_RESULT: Final = 1_000
+
+
+def _fetched(cur: Any) -> list[Any] | None:
+    """The rows of the cursor's statement (None when it returns none), the cyclic GC paused
+    while a large result's tuples are made: they hold no cycle, and the collections their
+    number sets off are work for nothing (measured: BENCHMARKS.md, "Reading a select whole";
+    the rows' builder pauses it likewise). The collector runs again at its next threshold."""
+    if not _returns_rows(cur):
+        return None
+    if cur.pgresult.ntuples < _LARGE_RESULT or not gc.isenabled():
+        return cur.fetchall()  # type: ignore[no-any-return]  # psycopg's rows are Any
+    gc.disable()
+    try:
+        return cur.fetchall()  # type: ignore[no-any-return]  # psycopg's rows are Any
+    finally:
+        gc.enable()
 
 
 def _returns_rows(cur: Any) -> bool:
