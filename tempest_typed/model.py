@@ -1141,7 +1141,15 @@ class _ModelType(abc.ABCMeta):
                 /, **kwargs: Any) -> _ModelType:
         if kwargs.get("slots"):
             namespace = _slotted_namespace(name, bases, namespace)
-        return super().__new__(mcs, name, bases, namespace, **kwargs)
+        try:
+            return super().__new__(mcs, name, bases, namespace, **kwargs)
+        except TypeError as exc:
+            if "lay-out conflict" not in str(exc):
+                raise
+            raise ValidationError(
+                f"{name}: two of its bases hold columns in slots (slots=True), which one class "
+                "cannot combine; declare one of them without slots=True, or derive one from "
+                "the other") from exc
 
 
 def _unslot(cls: type) -> dict[str, Any]:

@@ -140,3 +140,13 @@ def test_an_annotation_slots_cannot_judge_is_refused_not_left_without_a_slot() -
         class Odd(Model, table="slot_odd", slots=True):
             id: int = column(primary_key=True)
             count: Alias.ClassVar = 0  # a string (the module defers annotations)
+
+
+def test_two_slotted_bases_with_columns_are_refused_naming_the_way_out() -> None:
+    class Named(Model, table="slot_named", slots=True):
+        id: int = column(primary_key=True)
+        name: str = ""
+
+    with pytest.raises(ValidationError, match="two of its bases hold columns in slots"):
+        class Both(Named, Ticket, table="slot_both_bases"):
+            pass
