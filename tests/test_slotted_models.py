@@ -150,3 +150,15 @@ def test_two_slotted_bases_with_columns_are_refused_naming_the_way_out() -> None
     with pytest.raises(ValidationError, match="two of its bases hold columns in slots"):
         class Both(Named, Ticket, table="slot_both_bases"):
             pass
+
+
+def test_annotations_given_as_objects_are_judged_as_strings_are() -> None:
+    # this module's annotations are strings (from __future__ import annotations); a module
+    # without that import hands the metaclass the objects themselves
+    namespace = {"__module__": __name__, "__qualname__": "Live",
+                 "__annotations__": {"id": int, "name": str, "limit": ClassVar[int]},
+                 "id": column(primary_key=True), "limit": 3}
+    live = type(Model)("Live", (Model,), namespace, table="slot_live", slots=True)
+    assert live.__slots__ == ("id", "name") and live.limit == 3
+    assert not hasattr(live(name="x"), "__dict__")
+    assert [c.attr for c in meta_of(live).columns] == ["id", "name"]
