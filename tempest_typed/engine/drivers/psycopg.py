@@ -219,8 +219,7 @@ class PsycopgDriver(Driver):
         with conn.pipeline():
             for cur, (sql, params) in zip(used, statements, strict=True):
                 cur.execute(sql, params)
-        return [((cur.fetchall() if _returns_rows(cur) else None), cur.rowcount)
-                for cur in used]
+        return [(_fetched(cur), cur.rowcount) for cur in used]
 
     @override
     def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],

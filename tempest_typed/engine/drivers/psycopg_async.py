@@ -241,8 +241,7 @@ class AsyncPsycopgDriver(AsyncDriver):
         async with conn.pipeline():
             for cur, (sql, params) in zip(used, statements, strict=True):
                 await cur.execute(sql, params)
-        return [((await cur.fetchall() if _returns_rows(cur) else None), cur.rowcount)
-                for cur in used]
+        return [(await _fetched(cur), cur.rowcount) for cur in used]
 
     @override
     async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
