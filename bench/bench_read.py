@@ -143,9 +143,6 @@ def sides(database: str, limit: int) -> tuple[dict[str, Any], list[Any]]:
     engine = create_engine(_url(database), pool_size=1)
     session = engine.session()
 
-    def read_raw() -> list[Any]:
-        return raw_read()  # type: ignore[no-any-return]
-
     def read_split() -> list[HandRow]:
         return [HandRow(r[0], r[1], r[2], r[3], r[4]) for r in split_read()]
 
@@ -156,7 +153,7 @@ def sides(database: str, limit: int) -> tuple[dict[str, Any], list[Any]]:
         return session.execute(slotted).all()
 
     driver = DRIVER[database]
-    return ({f"{driver} fetchall": read_raw, f"{driver} + split": read_split,
+    return ({f"{driver} fetchall": raw_read, f"{driver} + split": read_split,
              "tempest_typed all()": read_tempest, "all(), slots=True": read_slotted},
             [raw, split, session, engine])
 

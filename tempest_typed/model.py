@@ -1184,10 +1184,16 @@ def _reslot(cls: type, members: dict[str, Any]) -> None:
         if any(isinstance(k.__dict__.get(attr), types.MemberDescriptorType)
                for k in cls.__mro__[1:]):
             delattr(cls, attr)  # a default given again here would hide the base's slot
-        elif not any("__dict__" in k.__dict__ for k in cls.__mro__):  # no instance dict
+        elif not has_instance_dict(cls):
             raise ValidationError(
                 f"{cls.__name__}.{attr}: slots=True could not tell that it is a column; "
                 "write its annotation plainly")
+
+
+def has_instance_dict(cls: type) -> bool:
+    """Whether instances of the class have a `__dict__` (not so when every class of its
+    MRO declares `__slots__`)."""
+    return any("__dict__" in k.__dict__ for k in cls.__mro__)
 
 
 def _defining_frame(cls: type) -> types.FrameType:

@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 
 from ..dialects.base import JoinedModels, ResultShape
 from ..errors import MultipleResultsError, NoResultError, TempestError
-from ..model import DerivedColumn, ModelMeta
+from ..model import DerivedColumn, ModelMeta, has_instance_dict
 from ..row import row_class
 from .types import Adapter, decimal_reader, to_bool, to_float
 
@@ -127,7 +127,7 @@ def _stores(obj: str, meta: ModelMeta, cells: list[str], indent: str) -> str:
     pairs = zip(meta.columns, cells, strict=True)
     if meta.model.__setattr__ is object.__setattr__:
         return "".join(f"{indent}{obj}.{c.attr} = {cell}\n" for c, cell in pairs)
-    if "__dict__" not in dir(meta.model):
+    if not has_instance_dict(meta.model):
         return "".join(f"{indent}store({obj}, {c.attr!r}, {cell})\n" for c, cell in pairs)
     return f"{indent}d = {obj}.__dict__\n" + "".join(
         f"{indent}d[{c.attr!r}] = {cell}\n" for c, cell in pairs)
