@@ -156,7 +156,7 @@ def module(head: str, templates: list[str], n: int) -> str:
 
 def config(plugin: bool) -> str:
     """A mypy configuration that finds this checkout, with or without the plugin."""
-    paths = f"{ROOT}:{ROOT / 'mypy_plugin'}"
+    paths = f"{ROOT / 'src'}"
     lines = ["[mypy]", f"mypy_path = {paths}", "[mypy-tempest_typed.*]", "ignore_errors = True"]
     if plugin:
         lines.insert(1, "plugins = tempest_typed.mypy")
@@ -194,8 +194,8 @@ def instructions(work: Path, ini: str, warm: Path, target: str) -> int:
 
 def plugin_bytecode() -> str:
     """Whether the modules mypy imports for the plugin have bytecode, as the header says it."""
-    runtime = [ROOT / "tempest_typed" / name for name in ("__init__.py", "mypy.py", "_wording.py")]
-    sources = [*sorted((ROOT / "mypy_plugin" / "tempest_typed_mypy").rglob("*.py")),
+    runtime = [ROOT / "src" / "tempest_typed" / name for name in ("__init__.py", "mypy.py", "_wording.py")]
+    sources = [*sorted((ROOT / "src" / "tempest_typed_mypy").rglob("*.py")),
                *(path for path in runtime if path.exists())]
     missing = 0
     for source in sources:
@@ -218,8 +218,7 @@ def main() -> None:
                         help="compile the checkout's packages to bytecode first")
     args = parser.parse_args()
     if args.bytecode:
-        for package in (ROOT / "tempest_typed", ROOT / "mypy_plugin"):
-            compileall.compile_dir(package, quiet=1)
+        compileall.compile_dir(ROOT / "src", quiet=1)
     with tempfile.TemporaryDirectory(prefix="bench-mypy-") as tmp:
         work = Path(tmp)
         (work / "models.py").write_text(MODELS)

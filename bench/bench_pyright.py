@@ -70,9 +70,9 @@ def main() -> None:
             (directory / "models.py").write_text(MODELS)
             (directory / "queries.py").write_text(body)
             (directory / "pyrightconfig.json").write_text(json.dumps({
-                "extraPaths": [str(ROOT)], "pythonVersion": "3.11",
+                "extraPaths": [str(ROOT / "src")], "pythonVersion": "3.11",
                 "stubPath": "stubs" if name == "pyright + stubs" else "no-stubs"}))
-        env = {**os.environ, "PYTHONPATH": f"{sides['pyright + stubs']}:{ROOT}"}
+        env = {**os.environ, "PYTHONPATH": f"{sides['pyright + stubs']}:{ROOT / 'src'}"}
         subprocess.run([sys.executable, "-m", "tempest_typed.stubs", "models", "-o",
                         str(sides["pyright + stubs"] / "stubs")], check=True, env=env,
                        cwd=sides["pyright + stubs"])

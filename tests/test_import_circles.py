@@ -7,8 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("tempest_typed", "mypy_plugin/tempest_typed_mypy")
+ROOT = Path(__file__).resolve().parent.parent / "src"
+PACKAGES = ("tempest_typed", "tempest_typed_mypy")
 
 #: where a circle of deferred imports is allowed, and why: the statement grammar is
 #: recursive (a CASE holds where conditions, a condition holds expressions, a named select

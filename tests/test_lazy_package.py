@@ -65,7 +65,7 @@ def _loaded_after(code: str) -> list[str]:
     root = INIT.parents[1]
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True, cwd=root,
-                          env={**os.environ, "PYTHONPATH": f"{root}:{root / 'mypy_plugin'}"})
+                          env={**os.environ, "PYTHONPATH": str(root)})
     return proc.stdout.split()
 
 

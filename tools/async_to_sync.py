@@ -29,13 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: (asyncio source, blocking target), relative to the repository
 FILES = [
-    ("tempest_typed/engine/aio.py", "tempest_typed/engine/engine.py"),
-    ("tempest_typed/queue/execute_aio.py", "tempest_typed/queue/execute.py"),
-    ("tempest_typed/queue/aio.py", "tempest_typed/queue/queue.py"),
-    ("tempest_typed/queue/loop_aio.py", "tempest_typed/queue/loop.py"),
-    ("tempest_typed/engine/drivers/driver_async.py", "tempest_typed/engine/drivers/driver.py"),
-    ("tempest_typed/engine/drivers/psycopg_async.py", "tempest_typed/engine/drivers/psycopg.py"),
-    ("tempest_typed/engine/drivers/mysql_async.py", "tempest_typed/engine/drivers/mysql.py"),
+    ("src/tempest_typed/engine/aio.py", "src/tempest_typed/engine/engine.py"),
+    ("src/tempest_typed/queue/execute_aio.py", "src/tempest_typed/queue/execute.py"),
+    ("src/tempest_typed/queue/aio.py", "src/tempest_typed/queue/queue.py"),
+    ("src/tempest_typed/queue/loop_aio.py", "src/tempest_typed/queue/loop.py"),
+    ("src/tempest_typed/engine/drivers/driver_async.py", "src/tempest_typed/engine/drivers/driver.py"),
+    ("src/tempest_typed/engine/drivers/psycopg_async.py", "src/tempest_typed/engine/drivers/psycopg.py"),
+    ("src/tempest_typed/engine/drivers/mysql_async.py", "src/tempest_typed/engine/drivers/mysql.py"),
 ]
 
 #: names that become other names in the blocking module

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DRIVERS = ROOT / "tempest_typed" / "engine" / "drivers"
+DRIVERS = ROOT / "src" / "tempest_typed" / "engine" / "drivers"
 
 _spec = importlib.util.spec_from_file_location("async_to_sync", ROOT / "tools" / "async_to_sync.py")
 assert _spec is not None and _spec.loader is not None

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
 CASES = ROOT / "tests" / "typecheck"
 MODELS = CASES / "models"
 STUBS = ROOT / "stubs"
@@ -75,7 +76,7 @@ def run_pyright(directory: Path, sources: dict[str, str], *, stubs: bool,
     for name, text in sources.items():
         (directory / f"{name}.py").write_text(text)
     config: dict[str, object] = {
-        "extraPaths": [str(ROOT), str(MODELS)], "pythonVersion": "3.11",
+        "extraPaths": [str(SRC), str(MODELS)], "pythonVersion": "3.11",
         "typeCheckingMode": "strict" if strict else "standard",
         "stubPath": str(STUBS if stubs else directory / "no-stubs"),
         "reportMissingModuleSource": False,
@@ -105,7 +106,7 @@ def mypy_config(*, stubs: bool, strict: bool = False) -> str:
     """A mypy configuration without the plugin: the generated stubs first on mypy_path (or
     not), then this checkout and the models. The library's own modules are quiet, as an
     installed package's are; the stubs' three modules are not, so an error in them shows."""
-    paths = [*([STUBS] if stubs else []), ROOT, MODELS]
+    paths = [*([STUBS] if stubs else []), SRC, MODELS]
     quiet = "[mypy-tempest_typed.*]\nignore_errors = True\n"
     if stubs:  # the modules the stubs replace are checked as the user's mypy checks them
         quiet += "".join(f"[mypy-{m}]\nignore_errors = False\n" for m in STUB_MODULES)

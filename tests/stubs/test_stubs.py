@@ -21,7 +21,7 @@ from tempest_typed import stubs
 
 from .cases import (
     MODELS,
-    ROOT,
+    SRC,
     STUBS,
     Case,
     Score,
@@ -77,7 +77,7 @@ def test_the_sql_stub_declares_the_modules_functions_with_their_parameters(
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {"PYTHONPATH": f"{MODELS}:{ROOT}", "PATH": ""}
+    env = {"PYTHONPATH": f"{MODELS}:{SRC}", "PATH": ""}
     return subprocess.run([sys.executable, "-m", "tempest_typed.stubs", *args], cwd=cwd,
                           capture_output=True, text=True, env=env, timeout=120)
 
@@ -132,7 +132,7 @@ def test_only_the_named_modules_models_and_only_they_are_imported(tmp_path: Path
              "print('tests' in sys.modules, 'Tag' in files['tempest_typed/_generated.pyi'], "
              "'class UserSelect' in files['tempest_typed/_generated.pyi'])")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                          text=True, env={"PYTHONPATH": f"{tmp_path}:{MODELS}:{ROOT}"},
+                          text=True, env={"PYTHONPATH": f"{tmp_path}:{MODELS}:{SRC}"},
                           timeout=120)
     assert proc.stdout.split() == ["False", "True", "False"], proc.stderr
 
@@ -146,7 +146,7 @@ def test_two_models_of_one_name_get_their_module_in_their_names(tmp_path: Path) 
              "print('class shop_a_ItemSelect' in g, 'class shop_b_ItemSelect' in g, "
              "g.index('shop_a.Item') < g.index('shop_b.Item'))")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                          text=True, env={"PYTHONPATH": f"{tmp_path}:{ROOT}"}, timeout=120)
+                          text=True, env={"PYTHONPATH": f"{tmp_path}:{SRC}"}, timeout=120)
     assert proc.stdout.split() == ["True", "True", "True"], proc.stderr
 
 
@@ -158,7 +158,7 @@ def test_a_derived_model_is_overloaded_before_its_base(tmp_path: Path) -> None:
              "g = stubs.generate(['notes'])['tempest_typed/__init__.pyi']; "
              "print(g.index('type[notes.Note]') < g.index('type[notes.Base]'))")
     proc = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
-                          text=True, env={"PYTHONPATH": f"{tmp_path}:{ROOT}"}, timeout=120)
+                          text=True, env={"PYTHONPATH": f"{tmp_path}:{SRC}"}, timeout=120)
     assert proc.stdout.split() == ["True"], proc.stderr
 
 

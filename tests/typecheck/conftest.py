@@ -21,7 +21,7 @@ ROOT = HERE.parents[1]
 
 def mypy_config(extra: str = "") -> str:
     """The mypy configuration of the cases: the plugin on, columns shown, the library quiet."""
-    paths = ":".join(str(p) for p in (ROOT, ROOT / "mypy_plugin", HERE / "models"))
+    paths = ":".join(str(p) for p in (ROOT / "src", HERE / "models"))
     return (
         "[mypy]\n"
         "plugins = tempest_typed.mypy\n"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "tempest_typed_mypy"
-SOURCE = Path(__file__).resolve().parents[2] / "mypy_plugin" / PACKAGE
+SOURCE = Path(__file__).resolve().parents[2] / "src" / PACKAGE
 FOUNDATION = f"{PACKAGE}.lib"
 ROUTER = f"{PACKAGE}.main"
 

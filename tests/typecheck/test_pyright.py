@@ -41,7 +41,7 @@ def pyright(tmp_path: Path, body: str) -> list[str]:
     source = MODELS + body
     command = _pyright()
     (tmp_path / "pyrightconfig.json").write_text(json.dumps({
-        "extraPaths": [str(ROOT)], "pythonVersion": "3.11", "typeCheckingMode": "standard",
+        "extraPaths": [str(ROOT / "src")], "pythonVersion": "3.11", "typeCheckingMode": "standard",
     }))
     (tmp_path / "app.py").write_text(source)
     proc = subprocess.run(

@@ -1,4 +1,4 @@
-# Generated from tempest_typed/engine/aio.py by tools/async_to_sync.py: do not edit.
+# Generated from src/tempest_typed/engine/aio.py by tools/async_to_sync.py: do not edit.
 # Change the asyncio source and run `python tools/async_to_sync.py`.
 """Sessions, transactions and streams on a driver that waits: the engine's shell.
 

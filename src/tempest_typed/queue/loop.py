@@ -1,4 +1,4 @@
-# Generated from tempest_typed/queue/loop_aio.py by tools/async_to_sync.py: do not edit.
+# Generated from src/tempest_typed/queue/loop_aio.py by tools/async_to_sync.py: do not edit.
 # Change the asyncio source and run `python tools/async_to_sync.py`.
 """The worker loop, written once: claim, heartbeat, settle and hand back, step after step,
 waiting out database errors with the reconnect delay, until a stop; or one batch of it.

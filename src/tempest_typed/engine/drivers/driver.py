@@ -1,4 +1,4 @@
-# Generated from tempest_typed/engine/drivers/driver_async.py by tools/async_to_sync.py: do not edit.
+# Generated from src/tempest_typed/engine/drivers/driver_async.py by tools/async_to_sync.py: do not edit.
 # Change the asyncio source and run `python tools/async_to_sync.py`.
 """A driver's connections on asyncio: the calls that wait, written once.
 

@@ -1,4 +1,4 @@
-# Generated from tempest_typed/engine/drivers/psycopg_async.py by tools/async_to_sync.py: do not edit.
+# Generated from src/tempest_typed/engine/drivers/psycopg_async.py by tools/async_to_sync.py: do not edit.
 # Change the asyncio source and run `python tools/async_to_sync.py`.
 """PostgreSQL through psycopg 3, pooled by psycopg_pool: the connections, written once.
 

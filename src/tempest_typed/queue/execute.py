@@ -1,4 +1,4 @@
-# Generated from tempest_typed/queue/execute_aio.py by tools/async_to_sync.py: do not edit.
+# Generated from src/tempest_typed/queue/execute_aio.py by tools/async_to_sync.py: do not edit.
 # Change the asyncio source and run `python tools/async_to_sync.py`.
 """Doing an operation's steps: the actions of steps.run_steps, on a session of the engine
 or on the engine itself. Written once, for asyncio (execute_aio.py); its blocking twin

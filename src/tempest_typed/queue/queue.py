@@ -1,4 +1,4 @@
-# Generated from tempest_typed/queue/aio.py by tools/async_to_sync.py: do not edit.
+# Generated from src/tempest_typed/queue/aio.py by tools/async_to_sync.py: do not edit.
 # Change the asyncio source and run `python tools/async_to_sync.py`.
 """The durable queue's operations, written once: `AsyncQueue` awaits them on the asyncio
 engine, and `Queue` (queue.py, generated from this module by tools/async_to_sync.py) runs

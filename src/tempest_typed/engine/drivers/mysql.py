@@ -1,4 +1,4 @@
-# Generated from tempest_typed/engine/drivers/mysql_async.py by tools/async_to_sync.py: do not edit.
+# Generated from src/tempest_typed/engine/drivers/mysql_async.py by tools/async_to_sync.py: do not edit.
 # Change the asyncio source and run `python tools/async_to_sync.py`.
 """MySQL 8 and MariaDB on asyncio through asyncmy: the connections, written once.
 
