@@ -108,22 +108,6 @@ class Now(Expression):
         return "sql.now()" if self.plus is None else f"sql.now(plus={self.plus!r})"
 
 
-class Excluded(Expression):
-    """The value an upsert tried to insert into `column`."""
-
-    __slots__ = ("column",)
-
-    def __init__(self, column: str) -> None:
-        self.column = column
-
-    @override
-    def shape(self) -> tuple[object, ...]:
-        return ("excluded", self.column)
-
-    def __repr__(self) -> str:
-        return f"sql.excluded({self.column!r})"
-
-
 NOW: Final = Now()
 
 
@@ -161,6 +145,23 @@ class Computed(Expression):
 
     def __rtruediv__(self, other: object) -> Call:
         return self._arith("/", other, True)
+
+
+class Excluded(Computed):
+    """The value an upsert tried to insert into `column`; it takes arithmetic
+    (`sql.col("n") + sql.excluded("n")`) in on_conflict_do_update()'s set."""
+
+    __slots__ = ("column",)
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+
+    @override
+    def shape(self) -> tuple[object, ...]:
+        return ("excluded", self.column)
+
+    def __repr__(self) -> str:
+        return f"sql.excluded({self.column!r})"
 
 
 class Call(Computed):

@@ -217,7 +217,7 @@ def _check_reachable(seconds: float) -> None:
         )
 
 
-def excluded(column: str) -> Expression:
+def excluded(column: str) -> Excluded:
     """The value that an upsert tried to insert into `column` (EXCLUDED / VALUES())."""
     if not isinstance(column, str):
         raise ValidationError(f"sql.excluded() takes a column name, got {column!r}")

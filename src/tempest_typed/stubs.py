@@ -87,7 +87,7 @@ def _arith(mine: bool) -> str:
     # a length or a date part is a number whatever its column: only a column or a numeric
     # expression adds the columns it reads
     other = ("ColOf[_X] | NumberOf[_X] | PartOf[Any] | TimePartOf[Any] | LengthOf[Any] | ValueOf "
-             "| int | float | Decimal")
+             "| ExcludedOf | int | float | Decimal")
     return _ARITH.format(other=other, mine="_C_co | " if mine else "",
                          rmine="_C_co" if mine else "Never")
 
@@ -132,6 +132,8 @@ _EXPRESSIONS = "\n".join([
     _arith(False),
     "class CoalesceOf(Computed, Generic[_C_co]): ...",
     "class ValueOf(TypedValue):  # sql.value(x): no column",
+    _arith(False),
+    "class ExcludedOf(Excluded):  # sql.excluded(column), in an upsert's set",
     _arith(False),
     "class ScalarOf(Expression): ...  # sql.scalar(subquery)",
     "#: what add_columns() takes of any model: values, CASE, subqueries (not SQL text or",
@@ -763,9 +765,10 @@ from uuid import UUID
 from typing_extensions import TypeVar
 
 from tempest_typed._generated import (CoalesceOf, ColOf, CountOf, CountRows, DistinctOf,
-                                      LengthOf, NumberOf, OrderOf, PartOf, Projected, ScalarOf,
-                                      SumOf, TextOf, TimePartOf, TruncOf, ValueOf, WindowCall)
-from tempest_typed.expressions import CaseValue, Excluded, Expr, Now, Raw
+                                      ExcludedOf, LengthOf, NumberOf, OrderOf, PartOf, Projected,
+                                      ScalarOf, SumOf, TextOf, TimePartOf, TruncOf, ValueOf,
+                                      WindowCall)
+from tempest_typed.expressions import CaseValue, Expr, Now, Raw
 from tempest_typed.expressions import Expression as Expression
 from tempest_typed.row import Row
 from tempest_typed.statements import Grouped, Select, SetQuery
@@ -784,7 +787,7 @@ _Given = Expression | int | float | Decimal | bool | date | datetime | UUID | by
 def raw(text: LiteralString) -> Raw: ...
 def expr(template: object, *values: object) -> Expr: ...
 def now(plus: float | Expression | None = None) -> Now: ...
-def excluded(column: str) -> Excluded: ...
+def excluded(column: str) -> ExcludedOf: ...
 def col(name: _C) -> ColOf[_C]: ...
 def exists(query: object) -> ExistsCondition: ...
 def not_exists(query: object) -> ExistsCondition: ...

@@ -1128,15 +1128,16 @@ class Dialect:
             out.parts.append(" DO NOTHING")
             return
         out.parts.append(" DO UPDATE SET ")
-        self.visit_assignments(conflict.assignments, out)
-        if conflict.update_where is not None:
-            # PostgreSQL: a bare column here is ambiguous between the table and EXCLUDED.
-            out.parts.append(" WHERE ")
-            out.qualifier = self.quote(meta.table)
-            try:
+        # PostgreSQL: a bare column in the new values or the WHERE is ambiguous between the
+        # table and EXCLUDED, so column references there name the table.
+        out.qualifier = self.quote(meta.table)
+        try:
+            self.visit_assignments(conflict.assignments, out)
+            if conflict.update_where is not None:
+                out.parts.append(" WHERE ")
                 self.visit_condition(conflict.update_where, out)
-            finally:
-                out.qualifier = None
+        finally:
+            out.qualifier = None
 
     def visit_assignments(self, items: tuple[tuple[ColumnMeta, Value], ...], out: _Out) -> None:
         """Write `column = value, ...`."""

@@ -19,6 +19,7 @@ from ..expressions import (
     Call,
     CaseValue,
     ColumnReference,
+    Excluded,
     Expression,
     Over,
     ScalarValue,
@@ -98,8 +99,9 @@ def _bound(value: object, values: list[object], where: str) -> tuple[Value, Colu
 
 
 def computed(scope: Scope, expr: object, values: list[object], where: str,
-             windows: bool = False) -> tuple[Value, ColumnMeta]:
-    """The node of a function argument or a computed column, and the column describing it."""
+             windows: bool = False, excluded: bool = False) -> tuple[Value, ColumnMeta]:
+    """The node of a function argument or a computed column, and the column describing it
+    (`excluded`: sql.excluded() may stand in it, as in an upsert's set)."""
     if isinstance(expr, str):
         return scope.lookup(expr, where)
     if isinstance(expr, ColumnReference):
@@ -120,9 +122,13 @@ def computed(scope: Scope, expr: object, values: list[object], where: str,
     if isinstance(expr, TypedValue):
         return _bound(expr.value, values, f"sql.value() in {where}")
     if isinstance(expr, Call):
-        return _call(scope, expr, values, where, windows)
+        return _call(scope, expr, values, where, windows, excluded)
     if isinstance(expr, CaseValue):
-        return _case(scope, expr, values, where, windows)
+        return _case(scope, expr, values, where, windows, excluded)
+    if isinstance(expr, Excluded):
+        from .where import excluded_value
+
+        return excluded_value(scope, expr, where, excluded)
     if isinstance(expr, Over):
         if not windows:
             raise ValidationError(
@@ -153,7 +159,7 @@ def computed(scope: Scope, expr: object, values: list[object], where: str,
 
 
 def _call(scope: Scope, expr: Call, values: list[object], where: str,
-          windows: bool) -> tuple[Value, ColumnMeta]:
+          windows: bool, excluded: bool) -> tuple[Value, ColumnMeta]:
     name = expr.name
     shown = repr(expr)
     if name in _RANKING or name in _OFFSETS:
@@ -161,7 +167,8 @@ def _call(scope: Scope, expr: Call, values: list[object], where: str,
             f"{shown} in {where} is a window function: add .over(partition_by=[...], "
             "order_by=[...]) to say over which rows"
         )
-    args = [computed(scope, a, values, f"{shown} in {where}", windows) for a in expr.arguments]
+    args = [computed(scope, a, values, f"{shown} in {where}", windows, excluded)
+            for a in expr.arguments]
     nodes = tuple(node for node, _ in args)
     cols = [col for _, col in args]
     first = cols[0]
@@ -231,7 +238,7 @@ def _name(col: ColumnMeta) -> str:
 
 
 def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
-          windows: bool) -> tuple[Value, ColumnMeta]:
+          windows: bool, excluded: bool) -> tuple[Value, ColumnMeta]:
     from .where import condition_node, same_family
 
     shown = f"sql.case() in {where}"
@@ -243,11 +250,11 @@ def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
                 f"{shown}: each branch is a (condition, value) pair, got {when!r}")
         condition, value = when
         conditions.append(condition_node(scope, condition, values, shown))
-        results.append(computed(scope, value, values, shown, windows))
+        results.append(computed(scope, value, values, shown, windows, excluded))
     if not results:
         raise ValidationError(f"{shown} needs at least one (condition, value) branch")
     if expr.otherwise is not None:
-        results.append(computed(scope, expr.otherwise, values, shown, windows))
+        results.append(computed(scope, expr.otherwise, values, shown, windows, excluded))
     first = results[0][1]
     for _, col in results[1:]:
         if not same_family(first, col):

@@ -228,12 +228,7 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
         values.append(expr.plus)
         return CurrentTime(param(len(values) - 1, None))
     if isinstance(expr, Excluded):
-        if not allow_excluded or scope.meta is None:
-            raise ValidationError(
-                f"sql.excluded({expr.column!r}) in {where}: it names the row an upsert tried to "
-                "insert, so it belongs in on_conflict_do_update(..., set)"
-            )
-        return ExcludedValue(scope.meta.column(expr.column, f"sql.excluded() in {where}"))
+        return excluded_value(scope, expr, where, allow_excluded)[0]
     if isinstance(expr, ColumnReference):
         return column_reference(scope, expr.name, where, expected)
     if isinstance(expr, Backoff):
@@ -255,7 +250,7 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
     from .compute import computed, is_computed
 
     if is_computed(expr):
-        node, col = computed(scope, expr, values, where)
+        node, col = computed(scope, expr, values, where, excluded=allow_excluded)
         if expected is not None and not same_family(expected, col):
             raise _family_error(expected, col, repr(expr), where)
         if where == "values()" and _reads_a_column(node):
@@ -266,6 +261,18 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
             )
         return node
     raise ValidationError(f"unknown expression {expr!r} in {where}")
+
+
+def excluded_value(scope: Scope, expr: Excluded, where: str,
+                   allowed: bool) -> tuple[ExcludedValue, ColumnMeta]:
+    """sql.excluded(column): the node and its column, where an upsert's set may name it."""
+    if not allowed or scope.meta is None:
+        raise ValidationError(
+            f"sql.excluded({expr.column!r}) in {where}: it names the row an upsert tried to "
+            "insert, so it belongs in on_conflict_do_update(..., set)"
+        )
+    col = scope.meta.column(expr.column, f"sql.excluded() in {where}")
+    return ExcludedValue(col), col
 
 
 def _reads_a_column(node: object) -> bool:
