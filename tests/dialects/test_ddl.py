@@ -242,6 +242,28 @@ def test_other_partial_unique_predicates_on_mysql(dialect: str) -> None:
     assert CreateIndex(Tagged, index).compile("postgresql").endswith("WHERE \"state\" = 'open'")
 
 
+class Tag(Model, table="tags"):
+    id: int = column(primary_key=True)
+    name: str
+
+    __indexes__ = (
+        Index("tags_prefixed", ["name"], unique=True, where={"name": {"startswith": "a*_%"}}),
+        Index("tags_pattern", ["name"], where={"name": {"ilike": "B%x_"}}),
+        Index("tags_holding", ["name"], where={"name": {"contains": "Q[?\\"}}),
+    )
+
+
+def test_sqlite_writes_an_index_s_like_as_glob() -> None:
+    # SQLite refuses LIKE in a partial index while case_sensitive_like is on (the engine's
+    # setting): GLOB matches the same, case-sensitively, and is deterministic.
+    made = [CreateIndex(Tag, index).compile("sqlite").split(" WHERE ")[1]
+            for index in meta_of(Tag).indexes]
+    assert made == ['"name" GLOB \'a[*]_%*\'', 'lower("name") GLOB lower(\'B*x?\')',
+                    '"name" GLOB \'*Q[[][?]\\*\'']
+    assert CreateIndex(Tag, meta_of(Tag).indexes[0]).compile("postgresql").endswith(
+        """WHERE "name" LIKE 'a*\\_\\%%'""")
+
+
 def test_values_that_cannot_be_written_into_ddl_are_refused_with_the_model() -> None:
     with pytest.raises(ValidationError) as info:
         class Dated(Model, table="dated"):

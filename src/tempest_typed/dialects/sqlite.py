@@ -9,6 +9,8 @@ What it does differently:
   with strftime in the same format and compares correctly with bound datetimes.
 - LIKE escapes with a backslash as on the other dialects (`ESCAPE '\\'`); the engine turns
   on case-sensitive LIKE, so `like` is case-sensitive everywhere and `ilike` lowercases.
+  SQLite then counts LIKE as non-deterministic, which an index's WHERE may not be, so
+  there the pattern operators are written as GLOB (the same match, case-sensitive).
 - Ordered comparisons on Decimal columns, and order_by() on them, raise DialectError: SQLite
   has no exact decimal type, so decimals are stored as text that does not order numerically.
   So do those on a Decimal computed from them (a label, a function, a window, sql.scalar),
@@ -31,8 +33,10 @@ from ..statements.nodes import (
     Compare,
     Function,
     Labeled,
+    Like,
     Lock,
     OrderItem,
+    Param,
     ScalarSubquery,
     SelectQuery,
     Value,
@@ -187,6 +191,22 @@ class SQLiteDialect(Dialect):
         out.parts.append("excluded." + self.quote(col.name))
 
     @override
+    def visit_like(self, node: Like, out: _Out) -> None:
+        if out.literals is None or not isinstance(node.pattern, Param):
+            super().visit_like(node, out)
+            return
+        # An index's WHERE: with case_sensitive_like on (the engine's), SQLite counts LIKE
+        # as non-deterministic and refuses it there; GLOB matches the same, case-sensitive.
+        glob = self.literal(_glob(str(out.literals[node.pattern.value_index])))
+        if node.case_insensitive:
+            out.parts.append("lower(")
+            self.visit_value(node.left, out)
+            out.parts.append(f") GLOB lower({glob})")
+        else:
+            self.visit_value(node.left, out)
+            out.parts.append(f" GLOB {glob}")
+
+    @override
     def visit_backoff(self, node: BackoffDelay, out: _Out) -> None:
         # The math functions (power) are a compile-time option of SQLite: a shift doubles.
         self._write(out, "MIN(", node.first, " * (1 << MIN(", node.attempts, " - 1, 30)), ",
@@ -324,3 +344,21 @@ def _computed_decimal(node: object) -> str | None:
             inner = _computed_decimal(items[0])
             return None if inner is None else f"sql.scalar() of {inner}"
     return None
+
+
+def _glob(pattern: str) -> str:
+    """The GLOB pattern of a LIKE pattern escaped with a backslash: `%` is `*`, `_` is `?`,
+    and GLOB's own `*`, `?` and `[` match themselves."""
+    out: list[str] = []
+    chars = iter(pattern)
+    for char in chars:
+        if char == "\\":
+            char = next(chars, "\\")
+        elif char == "%":
+            out.append("*")
+            continue
+        elif char == "_":
+            out.append("?")
+            continue
+        out.append(f"[{char}]" if char in "*?[" else char)
+    return "".join(out)
