@@ -237,6 +237,9 @@ class MySQLDialect(Dialect):
     supports_limit_in_subquery = False  # 1235 "LIMIT & IN/ALL/ANY/SOME subquery", and 1093
     supports_conflict_target = False  # ON DUPLICATE KEY UPDATE meets any unique key
     supports_partial_indexes = False
+    #: an UPDATE/DELETE may read its own table in a subquery (MySQL: error 1093; MariaDB
+    #: since 10.3)
+    reads_its_table_in_subqueries: ClassVar[bool] = False
     max_identifier_bytes = 64 * 4  # 64 characters, of up to 4 bytes in utf8mb4
     connection_id_sql = "SELECT CONNECTION_ID()"
     terminate_connection_sql = "KILL CONNECTION %s"
@@ -409,7 +412,7 @@ class MySQLDialect(Dialect):
         if where is not None:
             for sub in in_subqueries(where):
                 self.check_subquery(sub, out)
-            for sub in subqueries(where):
+            for sub in subqueries(where) if not self.reads_its_table_in_subqueries else ():
                 tables = [sub.source.meta] + [j.source.meta for j in sub.joins]
                 if meta in tables:
                     kind = "delete" if isinstance(out.statement, DeleteStatement) else "update"
@@ -510,6 +513,7 @@ class MariaDBDialect(MySQLDialect):
     catalog_class = MariaDBCatalog
     display_name = "MariaDB"
     supports_returning = frozenset({"insert", "delete"})
+    reads_its_table_in_subqueries = True
     text_collation = "utf8mb4_nopad_bin"
 
     @override
