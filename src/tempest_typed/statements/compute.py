@@ -205,9 +205,9 @@ def _call(scope: Scope, expr: Call, values: list[object], where: str,
                     f"{shown} in {where}: {_name(first)} is {first.type_name()} but "
                     f"{_name(col)} is {col.type_name()}; coalesce takes values of one family"
                 )
-        kind = first.kind
-        if kind == "literal" and any(c.kind != "literal" for c in cols):
-            kind = "str"
+        kind, scale = _widest(cols)
+        if kind != first.kind:
+            return made(kind, all(c.nullable for c in cols), scale)
         return made(kind, all(c.nullable for c in cols), first.scale, first)
     if name in ("lower", "upper"):
         need(_TEXT, "text")
@@ -262,13 +262,31 @@ def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
                 f"{shown}: the branches are {first.type_name()} and {col.type_name()}; a CASE "
                 "yields values of one family"
             )
-    kind = first.kind
+    kind, scale = _widest([col for _, col in results])
     if kind == "literal":
         kind = "str"  # a Literal column beside other text is text
     nullable = expr.otherwise is None or any(col.nullable for _, col in results)
     node = Function("case", tuple(n for n, _ in results), "else" if expr.otherwise is not None
-                    else None, None, kind, nullable, first.scale, tuple(conditions), ())
-    return node, described("case", kind, nullable, None, first.scale)
+                    else None, None, kind, nullable, scale, tuple(conditions), ())
+    return node, described("case", kind, nullable, None, scale)
+
+
+def _widest(cols: Sequence[ColumnMeta]) -> tuple[str, int | None]:
+    """The kind (and a Decimal's scale) that holds every value of columns of one family, as
+    arithmetic widens: an int beside a float is a float, beside a Decimal a Decimal; a
+    Literal column beside other text is text."""
+    first = cols[0]
+    kinds = {c.kind for c in cols}
+    if len(kinds) == 1:
+        return first.kind, first.scale
+    if "float" in kinds and kinds <= _NUMBERS:
+        return "float", None
+    if "decimal" in kinds and kinds <= _NUMBERS:
+        return "decimal", max((c.scale for c in cols if c.kind == "decimal" and c.scale is not None),
+                              default=None)
+    if first.kind == "literal":
+        return "str", None
+    return first.kind, first.scale
 
 
 def window_order(scope: Scope, items: object, where: str) -> tuple[OrderItem, ...]:

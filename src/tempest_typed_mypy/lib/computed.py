@@ -341,11 +341,24 @@ class Typer:
                                 f"{describe(col.type, api.options)}; coalesce takes values "
                                 "of one family", item, VALUE)
                 return None
-        base = non_null(first.type)
-        if first.kind == "literal" and any(c.kind != "literal" for c in cols):
-            base = self._type("builtins.str")
+        base = self._widest(cols)
         typ = or_none(base) if all(c.nullable for c in cols) else base
         return _value_column(typ, "sql.coalesce()")
+
+    def _widest(self, cols: list[Column]) -> Type:
+        """The type of a coalesce or CASE of columns of one family, as arithmetic widens (an
+        int beside a float is a float, beside a Decimal a Decimal; a Literal beside other text
+        is text), without None."""
+        kinds = {c.kind for c in cols}
+        if len(kinds) > 1 and kinds <= NUMBERS - {"any"}:
+            if "float" in kinds:
+                return self._type("builtins.float")
+            if "decimal" in kinds:
+                return self._type("decimal.Decimal")
+        first = cols[0]
+        if first.kind == "literal" and any(c.kind != "literal" for c in cols):
+            return self._type("builtins.str")
+        return non_null(first.type)
 
     def _case(self, expr: CallExpr) -> Column | None:
         scope = _at(self.scope, self._where("case"))
@@ -373,7 +386,7 @@ class Typer:
                                 f"{describe(col.type, self.api.options)}; a CASE yields "
                                 "values of one family", expr, VALUE)
                 return None
-        base = non_null(first.type)
+        base = self._widest(cols)
         if first.kind == "literal":
             base = self._type("builtins.str")
         nullable = otherwise is None or any(c.nullable for c in cols)
