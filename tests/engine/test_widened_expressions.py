@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tempest_typed import Model, column, insert, select, sql
+from tempest_typed import DialectError, Model, ValidationError, column, insert, select, sql, update
 
 
 class Reading(Model, table="eng_readings"):
@@ -34,3 +34,34 @@ async def test_the_wider_number_wins(db: Any) -> None:
     got = [(r.a, r.b, r.c) for r in rows]
     assert got == [(2.75, 2.75, Decimal("1.50")), (3.0, 1.0, Decimal("3.00"))]
     assert [type(v) for v in got[1]] == [float, float, Decimal]
+
+
+@pytest.mark.asyncio
+async def test_an_int_column_is_set_to_whole_numbers_only(db: Any) -> None:
+    await db.execute(insert(Reading).values({"id": 1, "whole": 5, "part": 2.5}))
+    for value in (sql.col("whole") / 2, sql.col("part") * 2, sql.col("part"),
+                  sql.coalesce("whole", "price"), sql.round("part", digits=1)):
+        with pytest.raises(ValidationError, match=r"Reading\.whole is int, and .* in set\(\) is a"
+                                                  r" (float|Decimal): PostgreSQL and MySQL would "
+                                                  r"round it, SQLite store the fraction"):
+            update(Reading).set({"whole": value}).where({"id": 1})
+    # Each value reads the row as it was, on MySQL too (which sets left to right: the
+    # dialect writes `price` first, since it reads `whole`).
+    await db.execute(update(Reading).set({"whole": sql.round("part"),
+                                          "price": sql.col("whole") * 2}).where({"id": 1}))
+    row = (await db.execute(select(Reading).where({"id": 1}))).one()
+    assert (row.whole, row.part, row.price) == (3, 2.5, Decimal("10.00"))
+    assert type(row.whole) is int
+
+
+def test_mysql_refuses_values_that_read_each_other_s_columns() -> None:
+    swap = update(Reading).set({"whole": sql.round("part"), "part": sql.col("whole") * 1.0})
+    swap = swap.where({"id": 1})
+    assert swap.compile("postgresql").sql.startswith('UPDATE "eng_readings" SET "whole" = ')
+    for dialect in ("mysql", "mariadb"):
+        with pytest.raises(DialectError, match=r"the new values of whole, part read each "
+                                               r"other's columns.*set them in two statements"):
+            swap.compile(dialect)
+    ordered = update(Reading).set({"whole": 1, "part": sql.col("whole") * 1.0}).where({"id": 1})
+    assert ordered.compile("mysql").sql == (
+        "UPDATE `eng_readings` SET `part` = (`whole` * %s), `whole` = %s WHERE `id` = %s")

@@ -41,11 +41,13 @@ from ..statements.nodes import (
     ConflictNothing,
     ConflictUpdate,
     DeleteStatement,
+    ExcludedValue,
     Function,
     InsertStatement,
     IsNull,
     Lock,
     Param,
+    QualifiedColumn,
     RowParams,
     SelectQuery,
     StatementNode,
@@ -503,7 +505,31 @@ class MySQLDialect(Dialect):
     def visit_assignments(self, items: tuple[tuple[ColumnMeta, Value], ...], out: _Out) -> None:
         super().visit_assignments(
             tuple((col, _stored(value) if _unsized_decimal(col) else value)
-                  for col, value in items), out)
+                  for col, value in self._in_reading_order(items)), out)
+
+    def _in_reading_order(self, items: tuple[tuple[ColumnMeta, Value], ...]
+                          ) -> tuple[tuple[ColumnMeta, Value], ...]:
+        """The assignments with each one that reads a column before the one that sets it:
+        MySQL sets them left to right, a value seeing the columns set before it, where the
+        other databases read every value from the row as it was."""
+        left = list(items)
+        if len(left) < 2:
+            return items
+        reads = {id(value): _columns_read(value) for _, value in left}
+        ordered: list[tuple[ColumnMeta, Value]] = []
+        while left:
+            for i, (col, _) in enumerate(left):
+                if not any(col.name in reads[id(other)] for c, other in left if c is not col):
+                    ordered.append(left.pop(i))
+                    break
+            else:
+                names = ", ".join(col.attr for col, _ in left)
+                raise DialectError(
+                    f"set(): the new values of {names} read each other's columns, and "
+                    f"{self.name} sets them one after another, each value seeing the ones set "
+                    "before it; set them in two statements"
+                )
+        return tuple(ordered)
 
 
 class MariaDBDialect(MySQLDialect):
@@ -582,3 +608,17 @@ def _window_specs(items: Sequence[object]) -> set[tuple[object, object]]:
     for item in items:
         walk(item)
     return specs
+
+
+def _columns_read(node: object) -> set[str]:
+    """The names of the columns of the row being changed that a value node reads."""
+    if isinstance(node, ColumnMeta):
+        return {node.name}
+    if isinstance(node, QualifiedColumn):
+        return {node.column.name}
+    if isinstance(node, ExcludedValue | SelectQuery) or not isinstance(node, tuple):
+        return set()  # the row tried, a subquery's own rows, a value
+    found: set[str] = set()
+    for child in node:
+        found |= _columns_read(child)
+    return found

@@ -21,7 +21,7 @@ from .nodes import (
     new_node,
     param,
 )
-from .where import checked_value_node, is_mapping
+from .where import assigned_node, is_mapping
 
 if TYPE_CHECKING:
     from ..dialects.base import Compiled, Dialect
@@ -133,7 +133,7 @@ def assignments(meta: ModelMeta, mapping: object, values: list[object], where: s
                 f"{col.type_name()}. An object is never bound as a parameter: for an SQL "
                 "expression use sql.raw(\"...\") or sql.expr(\"...\", value)"
             )
-        out.append((col, checked_value_node(col, meta, value, values, where, allow_excluded)))
+        out.append((col, assigned_node(col, meta, value, values, where, allow_excluded)))
     return tuple(out)
 
 

@@ -39,6 +39,7 @@ from .nodes import (
     CurrentTime,
     ExcludedValue,
     Exists,
+    Function,
     InList,
     InParams,
     InSubquery,
@@ -343,6 +344,27 @@ def value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object, values:
         values.append(value)
         return param(len(values) - 1, col.kind)
     return checked_value_node(col, scope, value, values, where, allow_excluded)
+
+
+def assigned_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
+                  values: list[object], where: str, allow_excluded: bool = False) -> Value:
+    """checked_value_node() of a value a column is set to: an int column never takes a
+    float or Decimal expression, which PostgreSQL and MySQL would round and SQLite store as
+    it is."""
+    node = checked_value_node(col, scope, value, values, where, allow_excluded)
+    if col.kind == "int":
+        kind = (node.kind if isinstance(node, Function | ColumnMeta)
+                else node.column.kind if isinstance(node, QualifiedColumn) else None)
+        whole = (isinstance(node, Function) and node.name == "round"
+                 and int(str(node.option or 0)) <= 0)  # sql.round(x): a whole number
+        if kind in ("float", "decimal") and not whole:
+            what = "a float" if kind == "float" else "a Decimal"
+            raise ValidationError(
+                f"{col.model_name}.{col.attr} is int, and {value!r} in {where} is {what}: "
+                "PostgreSQL and MySQL would round it, SQLite store the fraction; say how to make a "
+                "whole number of it (sql.round(...)), or make the column a float or a Decimal"
+            )
+    return node
 
 
 def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
