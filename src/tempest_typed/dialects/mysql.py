@@ -41,18 +41,17 @@ from ..statements.nodes import (
     ConflictNothing,
     ConflictUpdate,
     DeleteStatement,
-    ExcludedValue,
     Function,
     InsertStatement,
     IsNull,
     Lock,
     Param,
-    QualifiedColumn,
     RowParams,
     SelectQuery,
     StatementNode,
     UpdateStatement,
     Value,
+    columns_read,
     operand_column,
     param,
 )
@@ -515,7 +514,7 @@ class MySQLDialect(Dialect):
         left = list(items)
         if len(left) < 2:
             return items
-        reads = {id(value): _columns_read(value) for _, value in left}
+        reads = {id(value): columns_read(value) for _, value in left}
         ordered: list[tuple[ColumnMeta, Value]] = []
         while left:
             for i, (col, _) in enumerate(left):
@@ -608,17 +607,3 @@ def _window_specs(items: Sequence[object]) -> set[tuple[object, object]]:
     for item in items:
         walk(item)
     return specs
-
-
-def _columns_read(node: object) -> set[str]:
-    """The names of the columns of the row being changed that a value node reads."""
-    if isinstance(node, ColumnMeta):
-        return {node.name}
-    if isinstance(node, QualifiedColumn):
-        return {node.column.name}
-    if isinstance(node, ExcludedValue | SelectQuery) or not isinstance(node, tuple):
-        return set()  # the row tried, a subquery's own rows, a value
-    found: set[str] = set()
-    for child in node:
-        found |= _columns_read(child)
-    return found

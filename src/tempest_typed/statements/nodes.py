@@ -531,6 +531,23 @@ def operand_column(node: object) -> ColumnMeta | None:
     return None
 
 
+def columns_read(node: object) -> set[str]:
+    """The names of the statement's own columns a value node reads, inside functions too.
+
+    A subquery's columns are its own rows' and EXCLUDED's the row tried, so neither counts.
+    """
+    if isinstance(node, ColumnMeta):
+        return {node.name}
+    if isinstance(node, QualifiedColumn):
+        return {node.column.name}
+    if isinstance(node, ExcludedValue | SelectQuery) or not isinstance(node, tuple):
+        return set()
+    found: set[str] = set()
+    for child in node:
+        found |= columns_read(child)
+    return found
+
+
 # -- making nodes -----------------------------------------------------------------------------
 # Making a NamedTuple runs its Python-level __new__, which costs ten times a tuple literal:
 # the builders' hot paths make their nodes with `new_node` instead, from the tuple of every

@@ -54,6 +54,7 @@ from .nodes import (
     SelectQuery,
     SQLExpr,
     Value,
+    columns_read,
     equals,
     find_equals,
     find_raw,
@@ -254,7 +255,7 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
         node, col = computed(scope, expr, values, where, excluded=allow_excluded)
         if expected is not None and not same_family(expected, col):
             raise _family_error(expected, col, repr(expr), where)
-        if where == "values()" and _reads_a_column(node):
+        if where == "values()" and columns_read(node):
             raise ValidationError(
                 f"{expr!r} in values(): a row being inserted has no columns to read yet; pass "
                 "values (sql.value(x) inside a function), or insert(...).from_select(...) to "
@@ -274,14 +275,6 @@ def excluded_value(scope: Scope, expr: Excluded, where: str,
         )
     col = scope.meta.column(expr.column, f"sql.excluded() in {where}")
     return ExcludedValue(col), col
-
-
-def _reads_a_column(node: object) -> bool:
-    """True when a value node reads a column of a table (directly or inside a function)."""
-    if isinstance(node, ColumnMeta | QualifiedColumn):
-        return True
-    return isinstance(node, tuple) and not isinstance(node, SelectQuery) and any(
-        _reads_a_column(child) for child in node)
 
 
 def column_reference(scope: Scope, name: object, where: str,
