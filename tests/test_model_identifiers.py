@@ -112,3 +112,113 @@ def test_a_dunder_attribute_is_no_column() -> None:
         id: int = column(primary_key=True)
         length: int = column(name="__len__", default=0)
     assert [c.name for c in Kept.__tempest_meta__.columns] == ["id", "__len__"]
+
+
+# -- names another model holds ----------------------------------------------------------------
+# PostgreSQL and SQLite name tables and indexes in one namespace: CREATE TABLE (or INDEX) IF
+# NOT EXISTS of a name an object of the other kind holds was skipped without a word, so a
+# unique index could never exist. SQLite (and MySQL where it folds table names) compares
+# names without case, PostgreSQL keeps a quoted name's: two spellings were one table on one
+# database and two on another.
+
+ONE_NAMESPACE = ("PostgreSQL and SQLite name tables and indexes in one namespace, where "
+                 "CREATE ... IF NOT EXISTS would skip one of the two without a word")
+
+
+def test_an_index_named_like_another_models_table_is_refused() -> None:
+    class Owner(Model, table="ident_owners"):
+        id: int = column(primary_key=True)
+
+    with pytest.raises(ValidationError) as info:
+        class Shadow(Model, table="ident_shadows"):
+            id: int = column(primary_key=True)
+            n: int = 0
+            __indexes__ = (Index("Ident_Owners", ["n"]),)
+    assert str(info.value) == (
+        "Shadow Index 'Ident_Owners': the name is the table of Owner ('ident_owners'), and "
+        f"{ONE_NAMESPACE}; give the index another name")
+    assert meta_of(Owner).table == "ident_owners"
+
+
+def test_a_table_named_like_another_models_index_is_refused() -> None:
+    class Indexed(Model, table="ident_indexed"):
+        id: int = column(primary_key=True)
+        n: int = 0
+        __indexes__ = (Index("ident_indexed_n", ["n"], unique=True),)
+
+    with pytest.raises(ValidationError) as info:
+        class Late(Model, table="IDENT_INDEXED_N"):
+            id: int = column(primary_key=True)
+    assert str(info.value) == (
+        "Late: table='IDENT_INDEXED_N' is the name of Indexed Index 'ident_indexed_n' (table "
+        f"'ident_indexed'), and {ONE_NAMESPACE}; give the table or the index another name")
+    assert [i.name for i in meta_of(Indexed).indexes] == ["ident_indexed_n"]
+
+
+def test_two_tables_whose_names_differ_only_in_case_are_refused() -> None:
+    class Lower(Model, table="ident_people"):
+        id: int = column(primary_key=True)
+
+    with pytest.raises(ValidationError) as info:
+        class Upper(Model, table="Ident_People"):
+            id: int = column(primary_key=True)
+    assert str(info.value).startswith(
+        "Upper: table='Ident_People' differs only in case from Lower's table 'ident_people': "
+        "SQLite (and MySQL where it folds table names) takes the two for one table, "
+        "PostgreSQL for two")
+    assert str(info.value).endswith("spell both alike, or give one of them a name of its own")
+    assert meta_of(Lower).table == "ident_people"
+
+
+def test_two_columns_whose_names_differ_only_in_case_are_refused() -> None:
+    with pytest.raises(ValidationError) as info:
+        class Cased(Model, table="ident_cased"):
+            id: int = column(primary_key=True)
+            label: str = column(name="Label")
+            other: str = column(name="LABEL")
+    assert str(info.value) == (
+        "Cased.other: SQL name 'LABEL' differs only in case from 'Label', the SQL name of "
+        "'label' (SQLite and MySQL compare column names without case: one column to them); "
+        "give one of them column(name=...)")
+    with pytest.raises(ValidationError, match=r"^Twice\.b: SQL name 'a' is already used by "
+                                              r"'a'; give one of them column\(name=\.\.\.\)$"):
+        class Twice(Model, table="ident_twice"):
+            a: int = column(primary_key=True)
+            b: int = column(name="a")
+
+
+def test_models_of_one_table_share_its_name_and_its_indexes_names() -> None:
+    # Releases of one model, and the queue's message models, are several models of a table.
+    def release(extra: bool) -> type[Model]:
+        class Release(Model, table="ident_releases"):
+            id: int = column(primary_key=True)
+            n: int = 0
+            __indexes__ = (Index("ident_releases_n", ["n"]),)
+
+        if not extra:
+            return Release
+
+        class Wider(Release, table="ident_releases"):
+            m: int = 0
+
+        return Wider
+
+    first, second = release(False), release(True)
+    assert meta_of(first).table == meta_of(second).table == "ident_releases"
+    assert [i.name for i in meta_of(second).indexes] == ["ident_releases_n"]
+
+
+def test_a_model_gone_since_holds_no_name() -> None:
+    def define(table: str, index: str) -> None:
+        class Gone(Model, table=table):
+            id: int = column(primary_key=True)
+            n: int = 0
+            __indexes__ = (Index(index, ["n"]),)
+
+    define("ident_gone", "ident_gone_n")
+    # Only a live model counts: the one above went with the function's frame.
+    class Taker(Model, table="ident_gone_n"):
+        id: int = column(primary_key=True)
+        __indexes__ = (Index("ident_gone", ["id"]),)
+
+    assert meta_of(Taker).table == "ident_gone_n"

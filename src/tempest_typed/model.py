@@ -761,10 +761,10 @@ def _build_meta(model: type[Model]) -> ModelMeta:
         if not isinstance(index, Index):
             raise ValidationError(f"{model.__name__}.__indexes__ holds {index!r}, not an Index")
         indexed.update(str(c) for c in index.columns)
-    _check_index_names(model.__name__, table, indexes)
+    _check_names(model.__name__, table, indexes)
     columns: list[ColumnMeta] = []
     defaults: dict[str, Callable[[], object]] = {}
-    seen_sql: dict[str, str] = {}
+    seen_sql: dict[str, tuple[str, str]] = {}  # folded SQL name -> (attribute, SQL name)
     fields = dataclasses.fields(model)  # type: ignore[arg-type]  # __init_subclass__ made it a dataclass
     # Several primary-key columns are one composite key, which the database cannot fill:
     # no column of it is an identity.
@@ -783,12 +783,19 @@ def _build_meta(model: type[Model]) -> ModelMeta:
         sql_name = check_identifier(
             options.name if options.name is not None else to_sql(field.name),
             f"{model.__name__}.{field.name}")
-        if sql_name in seen_sql:
+        # SQLite and MySQL compare column names without case: `Name` and `name` are one.
+        same = seen_sql.get(sql_name.casefold())
+        if same is not None:
+            other_attr, other_sql = same
+            how = ("is already used by" if other_sql == sql_name else
+                   f"differs only in case from {other_sql!r}, the SQL name of")
             raise ValidationError(
-                f"{model.__name__}.{field.name}: SQL name {sql_name!r} is already used by "
-                f"{seen_sql[sql_name]!r}; give one of them column(name=...)"
+                f"{model.__name__}.{field.name}: SQL name {sql_name!r} {how} {other_attr!r}"
+                + ("" if other_sql == sql_name else
+                   " (SQLite and MySQL compare column names without case: one column to them)")
+                + "; give one of them column(name=...)"
             )
-        seen_sql[sql_name] = field.name
+        seen_sql[sql_name.casefold()] = (field.name, sql_name)
         has_default = (field.default is not dataclasses.MISSING and field.default is not UNSET) or (
             field.default_factory is not dataclasses.MISSING
         )
@@ -865,10 +872,12 @@ def _options_of(field: dataclasses.Field[Any]) -> _ColumnOptions:
 _NO_OPTIONS: Final = _ColumnOptions()
 
 
-def _check_index_names(model_name: str, table: str, indexes: Sequence[Index]) -> None:
-    """Raise ValidationError for index names a database would take as one: two indexes of
-    the model, or an index and its table (PostgreSQL and SQLite name tables and indexes in
-    one namespace; SQLite and MySQL fold case)."""
+def _check_names(model_name: str, table: str, indexes: Sequence[Index]) -> None:
+    """Raise ValidationError for a table or index name a database would take for another
+    object's: two indexes of the model, an index and its table, or a name another model
+    holds (its table or one of its indexes: PostgreSQL and SQLite name tables and indexes
+    in one namespace), or another model's table spelled in another case (SQLite, and MySQL
+    on some systems, fold case; PostgreSQL folds unquoted names)."""
     seen: dict[str, str] = {table.casefold(): f"the table {table!r}"}
     for index in indexes:
         key = index.name.casefold()
@@ -879,6 +888,73 @@ def _check_index_names(model_name: str, table: str, indexes: Sequence[Index]) ->
                 "would skip this index without a word); give it a name of its own"
             )
         seen[key] = f"the name of Index {index.name!r}"
+    problem = _name_clash(model_name, table, indexes)
+    if problem is not None:
+        # A model defined in a function and gone since may still be in the registry until
+        # the cycle collector frees it (a class refers to itself): only a live one counts.
+        import gc
+
+        gc.collect()
+        problem = _name_clash(model_name, table, indexes)
+    if problem is not None:
+        raise ValidationError(problem)
+
+
+#: a name as the databases that fold case compare it -> the models whose table or one of
+#: whose indexes bears it (weakly: a model defined in a test function may go)
+_models_by_name: dict[str, weakref.WeakSet[type[Model]]] = {}
+
+_ONE_NAMESPACE: Final = ("PostgreSQL and SQLite name tables and indexes in one namespace, "
+                         "where CREATE ... IF NOT EXISTS would skip one of the two without "
+                         "a word")
+
+
+def _name_clash(model_name: str, table: str, indexes: Sequence[Index]) -> str | None:
+    """Why a name of the model's table or indexes is one another model already holds
+    otherwise, or None. Several models of one table (releases of a model, the queue's
+    message models) share its name and its indexes' names."""
+    for other in _holders_of(table):
+        if other.table == table:
+            continue
+        if other.table.casefold() == table.casefold():
+            return (
+                f"{model_name}: table={table!r} differs only in case from {other.name}'s table "
+                f"{other.table!r}: SQLite (and MySQL where it folds table names) takes the two "
+                "for one table, PostgreSQL for two, of which SQL written by hand reaches only "
+                "the lower-case one unquoted; spell both alike, or give one of them a name of "
+                "its own"
+            )
+        held = next((i for i in other.indexes if i.name.casefold() == table.casefold()), None)
+        if held is None:
+            continue
+        return (
+            f"{model_name}: table={table!r} is the name of {other.name} Index {held.name!r} "
+            f"(table {other.table!r}), and {_ONE_NAMESPACE}; give the table or the index "
+            "another name"
+        )
+    for index in indexes:
+        for other in _holders_of(index.name):
+            if other.table.casefold() == index.name.casefold():
+                return (
+                    f"{model_name} Index {index.name!r}: the name is the table of "
+                    f"{other.name} ({other.table!r}), and {_ONE_NAMESPACE}; give the index "
+                    "another name"
+                )
+    return None
+
+
+def _holders_of(name: str) -> list[ModelMeta]:
+    """The live models whose table or one of whose indexes bears `name` (without case)."""
+    metas = (m.__dict__.get("__tempest_meta__")
+             for m in list(_models_by_name.get(name.casefold(), ())))
+    return [meta for meta in metas if meta is not None]
+
+
+def _register_names(meta: ModelMeta) -> None:
+    """Keep the model's table and index names for the checks of models defined later."""
+    _models_by_table.setdefault(meta.table, weakref.WeakSet()).add(meta.model)
+    for name in {meta.table.casefold(), *(i.name.casefold() for i in meta.indexes)}:
+        _models_by_name.setdefault(name, weakref.WeakSet()).add(meta.model)
 
 
 #: what a value written into DDL may be: the types whose text each dialect spells alike
@@ -1069,7 +1145,7 @@ def meta_of(model: object) -> ModelMeta:
         )
     meta = _build_meta(model)
     model.__tempest_meta__ = meta
-    _models_by_table.setdefault(meta.table, weakref.WeakSet()).add(model)
+    _register_names(meta)
     return meta
 
 
