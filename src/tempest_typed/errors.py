@@ -111,7 +111,7 @@ class SchemaDifference:
     column: str | None
     #: "missing column", "extra column", "changed type", "changed nullability",
     #: "missing table", "changed primary key", "missing index", "changed index",
-    #: "index name taken" or "unknown reference"
+    #: "index name taken", "table name taken" or "unknown reference"
     problem: str
     #: what the model makes (a column type, NULL / NOT NULL)
     expected: str

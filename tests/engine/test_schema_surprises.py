@@ -6,6 +6,8 @@
   checked; an index of the name on the same table but with other columns, uniqueness or
   predicate is a difference too. MySQL names indexes per table: only the models given
   together (a portable rule) and the table's own indexes count there.
+- A table's name borne by an object of another kind (an index, a view, a sequence):
+  `CREATE TABLE IF NOT EXISTS` skipped the table without a word.
 - `references="table.col"` naming nothing: a forward reference, or a table that is not a
   model, is checked against the models given and the catalog.
 Run on both engines where the statements differ in nothing but waiting (the contract's
@@ -258,6 +260,77 @@ async def test_an_index_named_like_a_table(db: Any) -> None:
         await db.execute_sql("DROP TABLE IF EXISTS eng_sx_plain")
 
 
+class Taken(Model, table="eng_sx_taken"):
+    """A table whose name an object of another kind, made by hand, bears."""
+
+    id: int = column(primary_key=True)
+    code: str = column(max_length=20)
+
+    __indexes__ = (Index("eng_sx_taken_code", ["code"], unique=True),)
+
+
+#: kind -> (the statements that make an object of the kind named eng_sx_taken, and drop it)
+TAKERS = {
+    "index": (["CREATE TABLE eng_sx_plain (x INT PRIMARY KEY)",
+               "CREATE INDEX eng_sx_taken ON eng_sx_plain (x)"],
+              ["DROP TABLE IF EXISTS eng_sx_plain"]),
+    "view": (["CREATE VIEW eng_sx_taken AS SELECT 1 AS x"], ["DROP VIEW IF EXISTS eng_sx_taken"]),
+    "sequence": (["CREATE SEQUENCE eng_sx_taken"], ["DROP SEQUENCE IF EXISTS eng_sx_taken"]),
+}
+
+
+@pytest.mark.parametrize("kind", list(TAKERS))
+async def test_a_table_name_another_kind_of_object_bears(db: Any, kind: str) -> None:
+    # CREATE TABLE IF NOT EXISTS took the object for the table and skipped it without a
+    # word (a view's columns were even compared as the table's on SQLite and MySQL).
+    if kind == "sequence" and db.dialect.name == "sqlite":
+        pytest.skip("SQLite has no sequence")
+    make, drop = TAKERS[kind]
+    dropped = False
+    try:
+        for sql in make:
+            await db.execute_sql(sql)
+        if kind == "index" and not per_schema(db):
+            await db.create_all(Taken)  # MySQL names indexes per table: no clash
+            await db.check_schema(Taken)
+            return
+        for check in (db.create_all, db.check_schema):
+            with pytest.raises(SchemaError, match="table name taken") as info:
+                await check(Taken)
+            (difference,) = info.value.differences
+            assert (difference.table, difference.column, difference.problem,
+                    difference.expected, difference.actual) == (
+                "eng_sx_taken", None, "table name taken", "a table", f"the {kind} eng_sx_taken")
+            q = db.dialect.quote_identifier
+            assert difference.fix.startswith(f"DROP {kind.upper()} {q('eng_sx_taken')}, or "
+                                             "give Taken another table=: tables and ")
+        for sql in drop:
+            await db.execute_sql(sql)
+        dropped = True
+        await db.create_all(Taken)  # nothing of the model was made before: it is made now
+        await db.check_schema(Taken)
+    finally:
+        if not dropped:  # (the fixture drops the model's table)
+            for sql in drop:
+                await db.execute_sql(sql)
+
+
+async def test_a_trigger_bears_no_table_or_index_name_on_sqlite(db: Any) -> None:
+    # SQLite keeps triggers in sqlite_master beside tables and indexes, in a namespace of
+    # their own: one named like an index was reported as taking the index's name.
+    if db.dialect.name != "sqlite":
+        pytest.skip("the trigger statement is SQLite's")
+    await db.execute_sql("CREATE TABLE eng_sx_plain (x INT PRIMARY KEY)")
+    try:
+        for name in ("eng_sx_taken", "eng_sx_taken_code"):
+            await db.execute_sql(f"CREATE TRIGGER {name} AFTER INSERT ON eng_sx_plain "
+                                 "BEGIN SELECT 1; END")
+        await db.create_all(Taken)
+        await db.check_schema(Taken)
+    finally:
+        await db.execute_sql("DROP TABLE IF EXISTS eng_sx_plain")  # its triggers with it
+
+
 async def test_check_schema_reports_a_missing_index(db: Any) -> None:
     await db.create_all(Account)
     q = db.dialect.quote_identifier
@@ -337,6 +410,6 @@ async def test_a_reference_to_a_table_that_is_not_a_model(db: Any) -> None:
         await db.execute_sql(f"DROP TABLE IF EXISTS {q('eng_sx_legacy')}")
 
 
-ALL = (Account, Invite, Flagged, Keyed, Coded, Shadow, Comment, Article, Legacy)
+ALL = (Account, Invite, Flagged, Keyed, Coded, Shadow, Taken, Comment, Article, Legacy)
 #: the `db` fixture drops these before and after each test, and creates none
 MODELS, CREATE_MODELS = ALL, False

@@ -136,6 +136,23 @@ class Catalog:
         """The ALTER TABLE clause that drops a table's primary key."""
         return "DROP PRIMARY KEY"
 
+    # -- what bears a table's name -----------------------------------------------------------
+
+    def relation_lookup(self, name: str) -> tuple[str, tuple[object, ...]]:
+        """The query (and its parameters) for what bears the table name `name`: a table, or
+        an object that CREATE TABLE IF NOT EXISTS would take for one and skip (an index or a
+        sequence where they share the tables' namespace, a view)."""
+        raise NotImplementedError
+
+    def relation_kind(self, rows: Sequence[Any]) -> str | None:
+        """What relation_lookup()'s rows say bears the name ("table", "index", "view", ...);
+        None when nothing does."""
+        raise NotImplementedError
+
+    def drop_relation(self, kind: str, name: str) -> str:
+        """The statement that drops an object relation_kind() named (quoted name given)."""
+        return f"DROP {kind.upper()} {name}"
+
     # -- indexes ----------------------------------------------------------------------------
 
     def index_lookup(self, name: str, table: str) -> tuple[str, tuple[object, ...]]:

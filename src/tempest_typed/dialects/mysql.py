@@ -169,6 +169,16 @@ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s AND INDEX_NAME = %s
 ORDER BY SEQ_IN_INDEX
 """
 
+# An index bears no table's name here (index names are per table), a view or a MariaDB
+# sequence may.
+_RELATION = """
+SELECT TABLE_TYPE FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s
+"""
+
+_RELATION_KINDS = {"BASE TABLE": "table", "SYSTEM VERSIONED": "table", "TEMPORARY": "table",
+                   "VIEW": "view", "SYSTEM VIEW": "view", "SEQUENCE": "sequence"}
+
 _ALIASES = {"boolean": "tinyint(1)", "bool": "tinyint(1)", "integer": "int",
             "dec": "decimal", "numeric": "decimal", "real": "double"}
 _WIDTHS = re.compile(r"^(bigint|int|mediumint|smallint)\(\d+\)")
@@ -198,6 +208,17 @@ class MySQLCatalog(Catalog):
         if base in _ALIASES:
             text = _ALIASES[base] + (paren + rest if paren else "")
         return _WIDTHS.sub(r"\1", text)  # MariaDB shows bigint(20), MySQL 8 bigint
+
+    @override
+    def relation_lookup(self, name: str) -> tuple[str, tuple[object, ...]]:
+        return _RELATION, (name,)
+
+    @override
+    def relation_kind(self, rows: Sequence[Any]) -> str | None:
+        if not rows:
+            return None
+        kind = text_of(rows[0][0])
+        return _RELATION_KINDS.get(kind, kind.lower())
 
     @override
     def index_lookup(self, name: str, table: str) -> tuple[str, tuple[object, ...]]:

@@ -65,6 +65,14 @@ LEFT JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
 WHERE n.nspname = current_schema() AND c.relname = %s
 """
 
+# Tables, indexes, views and sequences share one namespace per schema (pg_class).
+_RELATION = """
+SELECT c.relkind
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = %s
+"""
+
 _KINDS = {"i": "index", "I": "index", "r": "table", "p": "table", "v": "view",
           "m": "materialized view", "S": "sequence", "f": "foreign table",
           "c": "composite type"}
@@ -112,6 +120,19 @@ class PostgreSQLCatalog(Catalog):
     @override
     def drop_primary_key(self) -> str:
         return "DROP CONSTRAINT <the primary key's name>"
+
+    @override
+    def relation_lookup(self, name: str) -> tuple[str, tuple[object, ...]]:
+        return _RELATION, (name,)
+
+    @override
+    def relation_kind(self, rows: Sequence[Any]) -> str | None:
+        return _KINDS.get(str(rows[0][0]), "relation") if rows else None
+
+    @override
+    def drop_relation(self, kind: str, name: str) -> str:
+        return f"DROP TYPE {name}" if kind == "composite type" else super().drop_relation(
+            kind, name)
 
     @override
     def index_lookup(self, name: str, table: str) -> tuple[str, tuple[object, ...]]:

@@ -55,15 +55,18 @@ _NOW = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 # The table-valued form of PRAGMA table_info takes the table name as a parameter.
 _COLUMNS = 'SELECT name, type, "notnull", pk FROM pragma_table_info(?)'
 
-# Names of tables and indexes share one namespace and compare without case (ASCII) here.
+# Names of tables, indexes and views share one namespace and compare without case (ASCII)
+# here; a trigger's are apart (an index or a table may bear a trigger's name).
 _INDEX = """
 SELECT m.type, m.tbl_name, l."unique", m.sql, i.name
 FROM sqlite_master m
 LEFT JOIN pragma_index_list(m.tbl_name) l ON l.name = m.name
 LEFT JOIN pragma_index_info(m.name) i
-WHERE m.name = ? COLLATE NOCASE
+WHERE m.name = ? COLLATE NOCASE AND m.type != 'trigger'
 ORDER BY i.seqno
 """
+
+_RELATION = "SELECT type FROM sqlite_master WHERE name = ? COLLATE NOCASE AND type != 'trigger'"
 
 
 def _affinity(declared: str) -> str:
@@ -105,6 +108,14 @@ class SQLiteCatalog(Catalog):
     @override
     def normal_type(self, declared: str) -> str:
         return _affinity(declared)
+
+    @override
+    def relation_lookup(self, name: str) -> tuple[str, tuple[object, ...]]:
+        return _RELATION, (name,)
+
+    @override
+    def relation_kind(self, rows: Sequence[Any]) -> str | None:
+        return str(rows[0][0]) if rows else None
 
     @override
     def index_lookup(self, name: str, table: str) -> tuple[str, tuple[object, ...]]:

@@ -7,7 +7,8 @@ in every row. This module reads each table's columns from the database's catalog
 through the dialect's catalog (dialects/catalog.py: each database's queries and spellings are
 in its dialect module), compares them with the DDL the dialect writes for the model
 (`Dialect.column_type`), and lists every difference with its fix: a missing or extra column,
-a changed type, nullability or primary key, an index that differs or whose name is taken.
+a changed type, nullability or primary key, an index that differs or whose name is taken,
+a table name another kind of object bears (an index, a view).
 
 It also orders models by their foreign keys (`references="table.column"`), so that
 create_all() makes parents before children and drop_all() drops children first.
@@ -414,13 +415,23 @@ def compare_steps(dialect: Dialect, models: Sequence[type], *, missing_ok: bool)
     name, and what bears each index's name. Raises SchemaError listing every difference;
     returns the models whose table does not exist."""
     catalog = dialect.catalog
+    taken: list[SchemaDifference] = []
+    for model in models:
+        meta = meta_of(model)
+        sql, params = catalog.relation_lookup(meta.table)
+        kind = catalog.relation_kind((yield from _run(sql, params)))
+        if kind is not None and kind != "table":
+            taken.append(_table_name_taken(meta, kind, dialect))
+    if taken:
+        # What bears the name is no table to compare (a view has columns, to SQLite and MySQL).
+        models = [m for m in models if meta_of(m).table not in {d.table for d in taken}]
     sql = catalog.columns_query()
     found: dict[str, list[TableColumn] | None] = {}
     for table in [meta_of(m).table for m in models] + referenced_tables(models):
         if table not in found:
             found[table] = catalog.columns_of((yield from _run(sql, (table,))))
     missing, differences = compare_tables(found, dialect, models, missing_ok=missing_ok)
-    differences += model_set_differences(models)
+    differences = taken + differences + model_set_differences(models)
     differences += reference_differences(models, found.get, dialect)
     for model in models:
         meta = meta_of(model)
@@ -436,6 +447,16 @@ def compare_steps(dialect: Dialect, models: Sequence[type], *, missing_ok: bool)
     if differences:
         raise SchemaError(differences, dialect.name)
     return missing
+
+
+def _table_name_taken(meta: ModelMeta, kind: str, dialect: Dialect) -> SchemaDifference:
+    """The difference of a model whose table name an object of another kind bears."""
+    drop = dialect.catalog.drop_relation(kind, dialect.quote_identifier(meta.table))
+    kinds = kind + ("es" if kind.endswith("x") else "s")
+    return SchemaDifference(
+        meta.table, None, "table name taken", "a table", f"the {kind} {meta.table}",
+        f"{drop}, or give {meta.name} another table=: tables and {kinds} share one namespace "
+        f"on {dialect.display_name}, so CREATE TABLE IF NOT EXISTS would skip the table")
 
 
 def _index_steps(dialect: Dialect, meta: ModelMeta, index: Index) -> Steps:
