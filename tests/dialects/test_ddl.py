@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
 import pytest
 
-from tempest_typed import DialectError, Index, Model, ValidationError, column, sql
+from tempest_typed import DialectError, ForeignKey, Index, Model, ValidationError, column, sql
 from tempest_typed.dialects import get_dialect
 from tempest_typed.dialects.ddl import CreateIndex, CreateTable, create_statements
 from tempest_typed.model import meta_of
@@ -414,13 +415,65 @@ class LinkPostTag(Model, table="ddl_post_tags"):
     ("sqlite", ['"post_id" INTEGER NOT NULL REFERENCES "ddl_posts" ("id"),',
                 '"tag_id" INTEGER NOT NULL REFERENCES "ddl_tags" ("id"),',
                 'PRIMARY KEY ("post_id", "tag_id")']),
-    ("mysql", ["`post_id` BIGINT NOT NULL REFERENCES `ddl_posts` (`id`),",
-               "`tag_id` BIGINT NOT NULL REFERENCES `ddl_tags` (`id`),",
-               "PRIMARY KEY (`post_id`, `tag_id`)"]),
+    ("mysql", ["`post_id` BIGINT NOT NULL,",
+               "`tag_id` BIGINT NOT NULL,",
+               "PRIMARY KEY (`post_id`, `tag_id`),",
+               "FOREIGN KEY (`post_id`) REFERENCES `ddl_posts` (`id`),",
+               "FOREIGN KEY (`tag_id`) REFERENCES `ddl_tags` (`id`)"]),
 ])
 def test_a_composite_key_is_one_primary_key_without_identity(dialect: str,
                                                               columns: list[str]) -> None:
     # Each int key column was an identity: two on PostgreSQL, two INTEGER PRIMARY KEY on
     # SQLite (an error), two AUTO_INCREMENT on MariaDB (error 1075).
     lines = CreateTable(LinkPostTag).compile(dialect).splitlines()
-    assert [line.strip() for line in lines[1:4]] == columns
+    assert [line.strip() for line in lines[1:-1]] == columns
+
+
+# -- foreign keys on MySQL --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
+def test_mysql_writes_each_reference_as_a_table_constraint(dialect: str) -> None:
+    # MySQL 8 parses a REFERENCES in a column's definition and ignores it: the table had no
+    # foreign key at all. The composite keys follow the columns' own.
+    lines = [line.strip() for line in CreateTable(Tagged).compile(dialect).splitlines()]
+    assert "`owner_id` BIGINT NOT NULL," in lines
+    assert not any("REFERENCES" in line for line in lines if line.startswith("`"))
+    assert lines[-2:] == ["FOREIGN KEY (`owner_id`) REFERENCES `accounts` (`id`)",
+                          ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"]
+
+
+def test_a_long_tables_foreign_keys_are_named_to_fit_64_characters() -> None:
+    # InnoDB names an unnamed key `<table>_ibfk_<n>`, past 64 characters for a table name of
+    # 58 and more: MariaDB refused the CREATE TABLE (error 1059, "Identifier name ... is too
+    # long").
+    dialect = get_dialect("mariadb")
+    assert dialect.foreign_key_name("t" * 57, 9) is None  # t..t_ibfk_9 is 64 characters
+    digest = hashlib.md5(("t" * 57).encode()).hexdigest()[:8]
+    assert dialect.foreign_key_name("t" * 57, 10) == "t" * 50 + f"_fk10_{digest}"
+    long = "l" * 63
+    digest = hashlib.md5(long.encode()).hexdigest()[:8]
+    names = [dialect.foreign_key_name(long, n) for n in (1, 2)]
+    assert names == ["l" * 51 + f"_fk1_{digest}", "l" * 51 + f"_fk2_{digest}"]
+    assert all(name is not None and len(name) == 64 for name in names)
+    other = dialect.foreign_key_name("l" * 62 + "m", 1)
+    assert other is not None and other[:51] == names[0][:51] and other != names[0]
+    for name in ("postgresql", "sqlite"):  # their own names fit (PostgreSQL cuts its own)
+        assert get_dialect(name).foreign_key_name(long, 1) is None
+
+    class LongLink(Model, table="ddl_" + "k" * 59):
+        id: int = column(primary_key=True)
+        post_id: int = column(references="ddl_posts.id")
+        a: int
+        b: int
+        __foreign_keys__ = (ForeignKey(["a", "b"], "ddl_pairs", ["x", "y"]),)
+
+    table = "ddl_" + "k" * 59
+    digest = hashlib.md5(table.encode()).hexdigest()[:8]
+    lines = [line.strip() for line in CreateTable(LongLink).compile("mariadb").splitlines()]
+    assert lines[-3:-1] == [
+        f"CONSTRAINT `{table[:51]}_fk1_{digest}` FOREIGN KEY (`post_id`) REFERENCES "
+        "`ddl_posts` (`id`),",
+        f"CONSTRAINT `{table[:51]}_fk2_{digest}` FOREIGN KEY (`a`, `b`) REFERENCES "
+        "`ddl_pairs` (`x`, `y`)"]
+    assert "CONSTRAINT" not in CreateTable(LongLink).compile("postgresql")

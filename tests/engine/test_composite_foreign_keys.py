@@ -47,7 +47,23 @@ class Shipment(Model, table="eng_cfk_shipments"):
                                    ["order_id", "line_no"]),)
 
 
-MODELS = (Shipment, Line)
+#: 63 characters: InnoDB's own name of its keys, `<table>_ibfk_<n>`, would be 69
+LONG_TABLE = "eng_cfk_" + "r" * 55
+
+
+class Return(Model, table=LONG_TABLE):
+    """What came back of one shipment's line: a table name too long for InnoDB's key names."""
+
+    id: int = column(primary_key=True)
+    shipment_id: int = column(references="eng_cfk_shipments.id")
+    order_id: int
+    line_no: int
+
+    __foreign_keys__ = (ForeignKey(["order_id", "line_no"], "eng_cfk_lines",
+                                   ["order_id", "line_no"]),)
+
+
+MODELS = (Return, Shipment, Line)
 
 
 def test_the_key_is_a_table_constraint() -> None:
@@ -68,6 +84,31 @@ async def test_the_key_holds_and_refuses_a_line_that_does_not_exist(db: Any) -> 
         join(Shipment, "s").inner_join(Line, "l", {"s.order_id": "l.order_id",
                                                    "s.line_no": "l.line_no"}))).all()
     assert [(r.s.id, r.l.sku) for r in rows] == [(1, "b")]
+    await db.check_schema(*MODELS)
+
+
+@pytest.mark.asyncio
+async def test_a_long_tables_keys_hold(db: Any) -> None:
+    # MariaDB refused the CREATE TABLE (error 1059: `<table>_ibfk_1` is too long), and MySQL 8
+    # ignored the column's inline REFERENCES: the keys are table constraints there, named to
+    # fit 64 characters. Each holds on every database.
+    await db.execute(insert(Line).values({"order_id": 1, "line_no": 1, "sku": "a"}))
+    await db.execute(insert(Shipment).values({"id": 1, "order_id": 1, "line_no": 1, "sent": 1}))
+    await db.execute(insert(Return).values(
+        {"id": 1, "shipment_id": 1, "order_id": 1, "line_no": 1}))
+    for bad in ({"shipment_id": 2, "order_id": 1, "line_no": 1},
+                {"shipment_id": 1, "order_id": 1, "line_no": 2}):
+        with pytest.raises(IntegrityError):
+            await db.execute(insert(Return).values({"id": 2, **bad}))
+    if db.dialect.name == "mariadb":
+        rows = await db.execute_sql(
+            "SELECT CONSTRAINT_NAME FROM information_schema.TABLE_CONSTRAINTS "
+            "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s "
+            "AND CONSTRAINT_TYPE = 'FOREIGN KEY' ORDER BY CONSTRAINT_NAME", [LONG_TABLE])
+        names = [str(row[0]) for row in rows.all()]
+        assert [name[:len(LONG_TABLE[:51]) + 4] for name in names] == [
+            LONG_TABLE[:51] + "_fk1", LONG_TABLE[:51] + "_fk2"]
+        assert all(len(name) == 64 for name in names)
     await db.check_schema(*MODELS)
 
 

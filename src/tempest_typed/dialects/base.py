@@ -692,6 +692,15 @@ class Dialect:
 
     table_options = ""
 
+    #: a column's `references=` is written in its definition (`"a" bigint REFERENCES ...`);
+    #: False: as a table constraint, `FOREIGN KEY ("a") REFERENCES ...`
+    inline_references: ClassVar[bool] = True
+
+    def foreign_key_name(self, table: str, n: int) -> str | None:
+        """The name the DDL gives the table's `n`-th foreign key (from 1, the columns'
+        `references=` first, in order, then `__foreign_keys__`); None: the database's own."""
+        return None
+
     def visit_now(self, plus: Value | None, out: _Out) -> None:
         """Write sql.now(), plus a number of seconds when given."""
         if plus is None:

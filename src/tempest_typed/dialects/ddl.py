@@ -32,7 +32,10 @@ def _default_sql(meta: ModelMeta, value: object, dialect: Dialect) -> str:
 
 def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
     """CREATE TABLE IF NOT EXISTS for a model."""
+    q = dialect.quote_identifier
     lines: list[str] = []
+    #: the foreign keys written as table constraints: (own SQL names, table, its SQL names)
+    keys: list[tuple[list[str], str, list[str]]] = []
     inline_pk = False
     for col in meta.columns:
         parts = [dialect.quote_identifier(col.name), dialect.column_type(col)]
@@ -51,17 +54,20 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
             parts.append(f"CHECK ({dialect.quote_identifier(col.name)} IN ({allowed}))")
         if col.references:
             table, target = split_reference(meta, col)
-            q = dialect.quote_identifier
-            parts.append(f"REFERENCES {q(table)} ({q(target)})")
+            if dialect.inline_references:
+                parts.append(f"REFERENCES {q(table)} ({q(target)})")
+            else:
+                keys.append(([col.name], table, [target]))
         lines.append(" ".join(parts))
     if meta.primary_key and not inline_pk:
-        keys = ", ".join(dialect.quote_identifier(c.name) for c in meta.primary_key)
-        lines.append(f"PRIMARY KEY ({keys})")
-    q = dialect.quote_identifier
-    for key in meta.foreign_keys:
-        own = ", ".join(q(meta.by_attr[attr].name) for attr in key.columns)
-        theirs = ", ".join(q(name) for name in key.table_columns)
-        lines.append(f"FOREIGN KEY ({own}) REFERENCES {q(key.table)} ({theirs})")
+        lines.append(f"PRIMARY KEY ({', '.join(q(c.name) for c in meta.primary_key)})")
+    keys += [([meta.by_attr[attr].name for attr in key.columns], key.table,
+              list(key.table_columns)) for key in meta.foreign_keys]
+    for n, (own, table, theirs) in enumerate(keys, 1):
+        name = dialect.foreign_key_name(meta.table, n)
+        lines.append((f"CONSTRAINT {q(name)} " if name is not None else "")
+                     + f"FOREIGN KEY ({', '.join(map(q, own))}) REFERENCES {q(table)} "
+                     f"({', '.join(map(q, theirs))})")
     body = ",\n    ".join(lines)
     return (f"CREATE TABLE IF NOT EXISTS {dialect.quote_identifier(meta.table)} (\n    {body}\n)"
             f"{dialect.table_options}")

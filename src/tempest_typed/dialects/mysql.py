@@ -24,9 +24,10 @@ What they do differently from the shared compiler:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from typing_extensions import override
 
@@ -59,6 +60,10 @@ from .base import Dialect, _Out, in_subqueries, subqueries
 from .catalog import Catalog, ExistingIndex, TableColumn, squeeze, text_of
 
 __all__ = ["STORED_DECIMAL", "MariaDBCatalog", "MariaDBDialect", "MySQLCatalog", "MySQLDialect"]
+
+
+#: the longest name of a table, index or constraint, in characters
+_MAX_NAME_CHARACTERS: Final = 64
 
 
 def _keys(meta: ModelMeta) -> tuple[str | None, str]:
@@ -301,6 +306,20 @@ class MySQLDialect(Dialect):
     @override
     def create_index_prefix(self) -> str:
         return "CREATE {unique}INDEX"  # MySQL 8 has no IF NOT EXISTS here; the engine checks
+
+    # MySQL 8 parses a REFERENCES in a column's definition and ignores it: no foreign key.
+    inline_references = False
+
+    @override
+    def foreign_key_name(self, table: str, n: int) -> str | None:
+        # InnoDB names the n-th unnamed foreign key `<table>_ibfk_<n>` and refuses a name past
+        # 64 characters (error 1059, "Identifier name ... is too long": a table name of 58
+        # characters and more): such a key is named here, from the table's name cut short and
+        # its hash, so that two tables alike up to the cut keep keys of two names.
+        if len(f"{table}_ibfk_{n}") <= _MAX_NAME_CHARACTERS:
+            return None
+        tail = f"_fk{n}_{hashlib.md5(table.encode()).hexdigest()[:8]}"
+        return table[:_MAX_NAME_CHARACTERS - len(tail)] + tail
 
     @override
     def string_literal(self, value: str) -> str:
