@@ -247,30 +247,26 @@ def _existing_shown(name: str, existing: ExistingIndex, dialect: Dialect) -> str
 
 
 def model_set_differences(models: Sequence[type]) -> list[SchemaDifference]:
-    """Index names that the models given together would use twice: on two tables, or as the
-    name of another model's table. The same on every dialect: PostgreSQL and SQLite name
-    indexes per schema (MySQL per table), and a model set is portable or it is not."""
-    metas = [meta_of(m) for m in models]
+    """Index names that the models given together would use on two tables. The same on
+    every dialect: PostgreSQL and SQLite name indexes per schema (MySQL per table), and a
+    model set is portable or it is not. (An index named like another model's table is
+    refused when the model is defined.)"""
     owners: dict[str, tuple[str, str]] = {}
-    for meta in metas:
-        owners.setdefault(meta.table.casefold(),
-                          (meta.table, f"the table of {meta.name}, given in the same call"))
     found: list[SchemaDifference] = []
-    for meta in metas:
+    for meta in [meta_of(m) for m in models]:
         for index in meta.indexes:
             key = index.name.casefold()
             owner = owners.get(key)
-            if owner is not None and owner[0] != meta.table:
+            if owner is None:
+                owners[key] = (meta.table, f"the name of {meta.name} Index {index.name!r} (table "
+                                           f"{meta.table}), given in the same call")
+            elif owner[0] != meta.table:
                 found.append(SchemaDifference(
                     meta.table, None, "index name taken", f"INDEX {index.name} on {meta.table}",
-                    f"{owner[0]!r} is also {owner[1]}" if owner[0].casefold() == key
-                    else f"{index.name} is also {owner[1]}",
+                    f"{index.name} is also {owner[1]}",
                     f"give {meta.name} Index {index.name!r} or the other a name of its own: "
                     "index names are per schema on PostgreSQL and SQLite, where CREATE INDEX "
                     "IF NOT EXISTS would skip the second"))
-            elif owner is None:
-                owners[key] = (meta.table, f"the name of {meta.name} Index {index.name!r} (table "
-                                           f"{meta.table}), given in the same call")
     return found
 
 
