@@ -1081,17 +1081,17 @@ class Dialect:
     def visit_insert(self, key: InsertStatement, out: _Out) -> None:
         """Write an INSERT statement."""
         meta, cols, rows = key.meta, key.columns, key.rows
-        out.parts.append(
-            f"{self.insert_verb(key.conflict)} {self.quote(meta.table)} "
-            f"({self.column_list(cols)}) VALUES "
-        )
-        if isinstance(rows, SelectQuery | Compound):
-            out.parts[-1] = out.parts[-1].removesuffix("VALUES ")
+        verb = f"{self.insert_verb(key.conflict)} {self.quote(meta.table)} "
+        if not cols:  # rows in which every column takes its default
+            out.parts.append(verb + self.default_rows(meta, len(rows), key.conflict))
+        elif isinstance(rows, SelectQuery | Compound):
+            out.parts.append(f"{verb}({self.column_list(cols)}) ")
             if isinstance(rows, SelectQuery):
                 self._subquery(rows, 0, out)
             else:
                 self.visit_compound(rows, out)
         elif isinstance(rows, RowParams):
+            out.parts.append(f"{verb}({self.column_list(cols)}) VALUES ")
             width = len(cols)
             row_text = "(" + ", ".join([self.placeholder] * width) + ")"
             out.parts.append(", ".join([row_text] * rows.n_rows))
@@ -1099,6 +1099,7 @@ class Dialect:
             out.order.extend(range(base, base + rows.n_rows * width))
             out.kinds.extend([c.kind for c in cols] * rows.n_rows)
         else:
+            out.parts.append(f"{verb}({self.column_list(cols)}) VALUES ")
             for r, row in enumerate(rows):
                 assert isinstance(row, tuple)  # a row of value nodes
                 out.parts.append(", (" if r else "(")
@@ -1110,6 +1111,15 @@ class Dialect:
         if key.conflict is not None:
             self.visit_conflict(meta, cols, key.conflict, out)
         self.visit_returning("insert", meta, key.returning, out)
+
+    def default_rows(self, meta: ModelMeta, n_rows: int,
+                     conflict: ConflictNothing | ConflictUpdate | None) -> str:
+        """What follows INSERT INTO table for rows in which every column takes its default."""
+        if n_rows == 1:
+            return "DEFAULT VALUES"
+        # DEFAULT VALUES is one row: several name one column and give it DEFAULT each time
+        return (f"({self.quote(meta.columns[0].name)}) VALUES "
+                + ", ".join(["(DEFAULT)"] * n_rows))
 
     def insert_verb(self, conflict: ConflictNothing | ConflictUpdate | None) -> str:
         """How the INSERT starts (MySQL skips duplicates with INSERT IGNORE)."""

@@ -494,6 +494,12 @@ class MySQLDialect(Dialect):
         self.visit_assignments(conflict.assignments, out)
 
     @override
+    def default_rows(self, meta: ModelMeta, n_rows: int,
+                     conflict: ConflictNothing | ConflictUpdate | None) -> str:
+        # no DEFAULT VALUES: an empty column list, and an empty row per row
+        return "() VALUES " + ", ".join(["()"] * n_rows)
+
+    @override
     def insert_verb(self, conflict: ConflictNothing | ConflictUpdate | None) -> str:
         # INSERT IGNORE skips rows that hit any unique key, and RETURNING (MariaDB) then
         # yields only the rows inserted, as ON CONFLICT DO NOTHING does. ON DUPLICATE KEY

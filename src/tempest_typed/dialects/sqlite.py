@@ -25,12 +25,14 @@ from typing import Any, ClassVar
 from typing_extensions import override
 
 from ..errors import DialectError
-from ..model import ColumnMeta
+from ..model import ColumnMeta, ModelMeta
 from ..statements.nodes import (
     Aggregate,
     BackoffDelay,
     Between,
     Compare,
+    ConflictNothing,
+    ConflictUpdate,
     Function,
     Labeled,
     Like,
@@ -172,6 +174,24 @@ class SQLiteDialect(Dialect):
     def identity(self, col: ColumnMeta) -> str:
         # Only a column declared exactly INTEGER PRIMARY KEY becomes the rowid alias.
         return "PRIMARY KEY"
+
+    @override
+    def default_rows(self, meta: ModelMeta, n_rows: int,
+                     conflict: ConflictNothing | ConflictUpdate | None) -> str:
+        if n_rows == 1 and conflict is None:
+            return "DEFAULT VALUES"
+        # DEFAULT VALUES is one row and takes no ON CONFLICT, and VALUES has no DEFAULT: a
+        # column whose NULL is its default (the rowid alias takes the next id) stands in.
+        for col in meta.columns:
+            if col.autoincrement or (col.nullable and col.server_default is None):
+                return (f"({self.quote(col.name)}) VALUES "
+                        + ", ".join(["(NULL)"] * n_rows))
+        what = "several rows" if n_rows > 1 else "a row with on_conflict_...()"
+        raise DialectError(
+            f"insert({meta.name}).values(): {what} of defaults only: SQLite writes DEFAULT "
+            "VALUES for one row without a conflict clause, and VALUES has no DEFAULT; give "
+            "each row a value for one column, or insert the rows one at a time"
+        )
 
     @override
     def literal(self, value: object) -> str:

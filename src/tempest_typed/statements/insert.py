@@ -233,7 +233,7 @@ def _plan(meta: ModelMeta, keys: tuple[object, ...]) -> _Plan | None:
         pass
     plan: _Plan | None = None
     names = set(keys)
-    if (len(names) == len(keys) and names <= meta.by_attr.keys()
+    if (names and len(names) == len(keys) and names <= meta.by_attr.keys()
             and not any(c.required and c.attr not in names for c in meta.columns)
             and names >= meta.defaults.keys()):
         cols = tuple(c for c in meta.columns if c.attr in names)
@@ -301,7 +301,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         return new
 
     def _key(self) -> InsertStatement:
-        if not self._columns:
+        if self._rows == ():
             raise ValidationError(f"insert({self._meta.name}) has no values(): give it a row")
         return InsertStatement(self._meta, self._columns, self._rows, self._conflict,
                                self._returning)
@@ -310,8 +310,6 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
     def row_count(self) -> int:
         """How many rows this statement inserts."""
         rows = self._rows
-        if not self._columns:
-            return 0
         if type(rows) is RowParams:
             return rows.n_rows
         return len(rows)
@@ -340,7 +338,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
 
         meta = self._meta
         call = f"insert({meta.name}).from_select()"
-        if self._columns:
+        if self._rows != ():
             raise ValidationError(f"{call}: the statement has values() already; use one of them")
         if isinstance(statement, SetQuery):
             key: SelectQuery | Compound = statement._key()
@@ -394,11 +392,12 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         else:
             items = [rows]
         old = self._rows
+        given = old != ()
         start = len(self._values)
         # the rows so far are one block of bound values that ends where new values start
         block = (old if isinstance(old, RowParams)
                  and old.start + old.n_rows * len(self._columns) == start else None)
-        if not self._columns or block is not None:
+        if not given or block is not None:
             plain_rows = _plain_rows(meta, items, self._columns)
             if plain_rows is not None:
                 columns, tuples = plain_rows
@@ -414,19 +413,24 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 return new
         same = _same_dicts(meta, items)
         mappings = same if same is not None else [_row_mapping(meta, item) for item in items]
-        keyset = {c.attr for c in self._columns} if self._columns else set(mappings[0])
+        keyset = {c.attr for c in self._columns} if given else set(mappings[0])
         # Rows with the same keys are all checked by checking the first.
         for i, mapping in enumerate(mappings[:1] if same is not None else mappings):
             if set(mapping) != keyset:
-                first = "the rows already given set" if self._columns else "row 0 sets"
+                first = "the rows already given set" if given else "row 0 sets"
                 raise ValidationError(
                     f"insert({meta.name}).values(): row {i} sets columns "
                     f"{sorted(mapping)} but {first} {sorted(keyset)}; give every row the same "
                     "columns"
                 )
-        columns = self._columns or tuple(c for c in meta.columns if c.attr in keyset)
+        columns = self._columns if given else tuple(c for c in meta.columns if c.attr in keyset)
         if not columns:
-            raise ValidationError(f"insert({meta.name}).values(): a row sets no column")
+            # Every column takes its default (an identity, a server default, NULL): rows of
+            # no value, which the dialect writes as DEFAULT VALUES or its own spelling.
+            new = self._clone()
+            new._rows = self._row_nodes() + ((),) * len(mappings)
+            new._tuples = None
+            return new
         values = list(self._values)
         plain = True
         # A cell whose type is exactly the column's plain Python type is valid as it is; any
@@ -448,7 +452,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new = self._clone()
         new._columns = columns
         new._tuples = None
-        if plain and not self._columns:
+        if plain and not given:
             values.extend(mapping[col.attr] for mapping in mappings for col in columns)
             new._rows = RowParams(len(mappings), start)
         elif plain and block is not None:
