@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tempest_typed import and_, insert, not_, or_, select, sql, update
+from tempest_typed import ValidationError, and_, delete, insert, not_, or_, select, sql, update
 
 from ..models import Account, Everything, Outbound, Quoted
 
@@ -118,8 +118,21 @@ def test_not_of_a_dict_with_two_keys() -> None:
     assert where_sql(stmt, "postgresql") == ('NOT ("owner" = ? AND "closed" = ?)', ("a", True))
 
 
-def test_empty_and_is_true() -> None:
-    assert where_sql(select(Account).where(and_()), "postgresql") == ("1 = 1", ())
+def test_empty_and_is_refused_as_an_empty_where_dict_is() -> None:
+    # it would match every row, and pass for the where() an update or delete must have
+    for build in (lambda: select(Account).where(and_()),
+                  lambda: delete(Account).where(and_()),
+                  lambda: update(Account).set({"owner": "b"}).where(and_()),
+                  lambda: delete(Account).where(or_({"id": 1}, and_())),
+                  lambda: delete(Account).where(not_(and_())),
+                  lambda: delete(Account).where(and_(and_())),
+                  lambda: delete(Account).where({"id": 1}, and_())):
+        with pytest.raises(ValidationError, match=r"and_\(\) needs at least one condition: an "
+                                                  r"empty and_\(\) matches every row; say what "
+                                                  r"to match, or call unguarded\(\)"):
+            build()
+    assert where_sql(delete(Account).where(and_({"id": 1})), "postgresql") == (
+        '"id" = ?', (1,))
 
 
 # -- empty in ---------------------------------------------------------------------------------

@@ -237,6 +237,8 @@ def test_combinators_take_where_inputs() -> None:
         and_("owner = 'a'")  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="or_\\(\\) needs at least one condition"):
         or_()
+    with pytest.raises(ValidationError, match="and_\\(\\) needs at least one condition"):
+        and_()
     with pytest.raises(ValidationError, match="not_\\(\\) takes where dicts"):
         not_(None)  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="Account: where\\(\\) needs a condition"):

@@ -134,6 +134,12 @@ def _check_inputs(name: str, items: tuple[object, ...]) -> None:
 def and_(*conditions: WhereInput) -> Condition:
     """All of the conditions hold."""
     _check_inputs("and_", conditions)
+    if not conditions:
+        # all of none holds for every row: it would pass for a where() that an update or
+        # delete must have, as an empty where dict would
+        raise ValidationError(
+            "and_() needs at least one condition: an empty and_() matches every row; say what "
+            "to match, or call unguarded() on an update/delete meant for every row")
     return Condition("and", conditions)
 
 
@@ -630,8 +636,6 @@ def condition_node(scope: Scope | ModelMeta, item: object, values: list[object],
         inner = tuple(condition_node(scope, sub, values, where) for sub in item.items)
         if item.op == "not":
             return Not(inner[0])
-        if not inner:
-            return TRUE
         if len(inner) == 1:
             return inner[0]
         return And(inner) if item.op == "and" else Or(inner)
