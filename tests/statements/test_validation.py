@@ -10,7 +10,18 @@ from uuid import UUID
 
 import pytest
 
-from tempest_typed import ValidationError, and_, delete, insert, not_, or_, select, sql, update
+from tempest_typed import (
+    ValidationError,
+    and_,
+    delete,
+    insert,
+    join,
+    not_,
+    or_,
+    select,
+    sql,
+    update,
+)
 
 from ..models import Account, Everything, Keyed, Outbound, Snake
 
@@ -115,6 +126,42 @@ def test_malformed_operands(where: dict[str, Any], message: str) -> None:
     with pytest.raises(ValidationError) as err:
         select(model).where(where)
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: select(Everything).where(
+        {"doc": {"in": select(Everything, ["doc"]).as_subquery("doc")}}),
+     "Everything.doc is a JSON column: `in` does not apply"),
+    (lambda: select(Everything).where(
+        {"doc": {"not_in": select(Everything).as_subquery("doc")}}),
+     "Everything.doc is a JSON column: `not_in` does not apply"),
+    (lambda: select(Everything).order_by("doc"),
+     "Everything.order_by('doc'): Everything.doc is a JSON column, which is not compared; "
+     "order by another column"),
+    (lambda: join(Everything, "e").order_by("e.doc", "desc"), "Everything.doc is a JSON column"),
+    (lambda: select(Everything, ["id"]).add_columns(
+        {"r": sql.row_number().over(order_by=["doc"])}),
+     "a window partitions and orders by other columns"),
+    (lambda: select(Everything, ["id"]).add_columns(
+        {"r": sql.count().over(partition_by=["doc"])}),
+     "a window partitions and orders by other columns"),
+    (lambda: select(Everything).distinct(),
+     "Everything.distinct(): 'doc' is a JSON column, which is not compared, so rows with it "
+     "cannot be told apart the same way on every database; select the columns without it, "
+     "or drop distinct()"),
+    (lambda: select(Everything, ["id", "doc"]).distinct(), "'doc' is a JSON column"),
+    (lambda: join(Everything, "e").distinct(), "'e.doc' is a JSON column"),
+    (lambda: select(Everything, ["id"]).distinct().add_columns({"d": sql.col("doc")}),
+     "'d' is a JSON column"),
+])
+def test_a_json_column_is_not_compared(build: Any, message: str) -> None:
+    # PostgreSQL's json type has no equality and jsonb compares by value, where MySQL and
+    # SQLite compare text: {"b": 1} and {"b": 1.0} are one row there, two here
+    with pytest.raises(ValidationError) as err:
+        build()
+    assert message in str(err.value)
+    assert select(Everything, ["id", "name"]).distinct().compile("postgresql").sql == (
+        'SELECT DISTINCT "id", "name" FROM "everything"')
 
 
 # -- values of the wrong type -----------------------------------------------------------------

@@ -307,6 +307,10 @@ def window_order(scope: Scope, items: object, where: str) -> tuple[OrderItem, ..
 
 def _operand(scope: Scope, item: object, where: str) -> tuple[Operand, ColumnMeta]:
     node, col = computed(scope, item, [], where)
+    if col.kind == "json":  # partitioning compares, ordering too: JSON is not compared
+        raise ValidationError(
+            f"{where}: {col.model_name}.{col.attr} is a JSON column, which is not compared; "
+            "a window partitions and orders by other columns")
     if isinstance(node, ColumnMeta | QualifiedColumn):
         return node, col
     if type(node) is Function and not _binds(node):

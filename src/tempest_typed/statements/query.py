@@ -171,6 +171,12 @@ class Query(Statement[R_co]):
         if item is None:
             labeled = scope.labels.get(column) if type(column) is str else None
             operand, col = labeled or scope.lookup(column, "order_by()")
+            if col.kind == "json":
+                # each database orders JSON its own way (jsonb by size first, the others
+                # as text): the same rows would come back in different orders
+                raise ValidationError(
+                    f"{scope.label}.order_by({column!r}): {col.model_name}.{col.attr} is a "
+                    "JSON column, which is not compared; order by another column")
             if direction not in ("asc", "desc"):
                 raise ValidationError(
                     f"{scope.label}.order_by({column!r}, {direction!r}): direction is 'asc' "
@@ -198,6 +204,7 @@ class Query(Statement[R_co]):
 
     def distinct(self) -> Self:
         """SELECT DISTINCT: each different row once."""
+        distinct_json(self._ctx, self._ctx.items)
         return self._with("distinct", True)
 
     def _lock_targets(self, mode: str, of: object) -> tuple[str, ...]:
@@ -296,6 +303,34 @@ class Query(Statement[R_co]):
         return sub
 
 
+def distinct_json(c: Context, items: tuple[Operand | Labeled, ...] | None) -> None:
+    """Refuse DISTINCT over a JSON column: JSON is not compared, and the databases tell two
+    documents apart differently (jsonb by value, the others by text: {"b": 1} and
+    {"b": 1.0} are one row on PostgreSQL, two elsewhere)."""
+    scope = c.group_scope or c.scope
+    if items is None:
+        sources = [c.source, *(j.source for j in c.joins)]
+        cols = [(s.alias, col) for s in sources for col in s.meta.columns]
+    else:
+        cols = []
+        for item in items:
+            if isinstance(item, Labeled):
+                found = scope.labels.get(item.label)
+                if found is not None:
+                    cols.append((None, found[1]))
+            elif isinstance(item, QualifiedColumn):
+                cols.append((item.qualifier, item.column))
+            elif isinstance(item, ColumnMeta):
+                cols.append((None, item))
+    for alias, col in cols:
+        if col.kind == "json":
+            name = f"{alias}.{col.attr}" if alias else col.attr
+            raise ValidationError(
+                f"{c.scope.label}.distinct(): {name!r} is a JSON column, which is not "
+                "compared, so rows with it cannot be told apart the same way on every "
+                "database; select the columns without it, or drop distinct()")
+
+
 def with_columns(query: Query[Any], columns: Mapping[str, Any], fetched: Sequence[str],
                  items: tuple[Operand | Labeled, ...]) -> tuple[SelectQuery, Context,
                                                             tuple[object, ...]]:
@@ -340,6 +375,8 @@ def with_columns(query: Query[Any], columns: Mapping[str, Any], fetched: Sequenc
                         labels=labels)
     node = replaced(query._key(), "items", (*items, *added))
     context = Context(node, scope, order_scope, c.correlated or CORRELATIONS[0] != made)
+    if c.distinct:
+        distinct_json(context, node.items)
     return node, context, tuple(values)
 
 

@@ -401,6 +401,10 @@ def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
 def _in_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: object,
              values: list[object], where: str) -> ConditionNode:
     negated = op == "not_in"
+    if col.kind == "json":  # a list or a subquery alike: `in` is equality
+        raise ValidationError(
+            f"{col.model_name}.{col.attr} is a JSON column: `{op}` does not apply"
+        )
     if isinstance(operand, Subquery):
         sub: Subquery[Any, Any] = operand
         sub_col = sub.column
@@ -425,10 +429,6 @@ def _in_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
         raise ValidationError(
             f"{col.model_name}.{col.attr} `{op}` takes a list of {col.type_name()} values or "
             f"select(...).as_subquery(column), got {type(operand).__name__} {operand!r}"
-        )
-    if col.kind == "json":
-        raise ValidationError(
-            f"{col.model_name}.{col.attr} is a JSON column: `{op}` does not apply"
         )
     items = list(operand)
     if not items:
