@@ -15,9 +15,11 @@ from tempest_typed import (
     column,
     delete,
     insert,
+    join,
     not_,
     or_,
     select,
+    sql,
     update,
 )
 
@@ -29,7 +31,14 @@ class Gadget(Model, table="eng_gadgets"):
     doc: dict[str, object] | None = None
 
 
-MODELS = (Gadget,)
+class Part(Model, table="eng_parts"):
+    id: int = column(primary_key=True)
+    kind: str
+    size: int
+    note: str | None = None
+
+
+MODELS = (Gadget, Part)
 
 
 async def _three(db: Any) -> None:
@@ -67,3 +76,33 @@ async def test_a_json_column_is_refused_where_it_would_be_compared(db: Any) -> N
     with_doc = (await db.execute(select(Gadget, ["id"]).where(
         {"doc": {"is_null": False}}).order_by("id"))).all()
     assert [r.id for r in with_doc] == [3]
+
+
+@pytest.mark.asyncio
+async def test_distinct_orders_only_by_what_it_fetches(db: Any) -> None:
+    await db.execute(insert(Part).values([
+        {"id": 1, "kind": "a", "size": 3, "note": None}, {"id": 2, "kind": "a", "size": 1},
+        {"id": 3, "kind": "b", "size": 2, "note": "n"}]))
+    for build in (lambda: select(Part, ["kind"]).distinct().order_by("size"),
+                  lambda: select(Part, ["kind"]).order_by("size").distinct(),
+                  lambda: join(Part, "p").distinct().order_by("p.size").project({"k": "p.kind"}),
+                  lambda: select(Part).where({"id": {"in": select(Part, ["id", "kind"])
+                                                     .distinct().order_by("kind").limit(2)
+                                                     .as_subquery("id")}})):
+        with pytest.raises(ValidationError, match=r"distinct\(\) with order_by\('(p\.)?(size|kind)'"
+                                                  r"\), which the (select|subquery) does not "
+                                                  r"fetch.*or drop distinct\(\)"):
+            await db.execute(build())
+    # what is fetched orders a distinct select on every database (PostgreSQL included)
+    rows = (await db.execute(select(Part, ["kind", "note"]).distinct()
+                             .order_by("note", "desc").order_by("kind"))).all()
+    assert [(r.kind, r.note) for r in rows] == [("b", "n"), ("a", None)]
+    counted = (await db.execute(select(Part).aggregate(["kind"], {"n": sql.count()})
+                                .distinct().order_by("n", "desc").order_by("kind"))).all()
+    assert [(r.kind, r.n) for r in counted] == [("a", 2), ("b", 1)]
+    projected = (await db.execute(join(Part, "p").order_by("p.size", "desc")
+                                  .project({"k": "p.kind", "s": "p.size"}).distinct())).all()
+    assert [(r.k, r.s) for r in projected] == [("a", 3), ("b", 2), ("a", 1)]
+    doubled = (await db.execute(select(Part, ["kind"]).add_columns(
+        {"twice": sql.col("size") * 2}).distinct().order_by("twice"))).all()
+    assert [r.twice for r in doubled] == [2, 4, 6]

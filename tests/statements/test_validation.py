@@ -164,6 +164,35 @@ def test_a_json_column_is_not_compared(build: Any, message: str) -> None:
         'SELECT DISTINCT "id", "name" FROM "everything"')
 
 
+@pytest.mark.parametrize("build", [
+    lambda: select(Account, ["owner"]).distinct().order_by("balance"),
+    lambda: select(Account, ["owner"]).order_by("balance").distinct(),
+    lambda: select(Account, ["owner"]).order_by("balance").distinct().add_columns(
+        {"b": sql.col("closed")}),
+    lambda: join(Account, "a").distinct().order_by("a.balance").project({"o": "a.owner"}),
+])
+def test_distinct_orders_only_by_what_it_fetches(build: Any) -> None:
+    # PostgreSQL refuses it when it runs; MySQL and SQLite order by some row's value
+    with pytest.raises(ValidationError, match=r"distinct\(\) with order_by\('(a\.)?balance'\), "
+                                              r"which the select does not fetch: .*select "
+                                              r"'(a\.)?balance' too, or drop distinct\(\)"):
+        build()
+
+
+def test_distinct_orders_by_fetched_columns_labels_and_aggregates() -> None:
+    assert select(Account, ["owner", "balance"]).distinct().order_by("balance").compile(
+        "postgresql").sql == ('SELECT DISTINCT "owner", "balance" FROM "accounts" '
+                              'ORDER BY "balance" ASC')
+    assert select(Account).order_by("balance").distinct().compile("sqlite").sql.startswith(
+        "SELECT DISTINCT")
+    select(Account, ["owner"]).add_columns({"b": sql.col("balance") * 2}).distinct().order_by("b")
+    select(Account).aggregate(["owner"], {"n": sql.count()}).order_by("n").distinct()
+    join(Account, "a").order_by("a.balance").project({"b": "a.balance"}).distinct()
+    with pytest.raises(ValidationError, match=r"which the subquery does not fetch: .*order the "
+                                              r"subquery by 'id' only, or drop distinct\(\)"):
+        select(Account, ["id", "owner"]).distinct().order_by("owner").as_subquery("id")
+
+
 # -- values of the wrong type -----------------------------------------------------------------
 
 

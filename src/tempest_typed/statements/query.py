@@ -184,6 +184,8 @@ class Query(Statement[R_co]):
                 )
             item = scope.order_items[column, direction] = order_item(
                 operand, direction == "desc", col.nullable)
+        if c.distinct:
+            distinct_order(c, c.items, (item,))
         new = self._clone()
         new._order = (*self._order, item)
         return new
@@ -205,6 +207,7 @@ class Query(Statement[R_co]):
     def distinct(self) -> Self:
         """SELECT DISTINCT: each different row once."""
         distinct_json(self._ctx, self._ctx.items)
+        distinct_order(self._ctx, self._ctx.items, self._order)
         return self._with("distinct", True)
 
     def _lock_targets(self, mode: str, of: object) -> tuple[str, ...]:
@@ -294,6 +297,8 @@ class Query(Statement[R_co]):
         else:
             operand, col = found if found is not None else scope.lookup(column, "as_subquery()")
             item = Labeled(column, operand) if type(operand) is Aggregate else operand
+        if c.distinct:
+            distinct_order(c, (item,), self._order, subquery=column)
         # Subquery(...) without the class call, as Dialect.compile() makes its Compiled.
         sub: Subquery[Any, Any] = object.__new__(Subquery)
         sub.key = self._assembled((item,))
@@ -329,6 +334,37 @@ def distinct_json(c: Context, items: tuple[Operand | Labeled, ...] | None) -> No
                 f"{c.scope.label}.distinct(): {name!r} is a JSON column, which is not "
                 "compared, so rows with it cannot be told apart the same way on every "
                 "database; select the columns without it, or drop distinct()")
+
+
+def distinct_order(c: Context, items: tuple[Operand | Labeled, ...] | None,
+                   order: tuple[OrderItem, ...], subquery: str | None = None) -> None:
+    """Refuse ORDER BY a value a DISTINCT select does not fetch: one distinct row may stand
+    for rows with different values of it. PostgreSQL refuses the statement when it runs;
+    MySQL and SQLite order by the value of whichever of those rows they meet."""
+    if items is None:  # every column is fetched
+        return
+    # a value under a label is fetched too (the databases match ORDER BY COUNT(*) or a
+    # column with the select list's `COUNT(*) AS n`, `a.x AS b`)
+    fetched = {*items, *(i.value for i in items if isinstance(i, Labeled))}
+    for item in order:
+        operand = item.operand
+        if operand in fetched:
+            continue
+        if isinstance(operand, Labeled):
+            name = operand.label
+        elif isinstance(operand, QualifiedColumn):
+            name = f"{operand.qualifier}.{operand.column.attr}"
+        elif isinstance(operand, ColumnMeta):
+            name = operand.attr
+        else:
+            name = repr(operand)
+        fix = (f"select {name!r} too" if subquery is None
+               else f"order the subquery by {subquery!r} only")
+        raise ValidationError(
+            f"{c.scope.label}: distinct() with order_by({name!r}), which the "
+            f"{'select' if subquery is None else 'subquery'} does not fetch: a distinct row "
+            "may stand for rows with different values of it (PostgreSQL refuses this); "
+            f"{fix}, or drop distinct()")
 
 
 def with_columns(query: Query[Any], columns: Mapping[str, Any], fetched: Sequence[str],
@@ -377,6 +413,7 @@ def with_columns(query: Query[Any], columns: Mapping[str, Any], fetched: Sequenc
     context = Context(node, scope, order_scope, c.correlated or CORRELATIONS[0] != made)
     if c.distinct:
         distinct_json(context, node.items)
+        distinct_order(context, node.items, query._order)
     return node, context, tuple(values)
 
 
