@@ -76,7 +76,7 @@ def test_limit_inside_an_in_subquery_of_a_select_on_mysql(dialect: str, clause: 
     text = _message(stmt, dialect)
     assert f"{dialect} rejects LIMIT in IN (SELECT ...)" in text
     assert text.endswith("run the subquery as a select of its own first, and pass the "
-                         'values it fetched as a list: {"in": values}')
+                         'values it fetched as a list: {"id": {"in": values}}')
     assert "claim" not in text
 
 
@@ -98,6 +98,26 @@ def test_limit_inside_an_in_subquery_of_a_delete_selects_the_ids_first(dialect: 
         "in engine.transaction(), select the ids first (with for_update() so they stay as "
         'selected), then delete(Outbound).where({"id": {"in": ids}})')
     assert "claim" not in text
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "mariadb"])
+def test_limit_inside_an_in_subquery_names_the_column_it_feeds(dialect: str) -> None:
+    owners = select(Account, ["owner"]).order_by("owner").limit(5).as_subquery("owner")
+    text = _message(update(Outbound).set({"status": "sending"})
+                    .where({"consumer": {"in": owners}}), dialect)
+    assert text.endswith(
+        "use the two-step claim: in engine.transaction(), select the consumers with "
+        'for_update(skip_locked=True), then update(Outbound).where({"consumer": {"in": '
+        'consumers}})')
+    text = _message(update(Outbound).set({"status": "sending"})
+                    .where({"consumer": {"in": owners}}).returning(), dialect)
+    assert "rows it changed" not in text  # consumers name no row of Outbound
+    text = _message(delete(Outbound).where({"consumer": {"not_in": owners}}), dialect)
+    assert text.endswith(
+        "in engine.transaction(), select the consumers first (with for_update() so they stay "
+        'as selected), then delete(Outbound).where({"consumer": {"not_in": consumers}})')
+    text = _message(select(Outbound).where({"consumer": {"in": owners}}), dialect)
+    assert text.endswith('as a list: {"consumer": {"in": values}}')
 
 
 @pytest.mark.parametrize("dialect", ["mysql"])

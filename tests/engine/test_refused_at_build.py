@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tempest_typed import (
+    DialectError,
     Model,
     ValidationError,
     and_,
@@ -106,3 +107,25 @@ async def test_distinct_orders_only_by_what_it_fetches(db: Any) -> None:
     doubled = (await db.execute(select(Part, ["kind"]).add_columns(
         {"twice": sql.col("size") * 2}).distinct().order_by("twice"))).all()
     assert [r.twice for r in doubled] == [2, 4, 6]
+
+
+@pytest.mark.asyncio
+async def test_limit_in_an_in_subquery_names_the_column_it_feeds(db: Any) -> None:
+    await _three(db)
+    await db.execute(insert(Part).values([{"id": 1, "kind": "x", "size": 1},
+                                          {"id": 2, "kind": "y", "size": 2}]))
+    kinds = select(Part, ["kind"]).order_by("size").limit(1)
+    stmt = update(Gadget).set({"name": "first"}).where({"kind": {"in": kinds.as_subquery("kind")}})
+    if db.dialect.supports_limit_in_subquery:
+        assert (await db.execute(stmt)).rows_affected() == 2
+    else:  # MySQL/MariaDB: the advice names `kind`, and it works
+        with pytest.raises(DialectError, match=r"select the kinds with for_update\(skip_locked="
+                                               r"True\), then update\(Gadget\)\.where\("
+                                               r"\{\"kind\": \{\"in\": kinds\}\}\)$"):
+            await db.execute(stmt)
+        async with db.transaction() as tx:
+            fetched = [r.kind for r in (await tx.execute(kinds.for_update(skip_locked=True))).all()]
+            assert (await tx.execute(update(Gadget).set({"name": "first"}).where(
+                {"kind": {"in": fetched}}))).rows_affected() == 2
+    rows = (await db.execute(select(Gadget, ["id", "name"]).order_by("id"))).all()
+    assert [(r.id, r.name) for r in rows] == [(1, "first"), (2, "b"), (3, "first")]

@@ -807,13 +807,13 @@ class Dialect:
 
     def visit_in_subquery(self, node: InSubquery, out: _Out) -> None:
         """Write `left [NOT] IN (SELECT ...)`, the subquery's values where it stands."""
-        self.check_subquery(node.query, out)
+        self.check_subquery(node, out)
         self.visit_value(node.left, out)
         out.parts.append(" NOT IN (" if node.negated else " IN (")
         self._subquery(node.query, node.offset, out)
         out.parts.append(")")
 
-    def check_subquery(self, query: SelectQuery, out: _Out) -> None:
+    def check_subquery(self, node: InSubquery, out: _Out) -> None:
         """Raise DialectError for an `in` subquery this database rejects."""
 
     def visit_exists(self, node: Exists, out: _Out) -> None:
@@ -1287,6 +1287,6 @@ def subqueries(node: tuple[object, ...]) -> list[SelectQuery]:
     return [n for n in iter_nodes((node,)) if isinstance(n, SelectQuery)]
 
 
-def in_subqueries(node: tuple[object, ...]) -> list[SelectQuery]:
-    """The subqueries of every `in (SELECT ...)` inside a node (or itself), at any depth."""
-    return [n.query for n in iter_nodes((node,)) if isinstance(n, InSubquery)]
+def in_subqueries(node: tuple[object, ...]) -> list[InSubquery]:
+    """Every `in (SELECT ...)` inside a node (or the node itself), at any depth."""
+    return [n for n in iter_nodes((node,)) if isinstance(n, InSubquery)]

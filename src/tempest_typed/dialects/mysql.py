@@ -44,6 +44,7 @@ from ..statements.nodes import (
     DeleteStatement,
     Function,
     InsertStatement,
+    InSubquery,
     IsNull,
     Lock,
     Param,
@@ -75,30 +76,46 @@ def _keys(meta: ModelMeta) -> tuple[str | None, str]:
     return key, "ids" if key == "id" else f"{key}s"
 
 
-def _two_step(meta: ModelMeta, returning: bool = False) -> str:
-    """The way out of a single-statement claim (update ... where id in (select ... limit))."""
-    key, ids = _keys(meta)
+def _fed(node: InSubquery, meta: ModelMeta | None) -> tuple[str | None, str, str] | None:
+    """The column an `in` subquery feeds (of `meta`, given one), what its values are called,
+    and the operator (in / not_in); None when it feeds no plain column of that table."""
+    col = node.left.column if isinstance(node.left, QualifiedColumn) else node.left
+    if not isinstance(col, ColumnMeta) or (meta is not None and col.model_name != meta.name):
+        return None
+    return col.attr, "ids" if col.attr == "id" else f"{col.attr}s", (
+        "not_in" if node.negated else "in")
+
+
+def _two_step(meta: ModelMeta, returning: bool = False,
+              fed: tuple[str | None, str, str] | None = None) -> str:
+    """The way out of a single-statement claim (update ... where id in (select ... limit)):
+    by the column the subquery feeds (`fed`), else by the table's key."""
+    key, ids, op = fed or (*_keys(meta), "in")
     return (
         "use the two-step claim: in engine.transaction(), select the "
         f"{ids} with for_update(skip_locked=True), then "
-        f"update({meta.name}).where({_in(key, ids)})"
-        + (f"; those {ids} are the rows it changed" if returning else "")
+        f"update({meta.name}).where({_in(key, ids, op)})"
+        + (f"; those {ids} are the rows it changed"
+           if returning and op == "in" and key in (None, *(c.attr for c in meta.primary_key))
+           else "")
     )
 
 
-def _in(key: str | None, ids: str) -> str:
+def _in(key: str | None, ids: str, op: str = "in") -> str:
     """The where of the second step."""
     if key is None:
         return f"the {ids} selected"
-    return f'{{"{key}": {{"in": {ids}}}}}'
+    return '{"' + key + '": {"' + op + '": ' + ids + '}}'
 
 
-def _keys_first(kind: str, meta: ModelMeta) -> str:
-    """The way out of an update or delete whose rows a subquery on its own table picks."""
-    key, ids = _keys(meta)
+def _keys_first(kind: str, meta: ModelMeta,
+                fed: tuple[str | None, str, str] | None = None) -> str:
+    """The way out of an update or delete whose rows a subquery on its own table picks (or,
+    given `fed`, whose `in` subquery feeds that column)."""
+    key, ids, op = fed or (*_keys(meta), "in")
     return (
         f"in engine.transaction(), select the {ids} first (with for_update() so they stay "
-        f"as selected), then {kind}({meta.name}).where({_in(key, ids)})"
+        f"as selected), then {kind}({meta.name}).where({_in(key, ids, op)})"
     )
 
 
@@ -433,16 +450,19 @@ class MySQLDialect(Dialect):
         out.parts.append(") - 1)" if part == "dow" else ")")  # DAYOFWEEK: 1 is Sunday
 
     @override
-    def check_subquery(self, query: SelectQuery, out: _Out) -> None:
+    def check_subquery(self, node: InSubquery, out: _Out) -> None:
+        query = node.query
         if query.limit is not None or query.offset is not None:
             outer = out.statement
-            if isinstance(outer, UpdateStatement):
-                way_out = _two_step(outer.meta, outer.returning is not None)
-            elif isinstance(outer, DeleteStatement):
-                way_out = _keys_first("delete", outer.meta)
+            if isinstance(outer, UpdateStatement) and (fed := _fed(node, outer.meta)):
+                way_out = _two_step(outer.meta, outer.returning is not None, fed)
+            elif isinstance(outer, DeleteStatement) and (fed := _fed(node, outer.meta)):
+                way_out = _keys_first("delete", outer.meta, fed)
             else:
+                fed = _fed(node, None)
+                shown = _in(fed[0], "values", fed[2]) if fed else '{"in": values}'
                 way_out = ("run the subquery as a select of its own first, and pass the "
-                           "values it fetched as a list: {\"in\": values}")
+                           f"values it fetched as a list: {shown}")
             raise DialectError(
                 f"{self._label(query)}.limit()/offset() inside an `in` subquery: {self.name} "
                 f"rejects LIMIT in IN (SELECT ...); {way_out}"
@@ -451,8 +471,8 @@ class MySQLDialect(Dialect):
     @override
     def visit_where_of(self, meta: ModelMeta, where: Condition | None, out: _Out) -> None:
         if where is not None:
-            for sub in in_subqueries(where):
-                self.check_subquery(sub, out)
+            for node in in_subqueries(where):
+                self.check_subquery(node, out)
             for sub in subqueries(where) if not self.reads_its_table_in_subqueries else ():
                 tables = [sub.source.meta] + [j.source.meta for j in sub.joins]
                 if meta in tables:
