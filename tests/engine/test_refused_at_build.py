@@ -129,3 +129,13 @@ async def test_limit_in_an_in_subquery_names_the_column_it_feeds(db: Any) -> Non
                 {"kind": {"in": fetched}}))).rows_affected() == 2
     rows = (await db.execute(select(Gadget, ["id", "name"]).order_by("id"))).all()
     assert [(r.id, r.name) for r in rows] == [(1, "first"), (2, "b"), (3, "first")]
+
+
+@pytest.mark.asyncio
+async def test_count_distinct_is_named_in_its_errors(db: Any) -> None:
+    await _three(db)
+    with pytest.raises(ValidationError, match=r"sql\.count_distinct\('doc'\) for 'n': a JSON "
+                                              r"column cannot be aggregated"):
+        await db.execute(select(Gadget).aggregate([], {"n": sql.count_distinct("doc")}))
+    counted = select(Gadget).aggregate([], {"n": sql.count_distinct("kind")})
+    assert (await db.execute(counted)).scalar() == 2

@@ -442,3 +442,18 @@ def test_a_column_compared_with_itself_is_refused_naming_the_alias_that_correlat
     assert '(SELECT "attempts" FROM "outbound_messages" WHERE "id" = "outer"."id")' in compiled.sql
     # a comparison of two columns stays allowed
     select(Outbound).where({"updated_at": {"gt": sql.col("next_attempt_at")}})
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: select(Everything).aggregate([], {"n": sql.count_distinct("doc")}),
+     "Everything: sql.count_distinct('doc') for 'n': a JSON column cannot be aggregated"),
+    (lambda: select(Account).aggregate([], {"n": sql.count_distinct("nope")}),
+     "Account has no column 'nope' in sql.count_distinct() for 'n'"),
+    (lambda: sql.count_distinct(3), "sql.count_distinct() takes a column name, got 3"),
+    (lambda: select(Everything).aggregate([], {"n": sql.count("doc")}),
+     "Everything: sql.count('doc') for 'n': a JSON column cannot be aggregated"),
+])
+def test_an_aggregate_s_error_names_the_function_written(build: Any, message: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        build()
+    assert message in str(err.value)

@@ -49,10 +49,16 @@ class AggregateFunction(Generic[T_co]):
 
     def __init__(self, func: AggregateName, column: str | None, distinct: bool = False) -> None:
         if column is not None and not isinstance(column, str):
-            raise ValidationError(f"sql.{func}() takes a column name, got {column!r}")
+            name = "count_distinct" if distinct else func
+            raise ValidationError(f"sql.{name}() takes a column name, got {column!r}")
         self.func: AggregateName = func
         self.column = column
         self.distinct = distinct
+
+    @property
+    def name(self) -> str:
+        """The sql.* function that made this aggregate (count_distinct, count, sum...)."""
+        return "count_distinct" if self.distinct else self.func
 
     def over(self, *, partition_by: object = (), order_by: object = ()) -> Over:
         """This aggregate over a window of rows beside each row (with order_by, a running
@@ -67,8 +73,7 @@ class AggregateFunction(Generic[T_co]):
         return Over(self, partition_by, order_by)
 
     def __repr__(self) -> str:
-        name = "count_distinct" if self.distinct else self.func
-        return f"sql.{name}({'' if self.column is None else repr(self.column)})"
+        return f"sql.{self.name}({'' if self.column is None else repr(self.column)})"
 
 
 def _result(func: AggregateName, col: ColumnMeta | None, label: str) -> tuple[str, bool]:
@@ -95,13 +100,13 @@ def aggregate_node(scope: Scope, spec: AggregateFunction[Any],
     argument: ColumnMeta | QualifiedColumn | None = None
     of: ColumnMeta | None = None
     if spec.column is not None:
-        found, of = scope.lookup(spec.column, f"sql.{spec.func}() for {key!r}")
+        found, of = scope.lookup(spec.column, f"sql.{spec.name}() for {key!r}")
         if not isinstance(found, ColumnMeta | QualifiedColumn):
-            raise ValidationError(f"{label}: sql.{spec.func}() takes a column of the rows")
+            raise ValidationError(f"{label}: sql.{spec.name}() takes a column of the rows")
         argument = found
         if of.kind == "json":
             raise ValidationError(
-                f"{label}: sql.{spec.func}({spec.column!r}) for {key!r}: a JSON column "
+                f"{label}: sql.{spec.name}({spec.column!r}) for {key!r}: a JSON column "
                 "cannot be aggregated"
             )
     kind, nullable = _result(spec.func, of, key)
