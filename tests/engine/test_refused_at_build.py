@@ -139,3 +139,20 @@ async def test_count_distinct_is_named_in_its_errors(db: Any) -> None:
         await db.execute(select(Gadget).aggregate([], {"n": sql.count_distinct("doc")}))
     counted = select(Gadget).aggregate([], {"n": sql.count_distinct("kind")})
     assert (await db.execute(counted)).scalar() == 2
+
+
+@pytest.mark.asyncio
+async def test_having_reads_only_what_a_group_has(db: Any) -> None:
+    await _three(db)
+    await db.execute(insert(Part).values([{"id": 1, "kind": "x", "size": 1},
+                                          {"id": 2, "kind": "z", "size": 2}]))
+    with pytest.raises(ValidationError, match=r"having\(\) filters groups"):
+        await db.execute(select(Gadget).having({"kind": "x"}))
+    grouped = select(Gadget).aggregate(["kind"], {"n": sql.count()})
+    with pytest.raises(ValidationError, match=r"reads sql\.col\('eng_gadgets\.id'\), which is "
+                                              r"not a group column"):
+        await db.execute(grouped.having({"n": {"gt": sql.col("eng_gadgets.id")}}))
+    # a group column, read by a correlated subquery, runs everywhere (PostgreSQL included)
+    rows = (await db.execute(grouped.having(sql.exists(select(Part).where(
+        {"kind": sql.col("eng_gadgets.kind")}))).order_by("kind"))).all()
+    assert [(r.kind, r.n) for r in rows] == [("x", 2)]

@@ -457,3 +457,48 @@ def test_an_aggregate_s_error_names_the_function_written(build: Any, message: st
     with pytest.raises(ValidationError) as err:
         build()
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize("build", [
+    lambda: select(Account).having({"n": {"gt": 1}}),
+    lambda: select(Account, ["owner"]).where({"closed": False}).having({"owner": "a"}),
+    lambda: join(Account, "a").having({"n": {"gt": 1}}),
+])
+def test_having_before_aggregate_names_the_order_of_calls(build: Any) -> None:
+    with pytest.raises(ValidationError, match=r"having\(\) filters groups, and this select has "
+                                              r"none: call aggregate\(\[group columns\], .* "
+                                              r"first, then having\(\)"):
+        build()
+
+
+@pytest.mark.parametrize(("build", "name"), [
+    (lambda g: g.having({"n": {"gt": sql.col("accounts.balance")}}), "accounts.balance"),
+    (lambda g: g.having(sql.exists(select(Everything).where(
+        {"count": sql.col("accounts.balance")}))), "accounts.balance"),
+    (lambda g: g.having({"n": {"lt": sql.scalar(select(Everything, ["count"]).where(
+        {"count": sql.col("accounts.id")}).limit(1).as_subquery("count"))}}), "accounts.id"),
+])
+def test_having_reads_only_group_columns_of_its_rows(build: Any, name: str) -> None:
+    grouped = select(Account).aggregate(["owner"], {"n": sql.count()})
+    with pytest.raises(ValidationError, match=re.escape(
+            f"Account: having() reads sql.col({name!r}), which is not a group column: a group "
+            "has no one value of it (PostgreSQL refuses this); compare a label or a group "
+            f"column, or add {name.split('.')[1]!r} to the group list")):
+        build(grouped)
+
+
+def test_having_reads_group_columns_and_enclosing_rows() -> None:
+    grouped = select(Account).aggregate(["owner"], {"n": sql.count()})
+    assert "HAVING EXISTS" in grouped.having(sql.exists(select(Everything).where(
+        {"name": sql.col("accounts.owner")}))).compile("postgresql").sql
+    joined = join(Account, "a").aggregate(["a.owner"], {"n": sql.count()})
+    with pytest.raises(ValidationError, match=r"reads sql\.col\('a\.closed'\), which is not"):
+        joined.having(sql.exists(select(Everything).where({"active": sql.col("a.closed")})))
+    assert joined.having(sql.exists(select(Everything).where(
+        {"name": sql.col("a.owner")}))).compile("mysql").sql.endswith(
+        "WHERE `name` = `a`.`owner`)")
+    # a grouped subquery may read the row of the statement around it
+    per_owner = (select(Everything).aggregate(["name"], {"n": sql.count()})
+                 .having({"name": sql.col("accounts.owner")}).as_subquery("n"))
+    assert select(Account).where({"balance": {"gt": sql.scalar(per_owner)}}).compile(
+        "postgresql").sql.endswith('HAVING "name" = "accounts"."owner")')

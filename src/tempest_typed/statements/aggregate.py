@@ -21,7 +21,7 @@ from .compute import computed
 from .nodes import Aggregate, Function, Labeled, Operand, QualifiedColumn
 from .query import Context, Query, replaced
 from .scope import Scope
-from .where import CORRELATIONS, WhereInput, with_conditions
+from .where import CORRELATIONS, WhereInput, references_in, with_conditions
 
 if TYPE_CHECKING:
     from ..row import Row
@@ -157,10 +157,36 @@ class Grouped(Query[R_co], Generic[R_co, S_co, G_co]):
         made = CORRELATIONS[0]
         having, values = with_conditions(scope, self._ctx.having, self._values, conditions,
                                          "having()")
+        if CORRELATIONS[0] != made:
+            self._check_group_references(having)
         new = self._with("having", having, values)
         if CORRELATIONS[0] != made:
             new._ctx = new._ctx.marked_correlated()
         return new
+
+    def _check_group_references(self, having: tuple[object, ...]) -> None:
+        """Refuse a reference by qualifier (sql.col("table.column"), here or in a subquery)
+        to a column of this statement's own rows that is not a group column: a group has no
+        one value of it (PostgreSQL refuses the statement when it runs; MySQL and SQLite
+        read some row's value)."""
+        c = self._ctx
+        node = self._key()
+        sources = {(j.source.alias or j.source.meta.table): j.source
+                   for j in reversed(node.joins)}
+        sources[c.source.alias or c.source.meta.table] = c.source
+        grouped = set(node.group_by or ())
+        for ref in references_in(having):
+            source = sources.get(ref.qualifier)
+            if source is None:
+                continue  # an enclosing statement's column: one value per row of it
+            col = source.meta.column(ref.attr, f"sql.col({ref.qualifier + '.' + ref.attr!r})")
+            if (col if source.alias is None else QualifiedColumn(source.alias, col)) in grouped:
+                continue
+            raise ValidationError(
+                f"{c.scope.label}: having() reads sql.col({ref.qualifier + '.' + ref.attr!r}), "
+                "which is not a group column: a group has no one value of it (PostgreSQL "
+                f"refuses this); compare a label or a group column, or add {ref.attr!r} to "
+                "the group list")
 
 
 def grouped(query: Query[Any], group_by: Sequence[str | Mapping[str, Any]],

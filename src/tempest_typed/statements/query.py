@@ -11,7 +11,7 @@ join, group columns and labels after `aggregate()`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Self, TypeVar
 
 from ..errors import ValidationError
 from ..model import ColumnMeta, Model, ModelMeta, meta_of
@@ -203,6 +203,14 @@ class Query(Statement[R_co]):
         new = self._clone((*self._values, n))
         new._offset = INT_PARAMS[i] if i < len(INT_PARAMS) else param(i, "int")
         return new
+
+    if not TYPE_CHECKING:  # a type checker reports the missing method itself
+        def having(self, *conditions: object) -> NoReturn:
+            """having() before aggregate(): a ValidationError naming the order of calls."""
+            raise ValidationError(
+                f"{self._ctx.scope.label}: having() filters groups, and this select has none: "
+                "call aggregate([group columns], {label: sql.count(), ...}) first, then "
+                "having() on its labels and group columns; to keep some rows, use where()")
 
     def distinct(self) -> Self:
         """SELECT DISTINCT: each different row once."""

@@ -735,6 +735,17 @@ def _free_references(query: SelectQuery) -> list[OuterColumn]:
     return free
 
 
+def references_in(node: tuple[object, ...]) -> list[OuterColumn]:
+    """The references by qualifier (sql.col("table.column")) in a condition or value that
+    no select inside it resolves: to the statement that holds it, or further out."""
+    refs: list[OuterColumn] = []
+    nested: list[SelectQuery] = []
+    _collect(node, refs, nested)
+    for sub in nested:
+        refs.extend(free_references(sub))
+    return refs
+
+
 def check_outer(scope: Scope, query: SelectQuery, where: str) -> None:
     """Check the subquery's references to this scope: the column exists, and its type family
     is the one of the column it is compared with."""
