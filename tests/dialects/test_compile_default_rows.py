@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from tempest_typed import DialectError, Model, ValidationError, column, insert, sql
+from tempest_typed import DialectError, Model, ValidationError, column, insert, select, sql
 
 
 class Stamp(Model, table="stamps"):
@@ -85,3 +85,10 @@ def test_rows_of_defaults_and_rows_with_values_do_not_mix() -> None:
         insert(Stamp).values({}).values({"id": 3})
     with pytest.raises(ValidationError, match="the rows already given set"):
         insert(Stamp).values({"id": 3}).values({})
+
+
+def test_the_row_count_of_an_insert_from_a_select_is_known_when_it_runs() -> None:
+    stmt = insert(Stamp).from_select(select(Stamp, ["created"]))
+    with pytest.raises(ValidationError, match=r"read rows_affected\(\) of its result"):
+        stmt.row_count  # noqa: B018
+    assert insert(Stamp).row_count == 0

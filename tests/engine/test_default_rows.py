@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tempest_typed import Model, column, insert, select, sql
+from tempest_typed import Model, ValidationError, column, insert, select, sql
 
 
 class Stamp(Model, table="eng_stamps"):
@@ -60,3 +60,12 @@ async def test_rows_of_defaults_are_returned(db: Any) -> None:
     assert one.id == 1 and isinstance(one.created, datetime) and one.note is None
     rows = (await db.execute(insert(Stamp).values([{}, {}]).returning("id"))).all()
     assert sorted(r.id for r in rows) == [2, 3]
+
+
+@pytest.mark.asyncio
+async def test_an_insert_from_a_select_counts_its_rows_when_it_runs(db: Any) -> None:
+    await db.execute(insert(Tick).values([{}, {}]))
+    copy = insert(Stamp).from_select(select(Tick, ["id"]))
+    with pytest.raises(ValidationError, match="read rows_affected"):
+        copy.row_count  # noqa: B018
+    assert (await db.execute(copy)).rows_affected() == 2

@@ -308,10 +308,15 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
 
     @property
     def row_count(self) -> int:
-        """How many rows this statement inserts."""
+        """How many rows this statement inserts (given by values(); a from_select() finds
+        its rows when it runs)."""
         rows = self._rows
         if type(rows) is RowParams:
             return rows.n_rows
+        if isinstance(rows, SelectQuery | Compound):
+            raise ValidationError(
+                f"insert({self._meta.name}).from_select(): the rows are those the select finds "
+                "when the statement runs; read rows_affected() of its result")
         return len(rows)
 
     def _row_nodes(self) -> tuple[tuple[Value, ...], ...]:
