@@ -48,6 +48,7 @@ from ..statements.nodes import (
     IsNull,
     Lock,
     Param,
+    QualifiedColumn,
     RowParams,
     SelectQuery,
     StatementNode,
