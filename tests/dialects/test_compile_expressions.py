@@ -303,6 +303,30 @@ def test_a_recursive_named_select_per_dialect() -> None:
         sql.recursive_cte("t2", base, lambda t: select(t, ["id"]))
 
 
+def test_a_recursive_base_s_text_is_cast_and_its_limit_wrapped() -> None:
+    base = select(Post, ["id", "title"]).order_by("id").limit(1)
+    tree = sql.recursive_cte("tree", base, lambda t: join(Post, "p").inner_join(
+        t, "t", {"p.likes": "t.id"}).project({"title": "p.title", "id": "p.id"}))
+    assert sqls(select(tree)) == {
+        "postgresql": 'WITH RECURSIVE "tree" ("id", "title") AS (SELECT * FROM (SELECT "id", '
+                      'CAST("title" AS text) COLLATE "C" AS "title" FROM "posts" ORDER BY "id" ASC '
+                      'LIMIT 1) AS "tree_base" UNION ALL SELECT "p"."id" AS "id", "p"."title" AS '
+                      '"title" FROM "posts" AS "p" INNER JOIN "tree" AS "t" ON "p"."likes" = '
+                      '"t"."id") SELECT "id", "title" FROM "tree"',
+        "sqlite": 'WITH RECURSIVE "tree" ("id", "title") AS (SELECT * FROM (SELECT "id", "title" '
+                  'AS "title" FROM "posts" ORDER BY "id" ASC LIMIT 1) AS "tree_base" UNION ALL '
+                  'SELECT "p"."id" AS "id", "p"."title" AS "title" FROM "posts" AS "p" INNER '
+                  'JOIN "tree" AS "t" ON "p"."likes" = "t"."id") SELECT "id", "title" FROM '
+                  '"tree"',
+        "mysql": 'WITH RECURSIVE `tree` (`id`, `title`) AS (SELECT * FROM (SELECT `id`, '
+                 'CAST(`title` AS CHAR(16777215) CHARACTER SET utf8mb4) COLLATE '
+                 'utf8mb4_0900_bin AS `title` FROM `posts` ORDER BY `id` ASC LIMIT 1) AS '
+                 '`tree_base` UNION ALL SELECT `p`.`id` AS `id`, `p`.`title` AS `title` FROM '
+                 '`posts` AS `p` INNER JOIN `tree` AS `t` ON `p`.`likes` = `t`.`id`) SELECT '
+                 '`id`, `title` FROM `tree`',
+    }
+
+
 def test_a_set_operation_writes_the_named_selects_of_its_members_first() -> None:
     latest = sql.cte("latest", select(Comment, ["id"]).where({"id": {"gt": 1}}))
     rest = sql.cte("rest", select(Comment, ["id"]).where({"id": {"lt": 3}}))

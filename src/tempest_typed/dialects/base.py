@@ -554,6 +554,8 @@ class Dialect:
             self.visit_window(node, out)
         elif name == "value":
             self.typed_value(node, out)
+        elif name == "cast":
+            self.write_cast(node, out)
         elif name == "round":
             self.write_round(node, out)
         elif name == "date_trunc":
@@ -568,6 +570,12 @@ class Dialect:
 
     def typed_value(self, node: Function, out: _Out) -> None:
         """Write a value bound where no column gives it a type (sql.value, 2 in `col * 2`)."""
+        self.visit_value(node.args[0], out)
+
+    def write_cast(self, node: Function, out: _Out) -> None:
+        """Write a recursive named select's base column as its kind's type of any length
+        (text) or precision (a Decimal), so that the step's values fit it (SQLite: as it is,
+        its columns take any value)."""
         self.visit_value(node.args[0], out)
 
     def check_arithmetic(self, node: Function) -> None:
@@ -973,15 +981,24 @@ class Dialect:
         for i, (definition, base) in enumerate(definitions):
             out.parts.append((", " if i else "") + self.quote(definition.name) + " ("
                              + ", ".join(self.quote(c) for c in definition.columns) + ") AS (")
-            if isinstance(definition.query, Compound):
+            query = definition.query
+            # the base of a recursive one with its own order or limit is a member of a UNION
+            # ALL: no database takes those there (nor parentheses, SQLite), a derived table does
+            wrapped = definition.step is not None and (
+                bool(query.order) or query.limit is not None or query.offset is not None)
+            if wrapped:
+                out.parts.append("SELECT * FROM (")
+            if isinstance(query, Compound):
                 saved = out.offset
                 out.offset = saved + base + definition.offset
                 try:
-                    self.visit_compound(definition.query, out)
+                    self.visit_compound(query, out)
                 finally:
                     out.offset = saved
             else:
-                self._subquery(definition.query, base + definition.offset, out)
+                self._subquery(query, base + definition.offset, out)
+            if wrapped:
+                out.parts.append(") AS " + self.quote(definition.name + "_base"))
             if definition.step is not None:
                 out.parts.append(" UNION ALL ")
                 self._subquery(definition.step, base + definition.step_offset, out)

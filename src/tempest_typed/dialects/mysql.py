@@ -425,6 +425,23 @@ class MySQLDialect(Dialect):
     }
 
     @override
+    def write_cast(self, node: Function, out: _Out) -> None:
+        # A recursive query's columns have the types of its base: a VARCHAR(10) there made
+        # a longer value of the step an error ("Data too long"), or cut it where not strict.
+        # CHAR(16777215) is a LONGTEXT, in the columns' collation (a longer CHAR(n) is refused
+        # as larger than max_allowed_packet, CHAR(4294967295) wraps around to a short one).
+        out.parts.append("CAST(")
+        self.visit_value(node.args[0], out)
+        if node.kind in ("str", "literal"):
+            out.parts.append(" AS CHAR(16777215) CHARACTER SET utf8mb4) COLLATE "
+                             + self.text_collation)
+        elif node.kind == "decimal":
+            scale = 30 if node.scale is None else min(node.scale, 30)
+            out.parts.append(f" AS DECIMAL(65, {scale}))")
+        else:
+            out.parts.append(f" AS {self.float_type})" if node.kind == "float" else ")")
+
+    @override
     def write_round(self, node: Function, out: _Out) -> None:
         if node.source_kind != "float":
             super().write_round(node, out)

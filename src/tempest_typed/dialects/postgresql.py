@@ -292,6 +292,18 @@ class PostgreSQLDialect(Dialect):
         self.visit_value(node.args[0], out)
         out.parts.append(f" AS {self._VALUE_TYPES[node.kind]})")
 
+    @override
+    def write_cast(self, node: Function, out: _Out) -> None:
+        # a recursive query's column has the type and collation of its base: varchar(10) or
+        # numeric(6, 2) there refused the step's text and numbers, and so did a text value
+        # (the default collation) beside the step's columns' "C"
+        out.parts.append("CAST(")
+        self.visit_value(node.args[0], out)
+        if node.kind in ("str", "literal"):
+            out.parts.append(' AS text) COLLATE "C"')
+        else:
+            out.parts.append(f" AS {self._VALUE_TYPES[node.kind]})")
+
     _VALUE_TYPES: ClassVar[dict[str, str]] = {
         "int": "bigint", "float": "double precision", "decimal": "numeric", "bool": "boolean",
         "str": "text", "bytes": "bytea", "datetime": "timestamptz", "date": "date",

@@ -40,7 +40,7 @@ from .nodes import (
 )
 from .scope import Scope, nullable_column
 
-__all__ = ["DATE_PARTS", "DATE_UNITS", "computed", "described", "is_computed", "window_order"]
+__all__ = ["DATE_PARTS", "DATE_UNITS", "computed", "described", "is_computed", "widest", "window_order"]
 
 #: date_trunc's units, and extract's parts
 DATE_UNITS = ("year", "month", "day", "hour", "minute")
@@ -205,7 +205,7 @@ def _call(scope: Scope, expr: Call, values: list[object], where: str,
                     f"{shown} in {where}: {_name(first)} is {first.type_name()} but "
                     f"{_name(col)} is {col.type_name()}; coalesce takes values of one family"
                 )
-        kind, scale = _widest(cols)
+        kind, scale = widest(cols)
         if kind != first.kind:
             return made(kind, all(c.nullable for c in cols), scale)
         return made(kind, all(c.nullable for c in cols), first.scale, first)
@@ -262,7 +262,7 @@ def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
                 f"{shown}: the branches are {first.type_name()} and {col.type_name()}; a CASE "
                 "yields values of one family"
             )
-    kind, scale = _widest([col for _, col in results])
+    kind, scale = widest([col for _, col in results])
     if kind == "literal":
         kind = "str"  # a Literal column beside other text is text
     nullable = expr.otherwise is None or any(col.nullable for _, col in results)
@@ -271,7 +271,7 @@ def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
     return node, described("case", kind, nullable, None, scale)
 
 
-def _widest(cols: Sequence[ColumnMeta]) -> tuple[str, int | None]:
+def widest(cols: Sequence[ColumnMeta]) -> tuple[str, int | None]:
     """The kind (and a Decimal's scale) that holds every value of columns of one family, as
     arithmetic widens: an int beside a float is a float, beside a Decimal a Decimal; a
     Literal column beside other text is text."""

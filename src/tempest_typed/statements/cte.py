@@ -9,6 +9,7 @@ statement's values where the source is added.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
@@ -18,14 +19,17 @@ from ..row import PLAIN_NAME, plain_name_problem, row_class
 from .nodes import (
     Aggregate,
     CommonTable,
+    Compound,
     Function,
     Labeled,
+    Operand,
     Param,
     QualifiedColumn,
     ScalarSubquery,
     SelectQuery,
     Source,
     Value,
+    operand_column,
 )
 from .query import Query
 
@@ -112,7 +116,10 @@ def table_of(name: str, node: SelectQuery) -> ModelMeta:
                 f"sql.cte({name!r}): a join's rows are models by alias, not one row of "
                 "columns: project({...}) its columns, or aggregate() it"
             )
-    columns = tuple(_derived(name, item, i) for i, item in enumerate(items))
+    return _table(name, tuple(_derived(name, item, i) for i, item in enumerate(items)))
+
+
+def _table(name: str, columns: tuple[ColumnMeta, ...]) -> ModelMeta:
     by_attr = {c.attr: c for c in columns}
     if len(by_attr) != len(columns):
         raise ValidationError(f"sql.cte({name!r}): two columns share a name")
@@ -163,29 +170,146 @@ def recursive(name: str, base: object, step: Callable[[NamedSelect[Any]], object
     head = named(name, base)
     definition = head.node
     assert definition is not None  # named() defines it
+    shown = f"sql.recursive_cte({name!r}, ...)"
     reference: NamedSelect[Any] = NamedSelect(name, head.meta, None, ())
     made = step(reference)
     if not isinstance(made, Query):
         raise ValidationError(
-            f"sql.recursive_cte({name!r}, ...): the step returns a select or a join of the "
-            f"table being defined, got {type(made).__name__}"
+            f"{shown}: the step returns a select or a join of the table being defined, got "
+            f"{type(made).__name__}"
         )
     key = made._key()
+    _check_reads(shown, key, head.meta)
     fields = result_fields(key)
     if len(fields) != len(head.meta.columns):
         raise ValidationError(
-            f"sql.recursive_cte({name!r}, ...): the base has {len(head.meta.columns)} columns "
+            f"{shown}: the base has {len(head.meta.columns)} columns "
             f"({', '.join(head.columns)}), the step {len(fields)}; give them the same columns "
             "(a join's project({...}))"
         )
+    names = [f.name for f in fields]
+    if sorted(names) != sorted(head.columns):
+        raise ValidationError(
+            f"{shown}: the step's columns are matched to the base's by name; the base has "
+            f"{', '.join(head.columns)}, the step {', '.join(names)}: name the step's "
+            "columns as the base's (a join's project({...}))"
+        )
+    if names != list(head.columns):
+        key = _reordered(key, names, head.columns)
+        fields = result_fields(key)
+    targets: list[tuple[str, int | None] | None] = []
     for col, field in zip(head.meta.columns, fields, strict=True):
         if FAMILIES.get(col.kind) is None or FAMILIES.get(col.kind) != FAMILIES.get(field.kind):
             raise ValidationError(
-                f"sql.recursive_cte({name!r}, ...): column {col.attr!r} is {col.kind} in the "
-                f"base but {field.kind} in the step"
+                f"{shown}: column {col.attr!r} is {col.kind} in the base but {field.kind} in "
+                "the step"
             )
-    whole = definition._replace(step=key, step_offset=len(head.values))
-    return NamedSelect(name, head.meta, whole, (*head.values, *made._values))
+        targets.append(_target(shown, col, field.kind, field.scale))
+    query = definition.query
+    if any(t is not None for t in targets):
+        if isinstance(query, Compound):
+            query = query._replace(parts=tuple(_cast_items(p, targets) for p in query.parts))
+        else:
+            query = _cast_items(query, targets)
+    meta = _widened(head.meta, targets)
+    whole = definition._replace(query=query, step=key, step_offset=len(head.values))
+    return NamedSelect(name, meta, whole, (*head.values, *made._values))
+
+
+def _check_reads(shown: str, key: SelectQuery, meta: ModelMeta) -> None:
+    """Refuse a step that does not join the table being defined once, on the inner side."""
+    reads = [key.source] if key.source.meta is meta else []
+    for clause in key.joins:
+        if clause.source.meta is meta:
+            if clause.kind == "left":
+                raise ValidationError(
+                    f"{shown}: the step left-joins the table being defined, which no database "
+                    "allows; inner_join() it, or start the join from it"
+                )
+            reads.append(clause.source)
+    if not reads:
+        raise ValidationError(
+            f"{shown}: the step does not read the table being defined, so it would find the "
+            "same rows again on every round, without end: join the table step() is given, "
+            "e.g. join(M, 'm').inner_join(table, 't', {'m.parent_id': 't.id'})"
+        )
+    if len(reads) > 1:
+        raise ValidationError(
+            f"{shown}: the step reads the table being defined {len(reads)} times; no database "
+            "allows more than once: join it once"
+        )
+
+
+def _items(query: SelectQuery) -> tuple[Operand | Labeled, ...]:
+    if query.items is not None:
+        return query.items
+    return query.source.meta.columns
+
+
+def _reordered(key: SelectQuery, names: list[str], wanted: tuple[str, ...]) -> SelectQuery:
+    """The step with its select items in the base's order (matched by name)."""
+    items = _items(key)
+    by_name = dict(zip(names, items, strict=True))
+    return key._replace(items=tuple(by_name[n] for n in wanted))
+
+
+#: the kinds whose base column is cast to the column's plain type: text takes the length,
+#: collation (PostgreSQL) and width (MariaDB) of the base's expression otherwise, and a
+#: Decimal its precision, so the step's longer values were refused or cut
+_CAST_KINDS = frozenset({"str", "literal", "decimal"})
+
+
+def _target(shown: str, col: ColumnMeta, kind: str,
+            scale: int | None) -> tuple[str, int | None] | None:
+    """The kind (and scale) the base's column is cast to so that it holds the step's values
+    too; None where it stays as it is. The rows are typed by the base: a step's number wider
+    than the base's (a float beside an int) is refused, not cut to the base's type (MySQL and
+    SQLite read 0.5 back as 0) or refused by the database (PostgreSQL)."""
+    from .compute import described, widest
+
+    wide, wide_scale = widest([described(col.attr, col.kind, col.nullable, None, col.scale),
+                               described(col.attr, kind, False, None, scale)])
+    if wide == "literal" or col.kind == "literal":
+        wide = col.kind
+    if wide != col.kind:
+        fix = "sql.col(...) * 1.0" if wide == "float" else "sql.col(...) + Decimal('0.00')"
+        raise ValidationError(
+            f"{shown}: column {col.attr!r} is {col.kind} in the base but {kind} in the step; "
+            f"the rows are typed by the base, so make the base's column a {wide} ({fix}, or "
+            f"sql.value() of a {wide})"
+        )
+    if wide in _CAST_KINDS:
+        return wide, wide_scale
+    return None
+
+
+def _cast_items(query: SelectQuery, targets: list[tuple[str, int | None] | None]) -> SelectQuery:
+    items: list[Operand | Labeled] = []
+    for item, target in zip(_items(query), targets, strict=True):
+        if target is None:
+            items.append(item)
+            continue
+        if isinstance(item, Labeled):
+            label, value = item.label, item.value
+        else:
+            found = operand_column(item)
+            if found is None:  # pragma: no cover - table_of() named every item
+                raise ValidationError(f"cannot name {item!r}")
+            label, value = found.attr, item
+        kind, scale = target
+        items.append(Labeled(label, Function("cast", (value,), None, None, kind, True, scale,
+                                             (), ())))
+    return query._replace(items=tuple(items))
+
+
+def _widened(meta: ModelMeta, targets: list[tuple[str, int | None] | None]) -> ModelMeta:
+    """The named select's columns with the kinds the base was cast to."""
+    if all(t is None or (t[0] == c.kind and t[1] == c.scale)
+           for c, t in zip(meta.columns, targets, strict=True)):
+        return meta
+    columns = tuple(c if t is None else dataclasses.replace(c, kind=t[0], scale=t[1])
+                    for c, t in zip(meta.columns, targets, strict=True))
+    return _table(meta.table, columns)
 
 
 def cte_source(source: object, alias: str | None,
