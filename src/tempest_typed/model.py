@@ -1043,6 +1043,18 @@ def split_reference(meta: ModelMeta, col: ColumnMeta) -> tuple[str, str]:
     return check_identifier(table, where), check_identifier(target, where)
 
 
+def model_of_table(name: str) -> str | None:
+    """The name of a model defined on the table `name` (compared as the databases that fold
+    a table name's case do), or None."""
+    folded = name.casefold()
+    for table, models in list(_models_by_table.items()):
+        if table.casefold() == folded:
+            found = next(iter(list(models)), None)
+            if found is not None:
+                return found.__name__
+    return None
+
+
 def _defined_models_of(meta: ModelMeta, table: str) -> list[ModelMeta]:
     """The models of `table` defined so far: `meta` itself for its own table."""
     if table == meta.table:

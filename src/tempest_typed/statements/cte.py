@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
 from ..errors import ValidationError
-from ..model import ColumnMeta, DerivedColumn, Model, ModelMeta
+from ..model import ColumnMeta, DerivedColumn, Model, ModelMeta, model_of_table
 from ..row import PLAIN_NAME, plain_name_problem, row_class
 from .nodes import (
     Aggregate,
@@ -136,6 +136,13 @@ def named(name: str, statement: object) -> NamedSelect[Any]:
         raise ValidationError(
             f"sql.cte({name!r}, ...): the name {problem}; it names the select as a table and "
             f"qualifies its columns: write {PLAIN_NAME}"
+        )
+    shadowed = model_of_table(name)
+    if shadowed is not None:
+        raise ValidationError(
+            f"sql.cte({name!r}, ...): {name!r} is the table of the model {shadowed}; the named "
+            "select would hide that table in every statement that reads it (and from its own "
+            f"select): give it a name no table has, e.g. {name + '_rows'!r}"
         )
     from .compound import SetQuery
 

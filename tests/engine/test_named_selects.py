@@ -1,4 +1,6 @@
-"""A recursive named select gives the same rows on every database: the step's columns are
+"""A named select never hides a table: one named like a model's table is refused.
+
+A recursive named select gives the same rows on every database: the step's columns are
 matched to the base's by name, the base's text holds the step's longer values, a base with
 its own limit is written so that every database takes it, and a step that could run forever
 or change the rows' types is refused while the statement is built."""
@@ -103,3 +105,18 @@ def test_steps_that_cannot_be_run_are_refused() -> None:
                                               r"the base's column a float"):
         sql.recursive_cte("tree", weighed, lambda t: _down(t).project(
             {"id": "n.id", "w": sql.col("t.w") + sql.col("n.weight")}))
+
+
+@pytest.mark.asyncio
+async def test_a_named_select_is_never_named_like_a_table(db: Any) -> None:
+    await db.execute(insert(Node).values(ROWS))
+    # named "eng_nodes", it hid the table: the union read it twice (PostgreSQL, MariaDB),
+    # or SQLite refused a circular reference
+    for name in ("eng_nodes", "ENG_Nodes"):
+        with pytest.raises(ValidationError, match=r"is the table of the model Node; the named "
+                                                  r"select would hide that table.*give it a "
+                                                  r"name no table has"):
+            sql.cte(name, select(Node, ["id"]).where({"id": 1}))
+    first = sql.cte("first_node", select(Node, ["id"]).where({"id": 1}))
+    rows = (await db.execute(select(first).union_all(select(Node, ["id"])))).all()
+    assert sorted(r.id for r in rows) == [1, 1, 2, 3]
