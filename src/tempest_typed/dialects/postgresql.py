@@ -306,8 +306,8 @@ class PostgreSQLDialect(Dialect):
 
     _VALUE_TYPES: ClassVar[dict[str, str]] = {
         "int": "bigint", "float": "double precision", "decimal": "numeric", "bool": "boolean",
-        "str": "text", "bytes": "bytea", "datetime": "timestamptz", "date": "date",
-        "uuid": "uuid",
+        "str": "text", "literal": "text", "bytes": "bytea", "datetime": "timestamptz",
+        "date": "date", "uuid": "uuid", "json": "jsonb",
     }
 
     @override

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import gc
 import math
@@ -19,14 +20,19 @@ from ..row import Row
 from ..values import KEPT, freeze_from
 from .base import R_co, Statement, assignments, column_list, returning_columns
 from .nodes import (
+    CommonTable,
     Compound,
     Condition,
     ConflictNothing,
     ConflictUpdate,
+    Function,
     InsertStatement,
+    Labeled,
+    Operand,
     Returning,
     RowParams,
     SelectQuery,
+    Source,
     Value,
     param,
 )
@@ -77,6 +83,60 @@ def _row_mapping(meta: ModelMeta, row: object) -> dict[str, object]:
         if attr not in out:
             out[attr] = make()
     return out
+
+
+def _python_defaults(meta: ModelMeta, call: str, given: list[ColumnMeta]
+                     ) -> list[tuple[ColumnMeta, object]]:
+    """The model's Python-side defaults of the columns a select does not give, as values
+    (the database knows none of them: its rows would get NULL, or fail NOT NULL). A
+    default_factory, which makes a value per row, is a ValidationError: a select cannot
+    call it."""
+    fields = {f.name: f for f in dataclasses.fields(meta.model)}  # type: ignore[arg-type]  # a model class is a dataclass
+    out: list[tuple[ColumnMeta, object]] = []
+    made: list[str] = []
+    for col in meta.columns:
+        if col in given or col.attr not in meta.defaults:
+            continue
+        field = fields.get(col.attr)
+        if field is None or field.default_factory is not dataclasses.MISSING:
+            made.append(col.attr)
+            continue
+        value = field.default
+        if value is None and col.server_default is None:
+            continue  # the database's NULL is the default
+        out.append((col, value))
+    if made:
+        raise ValidationError(
+            f"{call}: the select gives no {', '.join(made)}, whose default_factory makes a value "
+            "per row in Python, which a select cannot call: select a value for "
+            f"{'them' if len(made) > 1 else 'it'} (add_columns({{{made[0]!r}: sql.value(...)}})), "
+            "or insert the rows with values()"
+        )
+    return out
+
+
+def _select_defaults(key: SelectQuery | Compound, values: tuple[object, ...],
+                     filled: list[tuple[ColumnMeta, object]]
+                     ) -> tuple[SelectQuery, tuple[object, ...]]:
+    """The select with the defaults added to its columns as bound values (a set operation
+    named first, so that each of its members gets them)."""
+    if isinstance(key, Compound):
+        from .cte import table_of
+
+        name = "tempest_selected"
+        shape = table_of(name, key.parts[0])
+        definition = CommonTable(name, tuple(c.name for c in shape.columns), key, 0, None, 0)
+        key = SelectQuery(Source(shape, None, definition), (), shape.columns, None, None, None,
+                          (), None, None, None, False)
+    items: list[Operand | Labeled] = list(
+        key.items if key.items is not None else key.source.meta.columns)
+    out = list(values)
+    for col, value in filled:
+        out.append(value)
+        items.append(Labeled(col.attr, Function(
+            "value", (param(len(out) - 1, col.kind),), None, col.kind, col.kind, col.nullable,
+            col.scale, (), ())))
+    return key._replace(items=tuple(items)), tuple(out)
 
 
 _TZINFO = attrgetter("tzinfo")
@@ -372,10 +432,15 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         if missing:
             raise ValidationError(
                 f"{call}: the select gives no {', '.join(missing)}, which {meta.name} requires")
+        values: tuple[object, ...] = statement._values
+        filled = _python_defaults(meta, call, columns)
+        if filled:
+            key, values = _select_defaults(key, values, filled)
+            columns.extend(col for col, _ in filled)
         new = self._clone()
         new._columns = tuple(columns)
         new._rows = key
-        new._values = statement._values
+        new._values = values
         new._tuples = None
         return new
 
