@@ -438,8 +438,8 @@ class MySQLDialect(Dialect):
         elif node.kind == "decimal":
             scale = 30 if node.scale is None else min(node.scale, 30)
             out.parts.append(f" AS DECIMAL(65, {scale}))")
-        else:
-            out.parts.append(f" AS {self.float_type})" if node.kind == "float" else ")")
+        else:  # a float: a set operation's int or Decimal beside a float
+            out.parts.append(f" AS {self.float_type})")
 
     @override
     def write_round(self, node: Function, out: _Out) -> None:

@@ -304,6 +304,17 @@ class SQLiteDialect(Dialect):
         super().write_round(node, out)
 
     @override
+    def write_cast(self, node: Function, out: _Out) -> None:
+        # a column holds any value: a set operation's int beside a float came back an int, a
+        # Decimal (stored as text) beside a float as text
+        if node.kind != "float":
+            super().write_cast(node, out)
+            return
+        out.parts.append("CAST(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(" AS REAL)")
+
+    @override
     def visit_function(self, node: Function, out: _Out) -> None:
         if node.name == "abs":
             self._decimal_computed(node, "sql.abs() of a Decimal")
@@ -365,6 +376,7 @@ def _computed_decimal(node: object) -> str | None:
             return f"sql.{node.func}() of a Decimal"
         return ("a window function of a Decimal" if node.name == "over"
                 else f"{node.name} of a Decimal" if node.name in ("+", "-", "*")
+                else "a Decimal widened beside another member's" if node.name == "cast"
                 else f"sql.{node.name}() of a Decimal")
     if isinstance(node, ScalarSubquery):
         items = node.query.items

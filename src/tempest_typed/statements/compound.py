@@ -14,7 +14,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import ValidationError
 from ..model import ColumnMeta, ModelMeta
 from .base import R_co, Statement, limit_node, row_count
-from .nodes import Compound, Labeled, OrderItem, SelectQuery, Value, order_item, param
+from .nodes import (
+    Compound,
+    Function,
+    Labeled,
+    Operand,
+    OrderItem,
+    SelectQuery,
+    Value,
+    order_item,
+    param,
+)
 from .where import FAMILIES
 
 if TYPE_CHECKING:
@@ -51,6 +61,56 @@ def _output_names(query: SelectQuery) -> list[tuple[str, Value | Labeled]]:
         else:
             out.append((item.column.name, item))
     return out
+
+
+def _widened(op: str, parts: tuple[SelectQuery, ...]) -> tuple[SelectQuery, ...]:
+    """The members with each column of numbers cast to the widest kind (and Decimal scale)
+    of it in any member, as coalesce and CASE widen: SQLite kept each row's own type (an int
+    beside a float), and every database's rows were read at the first member's type (a
+    Decimal rounded to its scale, a float refused as a Decimal)."""
+    from .compute import described, widest
+
+    shapes = [result_fields(part) for part in parts]
+    targets: list[tuple[str, int | None] | None] = []
+    for column in zip(*shapes, strict=True):
+        if not {f.kind for f in column} <= _NUMBERS:
+            targets.append(None)
+            continue
+        targets.append(widest([described(f.name, f.kind, False, None, f.scale)
+                               for f in column]))
+    if all(t is None or all((f.kind, f.scale) == t for f in column)
+           for t, column in zip(targets, zip(*shapes, strict=True), strict=True)):
+        return parts
+    out: list[SelectQuery] = []
+    for n, (part, shape) in enumerate(zip(parts, shapes, strict=True)):
+        if all(t is None or (f.kind, f.scale) == t for t, f in zip(targets, shape, strict=True)):
+            out.append(part)
+            continue
+        if part.items is None and n == 0:
+            wide = next(f for t, f in zip(targets, shape, strict=True)
+                        if t is not None and (f.kind, f.scale) != t)
+            raise ValidationError(
+                f"{op}(): the first statement's rows are {part.source.meta.name} models, whose "
+                f"{wide.name} ({wide.kind}) cannot hold another statement's wider numbers; "
+                f"select its columns (select({part.source.meta.name}, [...])) so that the rows "
+                "take the wider type"
+            )
+        items: tuple[Operand | Labeled, ...] = (
+            part.items if part.items is not None else part.source.meta.columns)
+        cast: list[Operand | Labeled] = []
+        for item, field, target in zip(items, shape, targets, strict=True):
+            if target is None or (field.kind, field.scale) == target:
+                cast.append(item)
+                continue
+            value = item.value if isinstance(item, Labeled) else item
+            cast.append(Labeled(field.name, Function(
+                "cast", (value,), None, field.kind, target[0], True, target[1], (), ())))
+        out.append(part._replace(items=tuple(cast)))
+    return tuple(out)
+
+
+#: the kinds a set operation widens to the widest of them
+_NUMBERS = frozenset({"int", "float", "decimal"})
 
 
 def _statement_key(statement: object, call: str) -> tuple[SelectQuery, tuple[object, ...]]:
@@ -106,11 +166,12 @@ class SetQuery(Statement[R_co]):
                     "columns must be pairwise of one family (numbers, text, bool, datetime, "
                     "date, UUID, bytes)"
                 )
+        parts = _widened(op, (*node.parts, key))
         new: SetQuery[R_co] = object.__new__(SetQuery)
         new._meta = self._meta
-        new._fields = first
+        new._fields = result_fields(parts[0]) if parts[0] is not node.parts[0] else first
         new._values = (*self._values, *values)
-        new._node = node._replace(parts=(*node.parts, key),
+        new._node = node._replace(parts=parts,
                                   offsets=(*node.offsets, len(self._values)),
                                   ops=(*node.ops, _SQL[op]))
         return new

@@ -273,17 +273,19 @@ def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
 
 def widest(cols: Sequence[ColumnMeta]) -> tuple[str, int | None]:
     """The kind (and a Decimal's scale) that holds every value of columns of one family, as
-    arithmetic widens: an int beside a float is a float, beside a Decimal a Decimal; a
-    Literal column beside other text is text."""
+    arithmetic widens: an int beside a float is a float, beside a Decimal a Decimal (of the
+    most places of any: None, as it comes, beside an unsized one); a Literal column beside
+    other text is text."""
     first = cols[0]
     kinds = {c.kind for c in cols}
-    if len(kinds) == 1:
-        return first.kind, first.scale
     if "float" in kinds and kinds <= _NUMBERS:
         return "float", None
     if "decimal" in kinds and kinds <= _NUMBERS:
-        return "decimal", max((c.scale for c in cols if c.kind == "decimal" and c.scale is not None),
-                              default=None)
+        # the most places of any (two Decimals of 2 and 4 places read at 2 rounded the other)
+        scales = [c.scale for c in cols if c.kind == "decimal"]
+        return "decimal", None if None in scales else max(s for s in scales if s is not None)
+    if len(kinds) == 1:
+        return first.kind, first.scale
     if first.kind == "literal":
         return "str", None
     return first.kind, first.scale
