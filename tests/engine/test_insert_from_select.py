@@ -1,6 +1,6 @@
 """insert(M).from_select(): the columns the select does not give get the model's Python-side
 defaults, as values() gives them (the database knows none of them: its rows got NULL, or
-failed NOT NULL); a default_factory, made per row in Python, is refused."""
+failed NOT NULL); a default_factory that makes a value per row (uuid4) is refused."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ class Archived(Model, table="eng_fs_archived"):
     price: Decimal = column(default=Decimal("1.50"), precision=6, scale=2)
     note: str | None = "n/a"
     gone: str | None = None
+    tags: list[str] = column(default_factory=list)
 
 
 class Token(Model, table="eng_fs_tokens"):
@@ -45,8 +46,9 @@ async def test_the_python_defaults_fill_the_columns_not_selected(db: Any) -> Non
         select(Source, ["id", "title"]).where({"id": 2}).union(
             select(Source, ["id", "title"]).where({"id": 3}))))
     rows = (await db.execute(select(Archived).order_by("id"))).all()
-    assert [(r.id, r.title, r.qty, r.state, r.price, r.note, r.gone) for r in rows] == [
-        (i, t, 7, "new", Decimal("1.50"), "n/a", None) for i, t in ((1, "a"), (2, "b"), (3, "c"))]
+    assert [(r.id, r.title, r.qty, r.state, r.price, r.note, r.gone, r.tags) for r in rows] == [
+        (i, t, 7, "new", Decimal("1.50"), "n/a", None, [])
+        for i, t in ((1, "a"), (2, "b"), (3, "c"))]
 
 
 def test_a_default_factory_is_refused() -> None:
@@ -65,9 +67,11 @@ def test_the_defaults_are_bound_values_of_each_member_of_a_set_operation() -> No
     stmt = insert(Archived).from_select(one.union_all(one))
     compiled = stmt.compile("postgresql")
     assert compiled.sql == (
-        'INSERT INTO "eng_fs_archived" ("id", "title", "qty", "state", "price", "note") WITH '
+        'INSERT INTO "eng_fs_archived" ("id", "title", "qty", "state", "price", "note", "tags") '
+        'WITH '
         '"tempest_selected" ("id", "title") AS (SELECT "id", "title" FROM "eng_fs_source" '
         'WHERE "id" = %s UNION ALL SELECT "id", "title" FROM "eng_fs_source" WHERE "id" = %s) '
         'SELECT "id", "title", CAST(%s AS bigint) AS "qty", CAST(%s AS text) AS "state", '
-        'CAST(%s AS numeric) AS "price", CAST(%s AS text) AS "note" FROM "tempest_selected"')
-    assert compiled.params == (1, 1, 7, "new", Decimal("1.50"), "n/a")
+        'CAST(%s AS numeric) AS "price", CAST(%s AS text) AS "note", CAST(%s AS jsonb) AS '
+        '"tags" FROM "tempest_selected"')
+    assert compiled.params[:6] == (1, 1, 7, "new", Decimal("1.50"), "n/a")

@@ -8,6 +8,7 @@ import datetime as _dt
 import gc
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from decimal import Decimal
 from itertools import chain
 from operator import attrgetter, itemgetter
 from typing import Any, Generic, Never, TypeVar, overload
@@ -85,11 +86,17 @@ def _row_mapping(meta: ModelMeta, row: object) -> dict[str, object]:
     return out
 
 
+#: the default factories that make the same value on every call (an empty list for a JSON
+#: column): bound once, every row gets it; any other (uuid4, a clock) makes one per row
+_SAME_EVERY_CALL: frozenset[object] = frozenset(
+    {list, dict, tuple, str, int, float, bool, bytes, Decimal})
+
+
 def _python_defaults(meta: ModelMeta, call: str, given: list[ColumnMeta]
                      ) -> list[tuple[ColumnMeta, object]]:
     """The model's Python-side defaults of the columns a select does not give, as values
     (the database knows none of them: its rows would get NULL, or fail NOT NULL). A
-    default_factory, which makes a value per row, is a ValidationError: a select cannot
+    default_factory that makes a value per row (uuid4) is a ValidationError: a select cannot
     call it."""
     fields = {f.name: f for f in dataclasses.fields(meta.model)}  # type: ignore[arg-type]  # a model class is a dataclass
     out: list[tuple[ColumnMeta, object]] = []
@@ -98,10 +105,17 @@ def _python_defaults(meta: ModelMeta, call: str, given: list[ColumnMeta]
         if col in given or col.attr not in meta.defaults:
             continue
         field = fields.get(col.attr)
-        if field is None or field.default_factory is not dataclasses.MISSING:
+        if field is None:  # pragma: no cover - every default is a field's
             made.append(col.attr)
             continue
-        value = field.default
+        factory = field.default_factory
+        if factory is not dataclasses.MISSING:
+            if factory not in _SAME_EVERY_CALL:
+                made.append(col.attr)
+                continue
+            value = factory()
+        else:
+            value = field.default
         if value is None and col.server_default is None:
             continue  # the database's NULL is the default
         out.append((col, value))
