@@ -1,20 +1,22 @@
 """Set operations: `union`, `union_all`, `intersect` and `except_` of selects.
 
 The statements give the same number of columns, pairwise of one family (numbers, text,
-bool, datetime, date, UUID, bytes); rows are typed by the first statement (the signature
-says so already).
+bool, datetime, date, UUID, bytes); rows are named by the first statement (the signature
+says so already), a column of numbers typed by the widest of the two (an int beside a float
+is a float, beside a Decimal a Decimal), as the builder casts it.
 """
 
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
 from mypy.plugin import MethodContext
-from mypy.types import Type
+from mypy.types import Instance, NoneType, Type, UnionType, get_proper_type
 
 from .lib.families import RULE, same_family
 from .lib.messages import COLUMN, COMPARE, describe, listed, near
-from .lib.metadata import column_kind
-from .lib.row_types import JOINED_MODELS, joined_models, statement_fields
+from .lib.metadata import column_kind, model_facts
+from .lib.names import SELECT
+from .lib.row_types import JOINED_MODELS, fields_row, joined_models, statement_fields
 from .lib.syntax import literal_str
 
 __all__ = ["combined", "order_by"]
@@ -40,12 +42,40 @@ def combined(ctx: MethodContext) -> Type:
                  f"{len(other)} ({listed(other)}); combined selects need the same number of "
                  "columns", where, code=COMPARE)
         return ctx.default_return_type
+    widened = dict(first)
     for (a, a_type), (b, b_type) in zip(first.items(), other.items(), strict=True):
-        if not same_family(column_kind(a_type)[0], column_kind(b_type)[0]):
+        a_kind, b_kind = column_kind(a_type)[0], column_kind(b_type)[0]
+        if not same_family(a_kind, b_kind):
             api.fail(f'{name}(): column "{a}" is {describe(a_type, api.options)} but "{b}" is '
                      f"{describe(b_type, api.options)}; combined columns must be pairwise of "
                      f"one family ({RULE.partition('(')[2]}", where, code=COMPARE)
-    return ctx.default_return_type
+        elif _RANK.get(b_kind, 0) > _RANK.get(a_kind, 3):
+            wide = api.named_type(_WIDER[b_kind])
+            widened[a] = UnionType.make_union([wide, NoneType()]) if column_kind(a_type)[1] \
+                else wide
+    if widened == first:
+        return ctx.default_return_type
+    default = get_proper_type(ctx.default_return_type)
+    if model_facts(_rows(ctx.type)) is not None or not isinstance(default, Instance):
+        api.fail(f"{name}(): the first statement's rows are models, whose "
+                 f"{', '.join(k for k in first if widened[k] is not first[k])} cannot hold "
+                 "another statement's wider numbers; select its columns so that the rows take "
+                 "the wider type", where, code=COMPARE)
+        return ctx.default_return_type
+    return default.copy_modified(args=[fields_row(api, widened)])
+
+
+#: how wide each kind of number is: a set operation's column is the widest of its members'
+_RANK = {"int": 1, "decimal": 2, "float": 3}
+_WIDER = {"decimal": "decimal.Decimal", "float": "builtins.float"}
+
+
+def _rows(typ: Type) -> Type:
+    """The row type of a statement type (a select's second argument)."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance) or not proper.args:
+        return proper
+    return proper.args[-1] if proper.type.fullname == SELECT else proper.args[0]
 
 
 def order_by(ctx: MethodContext) -> Type:
