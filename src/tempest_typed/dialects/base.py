@@ -181,8 +181,8 @@ def shifted(order: Sequence[int | slice], start: int, end: int,
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
-    __slots__ = ("group_labels", "hoisted", "in_lists", "kinds", "literals", "offset", "order",
-                 "pack_in", "parts", "qualifier", "scopes", "statement")
+    __slots__ = ("group_labels", "hoisted", "in_lists", "int_checked", "kinds", "literals",
+                 "offset", "order", "pack_in", "parts", "qualifier", "scopes", "statement")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
@@ -207,6 +207,8 @@ class _Out:
         self.pack_in = False
         #: how many `in` lists of bound values were written a placeholder a value
         self.in_lists = 0
+        #: inside integer arithmetic whose result is checked for overflow (SQLite)
+        self.int_checked = False
 
 
 # A statement's SQL is compiled once per shape; a statement built again binds its values

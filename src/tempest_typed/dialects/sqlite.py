@@ -318,6 +318,22 @@ class SQLiteDialect(Dialect):
     def visit_function(self, node: Function, out: _Out) -> None:
         if node.name == "abs":
             self._decimal_computed(node, "sql.abs() of a Decimal")
+        if node.name in ("+", "-", "*") and node.kind == "int" and not out.int_checked:
+            # Integer arithmetic past 64 bits yields a REAL here, silently (read back as an
+            # int of the wrong value, or stored in an int column), where PostgreSQL and MySQL
+            # fail the statement: a REAL result is made the error SQLite gives a SUM that
+            # overflows, "integer overflow" (ABS of the smallest integer). The arithmetic
+            # inside it yields a REAL too, so one check at the outermost serves it all.
+            out.int_checked = True
+            try:
+                out.parts.append("CASE WHEN typeof(")
+                super().visit_function(node, out)
+                out.parts.append(f") = 'real' THEN {_OVERFLOW} ELSE ")
+                super().visit_function(node, out)
+                out.parts.append(" END")
+            finally:
+                out.int_checked = False
+            return
         super().visit_function(node, out)
 
     @override
@@ -359,6 +375,10 @@ class SQLiteDialect(Dialect):
     def visit_between(self, node: Between, out: _Out) -> None:
         self._ordered_decimal(node.left, "between")
         super().visit_between(node, out)
+
+
+#: an expression that fails the statement with SQLite's "integer overflow"
+_OVERFLOW = "abs(-9223372036854775807 - 1)"
 
 
 def _computed_decimal(node: object) -> str | None:
