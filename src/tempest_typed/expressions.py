@@ -231,9 +231,10 @@ class CaseValue(Computed):
         return f"sql.case({', '.join(map(repr, self.whens))}, else_={self.otherwise!r})"
 
 
-class Over(Expression):
+class Over(Computed):
     """A window function: a ranking function or an aggregate over the rows of its partition,
-    in its order (`sql.sum("amount").over(order_by=["created_at"])` is a running total)."""
+    in its order (`sql.sum("amount").over(order_by=["created_at"])` is a running total); it
+    takes arithmetic (`sql.row_number().over(...) - 1`) in add_columns()."""
 
     __slots__ = ("function", "order_by", "partition_by")
 

@@ -146,3 +146,16 @@ reveal_type(select(latest, ["id"]))
     assert pyright(tmp_path, body) == [
         '3:13: information: Type of "select(latest, ["id"])" is "Select[Any, Row[Any]]"',
     ]
+
+
+def test_a_window_takes_arithmetic_and_now_is_a_computed_column(tmp_path: Path) -> None:
+    body = '''
+from tempest_typed import select
+q = select(Order, ["id"]).add_columns({
+    "pos": sql.row_number().over(order_by=["id"]) - 1,
+    "share": sql.count().over(partition_by=["user_id"]) * 2,
+    "now": sql.now(),
+    "seen": sql.coalesce("status", sql.value("x")),
+})
+'''
+    assert pyright(tmp_path, body) == []

@@ -20,8 +20,11 @@ from ..expressions import (
     CaseValue,
     ColumnReference,
     Excluded,
+    Expr,
     Expression,
+    Now,
     Over,
+    Raw,
     ScalarValue,
     TypedValue,
 )
@@ -40,7 +43,7 @@ from .nodes import (
 )
 from .scope import Scope, nullable_column
 
-__all__ = ["DATE_PARTS", "DATE_UNITS", "computed", "described", "is_computed", "widest", "window_order"]
+__all__ = ["DATE_PARTS", "DATE_UNITS", "computed", "described", "UNTYPED", "is_computed", "typed", "widest", "window_order"]
 
 #: date_trunc's units, and extract's parts
 DATE_UNITS = ("year", "month", "day", "hour", "minute")
@@ -150,12 +153,61 @@ def computed(scope: Scope, expr: object, values: list[object], where: str,
             f"{expr!r} in {where}: an aggregate beside each row is a window function, "
             f"{expr!r}.over(partition_by=[...]); aggregate() computes one per group"
         )
+    if isinstance(expr, Now):
+        from .where import expression_node
+
+        return (_as_value(expression_node(scope, expr, values, where), "datetime", False),
+                described(repr(expr), "datetime", False))
+    if isinstance(expr, Raw | Expr):
+        from .where import expression_node
+
+        # SQL text says no type: it takes the type of the values beside it (_adopted())
+        return expression_node(scope, expr, values, where), described(repr(expr), UNTYPED, True)
     if isinstance(expr, Expression):
         raise ValidationError(
             f"{expr!r} in {where}: a function takes columns, values and sql.* functions; "
-            "sql.raw/sql.expr/sql.now stand where a column's value goes"
+            "this one stands where a column's value goes"
         )
     return _bound(expr, values, where)
+
+
+#: the kind of sql.raw/sql.expr text inside a computed value, until the values beside it
+#: give it theirs
+UNTYPED = "untyped"
+
+
+def _as_value(node: Value, kind: str, nullable: bool) -> Function:
+    """A value the database computes (sql.now(), SQL text) as a computed value of `kind`."""
+    return Function("value", (node,), None, kind, kind, nullable, None, (), ())
+
+
+def typed(node: Value, col: ColumnMeta, expr: object, where: str) -> tuple[Value, ColumnMeta]:
+    """A computed value that is a select's column: SQL text with no values beside it to give
+    it a type is refused (its value could not be read back as one)."""
+    if col.kind == UNTYPED:
+        raise ValidationError(
+            f"{expr!r} in {where}: SQL text has no type to read its value back as; write it "
+            "beside a typed value (sql.coalesce(\"column\", sql.expr(...)), "
+            "sql.col(\"n\") + sql.raw(\"1\")), or compute it in where() and set()"
+        )
+    return node, col
+
+
+def _adopted(cols: list[ColumnMeta], shown: str, where: str,
+             kind: str | None = None) -> list[ColumnMeta]:
+    """The argument columns with SQL text's (UNTYPED) taking `kind` or the first typed
+    argument's type; refused when nothing gives one."""
+    if all(c.kind != UNTYPED for c in cols):
+        return cols
+    like = next((c for c in cols if c.kind != UNTYPED), None)
+    if kind is None and like is None:
+        raise ValidationError(
+            f"{shown} in {where}: SQL text (sql.raw/sql.expr) has no type of its own, and no "
+            "other argument gives one; pass a column or a value beside it"
+        )
+    kind = kind if kind is not None else like.kind  # type: ignore[union-attr]  # like is set when kind is None
+    scale = like.scale if like is not None else None
+    return [described(c.attr, kind, True, like, scale) if c.kind == UNTYPED else c for c in cols]
 
 
 def _call(scope: Scope, expr: Call, values: list[object], where: str,
@@ -171,6 +223,12 @@ def _call(scope: Scope, expr: Call, values: list[object], where: str,
             for a in expr.arguments]
     nodes = tuple(node for node, _ in args)
     cols = [col for _, col in args]
+    if name in _ARITHMETIC or name == "coalesce":
+        cols = _adopted(cols, shown, where)
+    elif name in ("lower", "upper", "length"):
+        cols = _adopted(cols, shown, where, "str")
+    else:
+        cols = _adopted(cols, shown, where, None)
     first = cols[0]
 
     def made(kind: str, nullable: bool, scale: int | None = None,
@@ -255,6 +313,8 @@ def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
         raise ValidationError(f"{shown} needs at least one (condition, value) branch")
     if expr.otherwise is not None:
         results.append(computed(scope, expr.otherwise, values, shown, windows, excluded))
+    results = list(zip([n for n, _ in results],
+                       _adopted([c for _, c in results], "sql.case()", where), strict=True))
     first = results[0][1]
     for _, col in results[1:]:
         if not same_family(first, col):
@@ -356,7 +416,8 @@ def _over(scope: Scope, expr: Over, values: list[object],
         if not order:
             raise ValidationError(
                 f"{shown}: {function.name} reads another row in an order: pass order_by=[...]")
-        node, col = computed(scope, function.arguments[0], values, shown)
+        node, col = typed(*computed(scope, function.arguments[0], values, shown),
+                          function.arguments[0], shown)
         kind, nullable, scale = col.kind, True, col.scale
         args: tuple[Value, ...] = (node,)
         if function.option is not None and function.option != "1":

@@ -381,7 +381,7 @@ def with_columns(query: Query[Any], columns: Mapping[str, Any], fetched: Sequenc
     """The node, context and values of `query` selecting `items` (the fetched columns, whose
     row fields are `fetched`), then the computed `columns` under their labels."""
     from .aggregate import label_column
-    from .compute import computed
+    from .compute import computed, typed
 
     c = query._ctx
     scope = c.scope
@@ -411,7 +411,8 @@ def with_columns(query: Query[Any], columns: Mapping[str, Any], fetched: Sequenc
                 f"{scope.label}: add_columns() label {key!r} is also the name of a fetched "
                 "column (or alias); choose another label"
             )
-        value, col = computed(scope, expression, values, f"add_columns() {key!r}", windows=True)
+        value, col = typed(*computed(scope, expression, values, f"add_columns() {key!r}",
+                                     windows=True), expression, f"add_columns() {key!r}")
         item = Labeled(key, value)
         labels[key] = (item, label_column(key, col.kind, col.nullable, col, col.scale))
         added.append(item)

@@ -209,6 +209,8 @@ class Typer:
             return _value_column(typ, "sql.value()")
         if callee == f"{_SQL}case":
             return self._case(expr)
+        if callee == f"{_SQL}now":  # the current timestamp, a datetime everywhere
+            return _value_column(self._type("datetime.datetime"), "sql.now()")
         if callee is not None and callee.startswith(_SQL):
             short = callee[len(_SQL):]
             if callee in AGGREGATES:

@@ -1,0 +1,74 @@
+"""A window function's value takes arithmetic, and sql.now() and SQL text stand in computed
+columns and function arguments, with the same values of the same types on every database."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tempest_typed import Model, ValidationError, column, insert, select, sql
+
+
+class Sale(Model, table="eng_sales"):
+    id: int = column(primary_key=True)
+    shop: int = 0
+    cents: int = 0
+    note: str | None = None
+    seen_at: datetime | None = None
+
+
+MODELS = (Sale,)
+
+ROWS = [
+    {"id": 1, "shop": 1, "cents": 300, "note": None, "seen_at": None},
+    {"id": 2, "shop": 1, "cents": 100, "note": "x",
+     "seen_at": datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC)},
+    {"id": 3, "shop": 2, "cents": 50, "note": None, "seen_at": None},
+]
+
+
+@pytest.mark.asyncio
+async def test_arithmetic_on_a_window_function(db: Any) -> None:
+    await db.execute(insert(Sale).values(ROWS))
+    rows = (await db.execute(select(Sale, ["id"]).add_columns({
+        "pos": sql.row_number().over(partition_by=["shop"], order_by=["id"]) - 1,
+        "share": sql.col("cents") * 100 / sql.sum("cents").over(partition_by=["shop"]),
+        "twice": 2 * sql.count().over(partition_by=["shop"]),
+    }).order_by("id"))).all()
+    assert [tuple(r) for r in rows] == [(1, 0, 75.0, 4), (2, 1, 25.0, 4), (3, 0, 100.0, 2)]
+    assert [type(v) for v in tuple(rows[0])] == [int, int, float, int]
+
+
+@pytest.mark.asyncio
+async def test_now_and_sql_text_in_computed_values(db: Any) -> None:
+    await db.execute(insert(Sale).values(ROWS))
+    before = datetime.now(UTC) - timedelta(seconds=5)
+    rows = (await db.execute(select(Sale, ["id"]).add_columns({
+        "now": sql.now(),
+        "later": sql.now(plus=60),
+        "seen": sql.coalesce("seen_at", sql.now()),
+        "year": sql.extract("year", sql.now()),
+        "day": sql.date_trunc("day", sql.now()),
+        "note2": sql.coalesce("note", sql.expr("{}", "none")),
+        "more": sql.col("cents") + sql.raw("1"),
+        "low": sql.lower(sql.expr("{}", "ABC")),
+    }).order_by("id"))).all()
+    after = datetime.now(UTC) + timedelta(seconds=5)
+    for r in rows:
+        assert type(r.now) is datetime and before <= r.now <= after
+        assert abs((r.later - r.now) - timedelta(seconds=60)) < timedelta(seconds=1)
+        assert r.year == r.now.year
+        assert r.day == r.now.replace(hour=0, minute=0, second=0, microsecond=0)
+        assert r.low == "abc"
+    assert [r.seen == r.now for r in rows] == [True, False, True]
+    assert rows[1].seen == datetime(2020, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert [(r.note2, r.more) for r in rows] == [("none", 301), ("x", 101), ("none", 51)]
+
+
+def test_sql_text_with_no_type_beside_it_is_refused() -> None:
+    with pytest.raises(ValidationError, match=r"SQL text has no type to read its value back as"):
+        select(Sale, ["id"]).add_columns({"x": sql.expr("{}", 1)})
+    with pytest.raises(ValidationError, match=r"no other argument gives one"):
+        select(Sale, ["id"]).add_columns({"x": sql.abs(sql.raw("1"))})
