@@ -137,7 +137,12 @@ def _select_defaults(key: SelectQuery | Compound, values: tuple[object, ...],
     if isinstance(key, Compound):
         from .cte import table_of
 
+        # a name no table of its members has: the name would hide that table in its body
+        tables = {s.meta.table.casefold() for part in key.parts
+                  for s in (part.source, *(j.source for j in part.joins))}
         name = "tempest_selected"
+        while name in tables:
+            name += "_"
         shape = table_of(name, key.parts[0])
         definition = CommonTable(name, tuple(c.name for c in shape.columns), key, 0, None, 0)
         key = SelectQuery(Source(shape, None, definition), (), shape.columns, None, None, None,
