@@ -99,6 +99,12 @@ def test_steps_that_cannot_be_run_are_refused() -> None:
         sql.recursive_cte("tree", base, lambda t: join(Node, "n").left_join(
             t, "t", {"n.parent_id": "t.id"}).project(
                 {"id": "n.id", "name": "n.name", "depth": sql.value(1)}))
+    with pytest.raises(ValidationError, match=r"the step takes no order_by\(\), limit\(\)"):
+        sql.recursive_cte("tree", base, lambda t: _down(t).project(
+            {"id": "n.id", "name": "n.name", "depth": sql.value(1)}).limit(1))
+    with pytest.raises(ValidationError, match=r"the step cannot aggregate\(\)"):
+        sql.recursive_cte("tree", base, lambda t: _down(t).aggregate(
+            ["n.id", "n.name"], {"depth": sql.count()}))
     weighed = select(Node, ["id"]).where({"id": 1}).add_columns({"w": sql.value(0)})
     with pytest.raises(ValidationError, match=r"column 'w' is int in the base but float in the "
                                               r"step; the rows are typed by the base, so make "

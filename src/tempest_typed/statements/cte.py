@@ -224,7 +224,19 @@ def recursive(name: str, base: object, step: Callable[[NamedSelect[Any]], object
 
 
 def _check_reads(shown: str, key: SelectQuery, meta: ModelMeta) -> None:
-    """Refuse a step that does not join the table being defined once, on the inner side."""
+    """Refuse a step that does not join the table being defined once, on the inner side, or
+    that the databases do not run alike."""
+    if key.order or key.limit is not None or key.offset is not None:
+        raise ValidationError(
+            f"{shown}: the step takes no order_by(), limit() or offset(): PostgreSQL and "
+            "MariaDB refuse them there, SQLite applies them to every row found; order and "
+            "limit the select of the named select instead"
+        )
+    if key.group_by is not None:
+        raise ValidationError(
+            f"{shown}: the step cannot aggregate() (no database computes an aggregate in the "
+            "recursive part); aggregate the select of the named select instead"
+        )
     reads = [key.source] if key.source.meta is meta else []
     for clause in key.joins:
         if clause.source.meta is meta:
