@@ -373,6 +373,9 @@ class SessionCore:
         #: back
         self._aborted: QueryExecutionError | None = None
         self._aborted_at = 0
+        #: the database itself rolled the whole transaction back (MySQL's deadlock victim):
+        #: its savepoints are gone, and only the outermost level's ROLLBACK is left to run
+        self._gone = False
         #: the thread or task using the session, and how many uses of it are open (a
         #: statement, a transaction, a stream's fetch): one user at a time
         self._user: object = None
@@ -443,7 +446,12 @@ class SessionCore:
             logger.info("%s %s failed after %.3f ms: %s", sql, _shown(params, many),
                         (time.perf_counter() - started) * 1000, exc)
         error = driver.translate(exc, sql, params or ())
-        if self._depth and self._aborted is None:
+        if self._depth and driver.conflict_ends_transaction and isinstance(
+                error, TransactionConflict):
+            # The server rolled back the whole transaction, savepoints and all: every level
+            # of it is aborted, and the conflict is what run_transaction() retries on.
+            self._aborted, self._aborted_at, self._gone = error, 1, True
+        elif self._depth and self._aborted is None:
             # PostgreSQL's rule on every database: the transaction can only roll back now.
             self._aborted, self._aborted_at = error, self._depth
         return error
@@ -639,11 +647,14 @@ class SessionCore:
                 raise
             except BaseException:
                 self._leave(level)
-                if not self._broken:
+                if not self._broken and not self._gone:
                     yield control("rollback_to", name)
                     yield control("release_savepoint", name)
                 raise
             first = self._leave(level)
+            if self._gone:  # the block caught the conflict: the outer transaction is gone
+                assert self._aborted is not None
+                raise self._aborted_error(self._aborted)
             if first is not None:
                 if not self._broken:
                     yield control("rollback_to", name)
@@ -689,6 +700,8 @@ class SessionCore:
     def _leave(self, level: int) -> QueryExecutionError | None:
         """Close transaction level `level`: the failure that aborted it, if one did."""
         self._depth = level - 1
+        if level == 1:
+            self._gone = False
         first = self._aborted
         if first is None or self._aborted_at < level:
             return None

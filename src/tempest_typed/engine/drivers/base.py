@@ -124,6 +124,11 @@ class DriverRules:
     #: open there, inside a transaction (not MySQL's unbuffered reads)
     stream_coexists: ClassVar[bool] = True
 
+    #: True when the database rolls back the whole transaction, savepoints included, on a
+    #: TransactionConflict (MySQL and MariaDB on a deadlock), rather than the failed
+    #: statement alone (PostgreSQL keeps the savepoint to roll back to)
+    conflict_ends_transaction: ClassVar[bool] = False
+
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         """The tempest_typed error for a driver exception."""
         return QueryExecutionError(str(exc).strip() or type(exc).__name__, sql, params)

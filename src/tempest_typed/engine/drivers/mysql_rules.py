@@ -203,6 +203,9 @@ class MySQLRules(DriverRules):
 
     #: an unbuffered cursor holds the connection until its last row is read
     stream_coexists: ClassVar[bool] = False
+    #: a deadlock victim (1213) and MariaDB's "record has changed" (1020) are rolled back
+    #: whole by InnoDB: the transaction's savepoints are gone with it
+    conflict_ends_transaction: ClassVar[bool] = True
 
     @override
     def driver_errors(self) -> tuple[type[BaseException], ...]:
