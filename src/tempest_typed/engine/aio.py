@@ -65,13 +65,14 @@ class AsyncSession(SessionCore):
                 except TempestError:
                     self._broken = True
             if self._conn is not None:
+                try:
+                    await self._drive(self._release_steps())
+                except Exception:
+                    self._broken = True
                 conn, self._conn = self._conn, None
-                if self._depth and not self._broken:
-                    try:
-                        await self._io.call("rollback", conn)
-                    except Exception:
-                        self._broken = True
                 await self._io.release(conn, broken=self._broken)
+            else:
+                self._depth, self._owed = 0, []
             self._closed = True
         finally:
             self._unhold()
@@ -246,9 +247,13 @@ class AsyncSession(SessionCore):
             try:
                 yield self
             except BaseException as exc:
-                if self._stream is not None:
-                    await self._drive(self._settle_stream_steps(level, failed=True))
-                await self._drive(steps, exc)
+                try:
+                    if self._stream is not None:
+                        await self._drive(self._settle_stream_steps(level, failed=True))
+                    await self._drive(steps, exc)
+                finally:
+                    if self._owed:  # the block was left by GeneratorExit
+                        await self._drive(self._owed_steps())
                 raise
             if self._stream is not None:
                 await self._drive(self._settle_stream_steps(level))

@@ -376,6 +376,10 @@ class SessionCore:
         #: the database itself rolled the whole transaction back (MySQL's deadlock victim):
         #: its savepoints are gone, and only the outermost level's ROLLBACK is left to run
         self._gone = False
+        #: what a transaction level left without its steps running (a block left by
+        #: GeneratorExit: a generator closed inside it) still owes the connection: its
+        #: ROLLBACK, run by the shell, or by close() before the connection is pooled again
+        self._owed: list[Step] = []
         #: the thread or task using the session, and how many uses of it are open (a
         #: statement, a transaction, a stream's fetch): one user at a time
         self._user: object = None
@@ -642,15 +646,23 @@ class SessionCore:
             level = self._depth
             try:
                 result = yield from self._body(body)
-            except GeneratorExit:  # abandoned by its shell: nothing more can run
-                self._leave(level)
+            except GeneratorExit:  # abandoned: its rollback is owed (_owed_steps)
+                if self._depth >= level:
+                    self._leave(level)
+                    if not self._gone:
+                        self._owed += [control("rollback_to", name),
+                                       control("release_savepoint", name)]
                 raise
             except BaseException:
+                if self._depth < level:  # the session closed inside, rolling it back
+                    raise
                 self._leave(level)
                 if not self._broken and not self._gone:
                     yield control("rollback_to", name)
                     yield control("release_savepoint", name)
                 raise
+            if self._depth < level:
+                raise self._closed_error()
             first = self._leave(level)
             if self._gone:  # the block caught the conflict: the outer transaction is gone
                 assert self._aborted is not None
@@ -675,14 +687,20 @@ class SessionCore:
         self._depth = 1
         try:
             result = yield from self._body(body)
-        except GeneratorExit:  # abandoned by its shell: closing the session rolls back
-            self._leave(1)
+        except GeneratorExit:  # abandoned: its rollback is owed (_owed_steps)
+            if self._depth:
+                self._leave(1)
+                self._owed = [control("rollback"), control("end_transaction")]
             raise
         except BaseException:
+            if not self._depth:  # the session closed inside, rolling it back
+                raise
             self._leave(1)
             yield from self._roll_back()
             yield from self._end_transaction()
             raise
+        if not self._depth:
+            raise self._closed_error()
         first = self._leave(1)
         if first is not None:
             yield from self._roll_back()
@@ -714,6 +732,23 @@ class SessionCore:
             yield BODY
             return None
         return (yield from body)
+
+    def _owed_steps(self) -> Steps:
+        """Run what abandoned transaction levels owe the connection (their rollback); a
+        connection where that fails is broken."""
+        while self._owed:
+            step = self._owed.pop(0)
+            yield from self._unless_broken(step)
+        if self._broken:
+            self._owed.clear()
+
+    def _release_steps(self) -> Steps:
+        """Before the connection goes back to the pool: roll back the transaction the
+        session closed inside (or one abandoned), and undo what its begin() set."""
+        if self._depth:
+            self._depth, self._aborted, self._aborted_at, self._gone = 0, None, 0, False
+            self._owed = [control("rollback"), control("end_transaction")]
+        return (yield from self._owed_steps())
 
     def _roll_back(self) -> Steps:
         """ROLLBACK after a failure, unless the connection is broken; if that fails, it is."""

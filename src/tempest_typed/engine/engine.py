@@ -58,13 +58,14 @@ class Session(SessionCore):
                 except TempestError:
                     self._broken = True
             if self._conn is not None:
+                try:
+                    self._drive(self._release_steps())
+                except Exception:
+                    self._broken = True
                 conn, self._conn = self._conn, None
-                if self._depth and not self._broken:
-                    try:
-                        self._io.call("rollback", conn)
-                    except Exception:
-                        self._broken = True
                 self._io.release(conn, broken=self._broken)
+            else:
+                self._depth, self._owed = 0, []
             self._closed = True
         finally:
             self._unhold()
@@ -239,9 +240,13 @@ class Session(SessionCore):
             try:
                 yield self
             except BaseException as exc:
-                if self._stream is not None:
-                    self._drive(self._settle_stream_steps(level, failed=True))
-                self._drive(steps, exc)
+                try:
+                    if self._stream is not None:
+                        self._drive(self._settle_stream_steps(level, failed=True))
+                    self._drive(steps, exc)
+                finally:
+                    if self._owed:  # the block was left by GeneratorExit
+                        self._drive(self._owed_steps())
                 raise
             if self._stream is not None:
                 self._drive(self._settle_stream_steps(level))
