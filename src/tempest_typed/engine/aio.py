@@ -44,6 +44,7 @@ class AsyncSession(SessionCore):
 
     def __init__(self, engine: AsyncEngine) -> None:
         super().__init__(engine)
+        self._owner = engine
         self._io = engine._io
 
     # -- connection -------------------------------------------------------------------------
@@ -52,6 +53,8 @@ class AsyncSession(SessionCore):
         if self._conn is None:
             if self._closed:
                 raise self._closed_error()
+            if self._owner._disposed:  # a connection is the engine's, and it is closed
+                raise self._owner._disposed_error()
             self._conn = await self._io.acquire()
         return self._conn
 
@@ -296,11 +299,14 @@ class AsyncEngine(EngineCore):
     def session(self) -> AsyncSession:
         """A session: one pooled connection, each execute committing on its own."""
         if self._disposed:
-            raise ConfigurationError(
-                f"{self.url}: the engine is closed (disposed); make a new one with "
-                "create_async_engine()"
-            )
+            raise self._disposed_error()
         return AsyncSession(self)
+
+    def _disposed_error(self) -> ConfigurationError:
+        return ConfigurationError(
+            f"{self.url}: the engine is closed (disposed); make a new one with "
+            "create_async_engine()"  # sync: "create_engine()"
+        )
 
     def transaction(self, isolation: str | None = None,
                     read_only: bool = False) -> _EngineTransaction:
@@ -371,7 +377,7 @@ class AsyncEngine(EngineCore):
         `await listener.wait(timeout)` for a NOTIFY, `await listener.close()` at the end.
         DialectError on the other databases, which have no notifications."""
         if self._disposed:
-            self.session()  # raises the disposed engine's error
+            raise self._disposed_error()
         return await self._io.listen(channel)
 
     # async only: end

@@ -37,6 +37,7 @@ class Session(SessionCore):
 
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine)
+        self._owner = engine
         self._io = engine._io
 
     # -- connection -------------------------------------------------------------------------
@@ -45,6 +46,8 @@ class Session(SessionCore):
         if self._conn is None:
             if self._closed:
                 raise self._closed_error()
+            if self._owner._disposed:  # a connection is the engine's, and it is closed
+                raise self._owner._disposed_error()
             self._conn = self._io.acquire()
         return self._conn
 
@@ -289,11 +292,14 @@ class Engine(EngineCore):
     def session(self) -> Session:
         """A session: one pooled connection, each execute committing on its own."""
         if self._disposed:
-            raise ConfigurationError(
-                f"{self.url}: the engine is closed (disposed); make a new one with "
-                "create_async_engine()"
-            )
+            raise self._disposed_error()
         return Session(self)
+
+    def _disposed_error(self) -> ConfigurationError:
+        return ConfigurationError(
+            f"{self.url}: the engine is closed (disposed); make a new one with "
+            "create_engine()"
+        )
 
     def transaction(self, isolation: str | None = None,
                     read_only: bool = False) -> _EngineTransaction:

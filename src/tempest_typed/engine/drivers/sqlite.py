@@ -276,6 +276,10 @@ class ThreadedDriver(AsyncDriver):
         self._timeout = timeout
         self._what = what
         self._size = size
+        #: close() was called: no connection is handed out any more, and the worker threads
+        #: stop once the last one handed out is given back (a session holding one finishes)
+        self._closed = False
+        self._out = 0
 
     async def _thread(self, fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
@@ -283,13 +287,17 @@ class ThreadedDriver(AsyncDriver):
     @override
     async def acquire(self) -> Any:
         """A connection from the blocking driver's pool, opened on a worker thread."""
+        if self._closed:
+            raise ConfigurationError(f"{self._what}: the engine is closed")
         if not await acquire_within(self._slots, self._timeout):
             raise pool_exhausted(self._what, self._timeout, self._size)
         try:
-            return await self._thread(self._driver.acquire)
+            conn = await self._thread(self._driver.acquire)
         except BaseException:
             self._slots.release()
             raise
+        self._out += 1
+        return conn
 
     @override
     async def release(self, conn: Any, *, broken: bool = False) -> None:
@@ -298,12 +306,20 @@ class ThreadedDriver(AsyncDriver):
             await self._thread(lambda: self._driver.release(conn, broken=broken))
         finally:
             self._slots.release()
+            self._out -= 1
+            if self._closed and not self._out:
+                self._executor.shutdown(wait=False)
 
     @override
     async def close(self) -> None:
-        """Close every pooled connection and stop the worker threads."""
+        """Close every pooled connection, and stop the worker threads once no connection is
+        handed out."""
+        if self._closed:
+            return
+        self._closed = True
         await self._thread(self._driver.close)
-        self._executor.shutdown(wait=False)
+        if not self._out:
+            self._executor.shutdown(wait=False)
 
     @override
     async def call(self, name: str, conn: Any, *args: Any) -> Any:
