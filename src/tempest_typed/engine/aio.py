@@ -194,6 +194,8 @@ class AsyncSession(SessionCore):
         bound = core.sql_params(self._driver, params)
         self._hold()
         try:
+            if self._depth:
+                self._driver.check_in_transaction(sql)
             if self._stream is not None:
                 await self._drive(self._settle_stream_steps())
             self._check_usable()

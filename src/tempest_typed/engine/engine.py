@@ -187,6 +187,8 @@ class Session(SessionCore):
         bound = core.sql_params(self._driver, params)
         self._hold()
         try:
+            if self._depth:
+                self._driver.check_in_transaction(sql)
             if self._stream is not None:
                 self._drive(self._settle_stream_steps())
             self._check_usable()

@@ -129,6 +129,10 @@ class DriverRules:
     #: statement alone (PostgreSQL keeps the savepoint to roll back to)
     conflict_ends_transaction: ClassVar[bool] = False
 
+    def check_in_transaction(self, sql: str) -> None:
+        """Refuse execute_sql() text that would end the caller's transaction (DialectError);
+        every text runs in one on this database."""
+
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         """The tempest_typed error for a driver exception."""
         return QueryExecutionError(str(exc).strip() or type(exc).__name__, sql, params)

@@ -23,6 +23,7 @@ from ...dialects import Dialect, get_dialect
 from ...dialects.mysql import STORED_DECIMAL
 from ...errors import (
     ConfigurationError,
+    DialectError,
     IntegrityError,
     LockNotAvailable,
     QueryExecutionError,
@@ -60,6 +61,12 @@ _HINTS = {1146: MISSING_TABLE_HINT, 1054: MISSING_COLUMN_HINT}  # no such table;
 _KEY_NAME = re.compile(r"for key '([^']+)'")
 # 1451/1452 (foreign key) and 3819/4025 (check) name the constraint as CONSTRAINT `name`.
 _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
+# The statements MySQL and MariaDB commit the open transaction before (and run outside it): DDL,
+# read after leading blanks and comments (not a /*! ... */ comment, which the server runs).
+# A temporary table's CREATE and DROP are the exception.
+_LEADING = re.compile(r"(?:\s+|--[ \t][^\n]*(?:\n|$)|#[^\n]*(?:\n|$)|/\*(?!!)(?:.|\n)*?\*/)*")
+_COMMITTING = re.compile(r"(CREATE|ALTER|DROP|TRUNCATE|RENAME)\b((?:\s+OR\s+REPLACE)?\s+TEMPORARY\b)?",
+                         re.IGNORECASE)
 
 
 #: what every new connection runs after its init_command
@@ -206,6 +213,20 @@ class MySQLRules(DriverRules):
     #: a deadlock victim (1213) and MariaDB's "record has changed" (1020) are rolled back
     #: whole by InnoDB: the transaction's savepoints are gone with it
     conflict_ends_transaction: ClassVar[bool] = True
+
+    @override
+    def check_in_transaction(self, sql: str) -> None:
+        start = _LEADING.match(sql)
+        found = _COMMITTING.match(sql, start.end() if start else 0)
+        if found is None or found.group(2):
+            return
+        keyword = found.group(1).upper()
+        raise DialectError(
+            f"execute_sql('{keyword} ...') inside transaction(): MySQL and MariaDB commit the "
+            f"open transaction before a {keyword} statement (which is never rolled back) and "
+            f"run what follows outside any transaction; run the {keyword} outside the "
+            "transaction: with engine.execute_sql(), or before transaction() begins"
+        )
 
     @override
     def driver_errors(self) -> tuple[type[BaseException], ...]:
