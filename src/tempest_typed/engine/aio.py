@@ -206,7 +206,10 @@ class AsyncSession(SessionCore):
 
     def stream(self, stmt: Statement[R], *, chunk_size: int = core.STREAM_CHUNK) -> AsyncStream[R]:
         """The rows of a select as they arrive, chunk_size at a time (iterate it once)."""
-        return AsyncStream(self, stmt, core.check_chunk_size(chunk_size))
+        size = core.check_chunk_size(chunk_size)
+        self._hold()  # refused at once while another thread or task uses the session
+        self._unhold()
+        return AsyncStream(self, stmt, size)
 
     async def _next_chunk(self, stream: AsyncStream[Any]) -> core.Chunk | None:
         """The next rows of `stream` (opening its cursor on first use), None at its end."""

@@ -318,12 +318,14 @@ class StreamState:
     is gone is closed instead.
     """
 
-    __slots__ = ("ahead", "depth", "error", "finished", "steps", "user")
+    __slots__ = ("ahead", "depth", "error", "finished", "owner", "steps", "user")
 
-    def __init__(self, steps: Steps, user: object, depth: int) -> None:
+    def __init__(self, steps: Steps, user: object, depth: int, owner: object) -> None:
         self.steps = steps
         #: the stream object the caller iterates (a weak reference: gone once it is dropped)
         self.user = weakref.ref(user)
+        #: the thread or task that opened it: until it ends, the session is that one's
+        self.owner = owner
         #: the transaction level it was opened in (0: outside the caller's transactions)
         self.depth = depth
         self.ahead: list[Chunk] = []
@@ -397,6 +399,10 @@ class SessionCore:
         with self._use_lock:
             if self._uses and self._user != me:
                 raise self._in_use_error()
+            stream = self._stream
+            if stream is not None and stream.owner != me and stream.user() is not None:
+                # between its chunks, an open stream is its opener's use of the session
+                raise self._in_use_error()
             self._user = me
             self._uses += 1
 
@@ -409,7 +415,8 @@ class SessionCore:
 
     def _in_use_error(self) -> TempestError:
         kind = self._user_kind
-        what = "inside a transaction" if self._depth else "running a statement"
+        what = ("iterating a stream" if self._stream is not None and not self._uses
+                else "inside a transaction" if self._depth else "running a statement")
         return TempestError(
             f"this session is in use by another {kind} ({what}): a session and its "
             f"transactions belong to one {kind} at a time. Open a session per {kind} "
@@ -787,7 +794,8 @@ class SessionCore:
                            chunk_size: object) -> StreamState:
         """Register a new stream of `stmt` for the stream object `user` (nothing runs yet)."""
         self._check_usable()
-        state = StreamState(self._stream_steps(stmt, chunk_size), user, self._depth)
+        state = StreamState(self._stream_steps(stmt, chunk_size), user, self._depth,
+                            self._user)
         self._stream = state
         return state
 

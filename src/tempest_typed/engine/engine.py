@@ -199,7 +199,10 @@ class Session(SessionCore):
 
     def stream(self, stmt: Statement[R], *, chunk_size: int = core.STREAM_CHUNK) -> Stream[R]:
         """The rows of a select as they arrive, chunk_size at a time (iterate it once)."""
-        return Stream(self, stmt, core.check_chunk_size(chunk_size))
+        size = core.check_chunk_size(chunk_size)
+        self._hold()  # refused at once while another thread or task uses the session
+        self._unhold()
+        return Stream(self, stmt, size)
 
     def _next_chunk(self, stream: Stream[Any]) -> core.Chunk | None:
         """The next rows of `stream` (opening its cursor on first use), None at its end."""
