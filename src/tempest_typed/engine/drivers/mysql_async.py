@@ -21,7 +21,7 @@ from typing_extensions import override
 from ...errors import ConfigurationError
 from ..url import DatabaseURL
 from .driver_async import AsyncDriver, AsyncPool
-from .mysql_rules import SETUP, MySQLRules, begin_statements, log_warnings, logger
+from .mysql_rules import SETUP, MySQLRules, begin_statements, log_warnings, logger, upsert_count
 
 try:
     # async only: begin
@@ -130,6 +130,8 @@ class AsyncmyDriver(AsyncDriver):
                 # cursor hold the fetched tuples: let them go, so that each is freed as its
                 # row is made (the two alive together were a double peak)
                 cur._rows = result.rows = None
+            if count > 1 and result is not None:
+                count = upsert_count(sql, count, result.message)
             return rows, count
 
     @override

@@ -50,7 +50,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "mysql:// and mariadb:// need PyMySQL: pip install 'tempest-typed[mysql]'"
     ) from exc
 
-__all__ = ["SETUP", "MySQLRules", "begin_statements", "log_warnings", "logger", "url_option_names"]
+__all__ = ["SETUP", "MySQLRules", "begin_statements", "log_warnings", "logger", "upsert_count",
+           "url_option_names"]
 
 _INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 1048: "not_null",
                     3819: "check", 4025: "check"}
@@ -84,6 +85,26 @@ def log_warnings(sql: str, warnings: Sequence[Sequence[Any]] | None) -> None:
     """Log the rows of SHOW WARNINGS (level, code, message) that `sql` left, at DEBUG."""
     for level, code, message in warnings or ():
         logger.debug("MySQL %s %s: %s (after: %s)", str(level).lower(), code, message, sql)
+
+
+_UPSERT = re.compile(r"\bON\s+DUPLICATE\s+KEY\s+UPDATE\b", re.IGNORECASE)
+_RECORDS = re.compile(rb"Records:\s*(\d+)")
+
+
+def upsert_count(sql: str, count: int, info: bytes | str | None) -> int:
+    """Rows affected as PostgreSQL and SQLite count them: an INSERT ... ON DUPLICATE KEY
+    UPDATE's row inserted or updated is 1 (MySQL counts an updated row 2, and with
+    CLIENT_FOUND_ROWS a row set to the values it had 1), read from the statement's info
+    ("Records: n  Duplicates: d ...", the rows it took) when it has several rows; any
+    other statement's count as it is."""
+    if count < 2 or ("DUPLICATE" not in sql and "duplicate" not in sql.lower()):
+        return count
+    if _UPSERT.search(sql) is None:
+        return count
+    if isinstance(info, str):
+        info = info.encode()
+    found = _RECORDS.search(info or b"")
+    return int(found.group(1)) if found else 1  # no info: one row, updated
 
 
 def begin_statements(isolation: str | None, read_only: bool) -> list[str]:
