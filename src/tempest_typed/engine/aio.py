@@ -64,7 +64,7 @@ class AsyncSession(SessionCore):
         try:
             if self._stream is not None:
                 try:
-                    await self._drive(self._settle_stream_steps(0))
+                    await self._drive(self._settle_stream_steps(0, failed=bool(self._depth)))
                 except TempestError:
                     self._broken = True
             if self._conn is not None:
@@ -264,7 +264,7 @@ class AsyncSession(SessionCore):
                         await self._drive(self._owed_steps())
                 raise
             if self._stream is not None:
-                await self._drive(self._settle_stream_steps(level))
+                await self._drive(self._settle_stream_steps(level, self._level_fails(level)))
             await self._drive(steps)
         finally:
             self._unhold()

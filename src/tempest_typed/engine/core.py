@@ -332,6 +332,10 @@ class StreamState:
         self.error: BaseException | None = None
         self.finished = False
 
+    def live(self) -> bool:
+        """True while the session holds it: its cursor open, or rows read ahead left."""
+        return not self.finished or bool(self.ahead)
+
 
 def resume(steps: Steps, value: Any, exc: BaseException | None) -> tuple[Any, Any]:
     """Advance the steps with the outcome of the last one: (the next step, None), or
@@ -722,6 +726,10 @@ class SessionCore:
         yield from self._end_transaction()
         return result
 
+    def _level_fails(self, level: int) -> bool:
+        """True when transaction level `level`, ending now, rolls back: a failure aborted it."""
+        return self._gone or (self._aborted is not None and self._aborted_at >= level)
+
     def _leave(self, level: int) -> QueryExecutionError | None:
         """Close transaction level `level`: the failure that aborted it, if one did."""
         self._depth = level - 1
@@ -802,7 +810,13 @@ class SessionCore:
     def _next_chunk_steps(self, state: StreamState) -> Steps:
         """The stream's next rows (a Chunk), or None at its end."""
         if state.ahead:
-            return state.ahead.pop(0)
+            if self._aborted is not None and self._aborted_at <= state.depth:
+                # read ahead in a transaction that a failure has since aborted: gone with it
+                raise self._aborted_error(self._aborted)
+            chunk = state.ahead.pop(0)
+            if state.finished and not state.ahead:
+                self._detach(state)
+            return chunk
         if state.error is not None:
             error, state.error = state.error, None
             raise error
@@ -841,7 +855,13 @@ class SessionCore:
                 value, exc = None, failed
 
     def _stream_done(self, state: StreamState) -> None:
+        """The stream's cursor is done; the session keeps it while rows read ahead of its
+        loop are left (a failure of their transaction takes them back)."""
         state.finished = True
+        if not state.ahead:
+            self._detach(state)
+
+    def _detach(self, state: StreamState) -> None:
         if self._stream is state:
             self._stream = None
 
@@ -861,21 +881,30 @@ class SessionCore:
         if state.user() is None:
             yield from self._close_stream_steps(state)
             return
-        if ending is not None and (ending == 0 or failed) and state.depth >= ending:
+        if ending is not None and state.depth >= ending and (
+                (failed and state.depth > 0) or (ending == 0 and not state.finished)):
+            # its rows, those read ahead too, went with the rolled-back transaction
             yield from self._close_stream_steps(state)
-            why = "its session closed" if ending == 0 else "its transaction failed"
+            why = "its transaction failed" if failed and state.depth > 0 else "its session closed"
             state.error = TempestError(
                 f"this stream was closed before its loop ended: {why}; iterate a stream "
                 "inside the block that opened it"
             )
+            return
+        if state.finished:  # all read ahead: its loop takes the rest
+            if ending == 0:
+                self._detach(state)
             return
         coexists = self._driver.stream_coexists and state.depth > 0
         if not coexists or (ending is not None and state.depth >= ending):
             yield from self._relay(state, once=False)
 
     def _close_stream_steps(self, state: StreamState) -> Steps:
-        """Close the stream's cursor (and end the transaction stream() began)."""
+        """Close the stream's cursor (and end the transaction stream() began), dropping the
+        rows read ahead."""
+        state.ahead.clear()
         if state.finished:
+            self._detach(state)
             return
         self._stream_done(state)
         try:

@@ -57,7 +57,7 @@ class Session(SessionCore):
         try:
             if self._stream is not None:
                 try:
-                    self._drive(self._settle_stream_steps(0))
+                    self._drive(self._settle_stream_steps(0, failed=bool(self._depth)))
                 except TempestError:
                     self._broken = True
             if self._conn is not None:
@@ -257,7 +257,7 @@ class Session(SessionCore):
                         self._drive(self._owed_steps())
                 raise
             if self._stream is not None:
-                self._drive(self._settle_stream_steps(level))
+                self._drive(self._settle_stream_steps(level, self._level_fails(level)))
             self._drive(steps)
         finally:
             self._unhold()

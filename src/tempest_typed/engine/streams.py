@@ -63,7 +63,7 @@ class Stream(Generic[R]):
             return
         self._done = True
         state = self._state
-        if state is not None and not state.finished and not self._session._closed:
+        if state is not None and state.live() and not self._session._closed:
             self._session._close_stream(state)
 
     def __enter__(self) -> Stream[R]:
@@ -119,7 +119,7 @@ class AsyncStream(Generic[R]):
             return
         self._finished()
         state = self._state
-        if state is not None and not state.finished and not self._session._closed:
+        if state is not None and state.live() and not self._session._closed:
             await self._session._close_stream(state)
 
     async def __aenter__(self) -> AsyncStream[R]:
