@@ -86,3 +86,15 @@ async def test_a_block_abandoned_after_its_session_closed_owes_nothing(db: Any) 
         assert not await cm.__aexit__(GeneratorExit, exit_, None)  # re-raised: not swallowed
         assert not session.in_transaction
     assert await _names(db) == []
+
+
+async def test_a_transaction_begun_by_hand_is_rolled_back_when_the_session_closes(
+        db: Any) -> None:
+    begin = "BEGIN" if db.dialect.name in ("postgresql", "sqlite") else "START TRANSACTION"
+    async with db.session() as session:
+        await session.execute_sql(begin)
+        await session.execute(insert(Note).values({"name": "by hand"}))
+    # the same pooled connection: its next user begins (MySQL would commit the open one)
+    async with db.transaction() as tx:
+        await tx.execute(insert(Note).values({"name": "next"}))
+    assert await _names(db) == ["next"]

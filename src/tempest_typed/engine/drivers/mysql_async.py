@@ -21,7 +21,15 @@ from typing_extensions import override
 from ...errors import ConfigurationError
 from ..url import DatabaseURL
 from .driver_async import AsyncDriver, AsyncPool
-from .mysql_rules import SETUP, MySQLRules, begin_statements, log_warnings, logger, upsert_count
+from .mysql_rules import (
+    IN_TRANSACTION,
+    SETUP,
+    MySQLRules,
+    begin_statements,
+    log_warnings,
+    logger,
+    upsert_count,
+)
 
 try:
     # async only: begin
@@ -109,6 +117,13 @@ class AsyncmyDriver(AsyncDriver):
 
     @override
     async def release(self, conn: Any, *, broken: bool = False) -> None:
+        if not broken and conn.server_status & IN_TRANSACTION:
+            # A transaction left open (begun by hand with execute_sql('START TRANSACTION')):
+            # rolled back here, or the next user of the connection would run inside it.
+            try:
+                await conn.rollback()
+            except Exception:
+                broken = True
         await self._pool.release(conn, broken)
 
     @override

@@ -44,13 +44,14 @@ from .base import (
 try:
     import pymysql
     import pymysql.constants.CLIENT
+    import pymysql.constants.SERVER_STATUS
     import pymysql.cursors
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ConfigurationError(
         "mysql:// and mariadb:// need PyMySQL: pip install 'tempest-typed[mysql]'"
     ) from exc
 
-__all__ = ["SETUP", "MySQLRules", "begin_statements", "log_warnings", "logger", "upsert_count",
+__all__ = ["IN_TRANSACTION", "SETUP", "MySQLRules", "begin_statements", "log_warnings", "logger", "upsert_count",
            "url_option_names"]
 
 _INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 1048: "not_null",
@@ -69,6 +70,10 @@ _LEADING = re.compile(r"(?:\s+|--[ \t][^\n]*(?:\n|$)|#[^\n]*(?:\n|$)|/\*(?!!)(?:
 _COMMITTING = re.compile(r"(CREATE|ALTER|DROP|TRUNCATE|RENAME)\b((?:\s+OR\s+REPLACE)?\s+TEMPORARY\b)?",
                          re.IGNORECASE)
 
+
+#: the bit of a connection's server_status (from the last OK packet) that says a transaction
+#: is open on it
+IN_TRANSACTION = pymysql.constants.SERVER_STATUS.SERVER_STATUS_IN_TRANS
 
 #: what every new connection runs after its init_command
 SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"

@@ -175,6 +175,13 @@ class AsyncPsycopgDriver(AsyncDriver):
 
     @override
     async def release(self, conn: Any, *, broken: bool = False) -> None:
+        if not broken and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            # A transaction left open (begun by hand with execute_sql('BEGIN')): rolled back
+            # here, quietly (the pool would roll it back too, logging a warning).
+            try:
+                await conn.rollback()
+            except psycopg.Error:
+                broken = True
         self.rules._returned(conn, broken)
         if broken:
             with contextlib.suppress(Exception):
