@@ -78,3 +78,27 @@ async def test_ddl_inside_a_transaction_rolls_back_elsewhere(db: Any) -> None:
     assert await _ids(db) == []
     await db.execute_sql("CREATE TABLE eng_ddl_other (id int)")  # it was rolled back
     await db.execute_sql("DROP TABLE eng_ddl_other")
+
+
+CONTROL = ["COMMIT", "rollback", "  BEGIN", "START TRANSACTION", "END", "SAVEPOINT mine",
+           "RELEASE SAVEPOINT mine", "/* the end */ ROLLBACK TO SAVEPOINT mine"]
+
+
+async def test_transaction_control_inside_a_transaction_is_refused(db: Any) -> None:
+    for text in CONTROL:
+        keyword = text.split("*/")[-1].split()[0].upper()
+        with pytest.raises(RuntimeError, match="roll back"):
+            async with db.transaction() as tx:
+                await tx.execute(insert(Kept).values({"id": 1}))
+                with pytest.raises(DialectError, match=(
+                        rf"execute_sql\('{keyword} \.\.\.'\) inside transaction\(\): the "
+                        r"transaction is transaction\(\)'s.*leave the block to commit, raise "
+                        r"out of it to roll back, and open a nested transaction\(\) for a "
+                        r"savepoint")):
+                    await tx.execute_sql(text)
+                await tx.execute(insert(Kept).values({"id": 2}))
+                raise RuntimeError("roll back")
+        assert await _ids(db) == []
+    # outside transaction() the text is the caller's own
+    async with db.session() as session:
+        assert (await session.execute_sql("SELECT 'COMMIT'")).scalar() == "COMMIT"

@@ -15,6 +15,7 @@ so it has no blocking copy to be generated.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -24,7 +25,7 @@ from ...values import untyped_value
 from ..types import Adapter, Adapters
 
 __all__ = ["MISSING_COLUMN_HINT", "MISSING_TABLE_HINT", "DriverRules", "Listener", "hinted",
-           "isolation_sql", "no_listen", "pool_exhausted"]
+           "isolation_sql", "no_listen", "pool_exhausted", "statement_start"]
 
 #: how adapt_any() names the value in its messages when the caller says nothing closer
 UNTYPED = "a value bound without a column type"
@@ -35,6 +36,20 @@ ISOLATION_LEVELS = {
     "repeatable read": "REPEATABLE READ",
     "serializable": "SERIALIZABLE",
 }
+
+
+# What comes before a statement's first word: blanks and comments (not MySQL's /*! ... */,
+# which the server runs).
+_LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|#[^\n]*(?:\n|$)|/\*(?!!)(?:.|\n)*?\*/)*")
+# The statements that end or begin a transaction, or set a savepoint in it, on any database.
+_CONTROL = re.compile(r"(BEGIN|START|COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE)\b",
+                      re.IGNORECASE)
+
+
+def statement_start(sql: str) -> int:
+    """Where the first word of `sql` is, after leading blanks and comments."""
+    found = _LEADING.match(sql)
+    return found.end() if found else 0
 
 
 def isolation_sql(level: str) -> str:
@@ -130,8 +145,18 @@ class DriverRules:
     conflict_ends_transaction: ClassVar[bool] = False
 
     def check_in_transaction(self, sql: str) -> None:
-        """Refuse execute_sql() text that would end the caller's transaction (DialectError);
-        every text runs in one on this database."""
+        """Refuse execute_sql() text that would end the caller's transaction, or take its
+        control from transaction() (DialectError, naming the way out)."""
+        found = _CONTROL.match(sql, statement_start(sql))
+        if found is None:
+            return
+        keyword = found.group(1).upper()
+        raise DialectError(
+            f"execute_sql('{keyword} ...') inside transaction(): the transaction is "
+            f"transaction()'s, and {keyword} would end it or change it behind its back (its "
+            "rollback would then undo nothing); leave the block to commit, raise out of it to "
+            "roll back, and open a nested transaction() for a savepoint"
+        )
 
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         """The tempest_typed error for a driver exception."""

@@ -39,6 +39,7 @@ from .base import (
     DriverRules,
     hinted,
     isolation_sql,
+    statement_start,
 )
 
 try:
@@ -63,10 +64,8 @@ _HINTS = {1146: MISSING_TABLE_HINT, 1054: MISSING_COLUMN_HINT}  # no such table;
 _KEY_NAME = re.compile(r"for key '([^']+)'")
 # 1451/1452 (foreign key) and 3819/4025 (check) name the constraint as CONSTRAINT `name`.
 _CONSTRAINT_NAME = re.compile(r"constraint [`']([^`']+)[`']", re.IGNORECASE)
-# The statements MySQL and MariaDB commit the open transaction before (and run outside it): DDL,
-# read after leading blanks and comments (not a /*! ... */ comment, which the server runs).
+# The statements MySQL and MariaDB commit the open transaction before (and run outside it): DDL.
 # A temporary table's CREATE and DROP are the exception.
-_LEADING = re.compile(r"(?:\s+|--[ \t][^\n]*(?:\n|$)|#[^\n]*(?:\n|$)|/\*(?!!)(?:.|\n)*?\*/)*")
 _COMMITTING = re.compile(r"(CREATE|ALTER|DROP|TRUNCATE|RENAME)\b((?:\s+OR\s+REPLACE)?\s+TEMPORARY\b)?",
                          re.IGNORECASE)
 
@@ -242,8 +241,8 @@ class MySQLRules(DriverRules):
 
     @override
     def check_in_transaction(self, sql: str) -> None:
-        start = _LEADING.match(sql)
-        found = _COMMITTING.match(sql, start.end() if start else 0)
+        super().check_in_transaction(sql)
+        found = _COMMITTING.match(sql, statement_start(sql))
         if found is None or found.group(2):
             return
         keyword = found.group(1).upper()
