@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tempest_typed import ValidationError, insert, select, sql
+from tempest_typed import Model, ValidationError, column, insert, select, sql
 
 from .conftest import Item
 
@@ -63,3 +63,36 @@ def test_column_references_in_postgresql_s_do_update_name_the_table() -> None:
         'ON CONFLICT ("name") '
         'DO UPDATE SET "qty" = ("eng_items"."qty" + EXCLUDED."qty") '
         'WHERE "eng_items"."qty" < %s')
+
+
+class Incoming(Model, table="eng_incoming"):
+    """Rows to merge into Item: its columns bear Item's names."""
+
+    id: int = column(primary_key=True)
+    name: str = column(max_length=100)
+    qty: int = 0
+
+
+MODELS = (Item, Incoming)
+
+
+@pytest.mark.asyncio
+async def test_an_upsert_from_a_select_of_a_table_with_the_same_column_names(db: Any) -> None:
+    # MySQL: a bare `qty` in ON DUPLICATE KEY UPDATE was ambiguous between the two tables
+    await db.execute(insert(Item).values({"name": "apples", "qty": 1}))
+    await db.execute(insert(Incoming).values([{"name": "apples", "qty": 2},
+                                              {"name": "pears", "qty": 5}]))
+    target = ["name"] if db.dialect.supports_conflict_target else None
+    await db.execute(insert(Item).from_select(select(Incoming, ["name", "qty"]))
+                     .on_conflict_do_update(target, {"qty": sql.col("qty") + sql.excluded("qty")}))
+    rows = (await db.execute(select(Item, ["name", "qty"]).order_by("name"))).all()
+    assert [(r.name, r.qty) for r in rows] == [("apples", 3), ("pears", 5)]
+
+
+def test_an_upsert_from_a_select_compiles_unambiguously() -> None:
+    stmt = insert(Item).from_select(select(Incoming, ["name", "qty"]))
+    sqlite = stmt.on_conflict_do_update(["name"], {"qty": sql.col("qty") + 1}).compile("sqlite")
+    assert sqlite.sql.startswith('INSERT INTO "eng_items" ("name", "qty") SELECT * FROM '
+                                 '(SELECT "name", "qty" FROM "eng_incoming") WHERE 1 ON CONFLICT')
+    mysql = stmt.on_conflict_do_update(None, {"qty": sql.col("qty") + 1}).compile("mysql")
+    assert mysql.sql.endswith("ON DUPLICATE KEY UPDATE `qty` = (`eng_items`.`qty` + %s)")

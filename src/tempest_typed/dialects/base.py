@@ -1105,10 +1105,15 @@ class Dialect:
             out.parts.append(verb + self.default_rows(meta, len(rows), key.conflict))
         elif isinstance(rows, SelectQuery | Compound):
             out.parts.append(f"{verb}({self.column_list(cols)}) ")
+            wrapped = key.conflict is not None and self.conflict_after_select_needs_where
+            if wrapped:
+                out.parts.append("SELECT * FROM (")
             if isinstance(rows, SelectQuery):
                 self._subquery(rows, 0, out)
             else:
                 self.visit_compound(rows, out)
+            if wrapped:
+                out.parts.append(") WHERE 1")
         elif isinstance(rows, RowParams):
             out.parts.append(f"{verb}({self.column_list(cols)}) VALUES ")
             width = len(cols)
@@ -1130,6 +1135,10 @@ class Dialect:
         if key.conflict is not None:
             self.visit_conflict(meta, cols, key.conflict, out)
         self.visit_returning("insert", meta, key.returning, out)
+
+    #: an upsert's ON CONFLICT right after its SELECT would be read as a join's ON unless
+    #: the select ends in a WHERE (SQLite): the select is then wrapped in one
+    conflict_after_select_needs_where: ClassVar[bool] = False
 
     def default_rows(self, meta: ModelMeta, n_rows: int,
                      conflict: ConflictNothing | ConflictUpdate | None) -> str:

@@ -529,7 +529,13 @@ class MySQLDialect(Dialect):
                 "on_conflict_do_update(None, set)"
             )
         out.parts.append(" ON DUPLICATE KEY UPDATE ")
-        self.visit_assignments(conflict.assignments, out)
+        # In an INSERT ... SELECT, a bare column in the new values may be the select's table's
+        # too (error 1052, ambiguous): column references there name the table.
+        out.qualifier = self.quote(meta.table)
+        try:
+            self.visit_assignments(conflict.assignments, out)
+        finally:
+            out.qualifier = None
 
     @override
     def default_rows(self, meta: ModelMeta, n_rows: int,

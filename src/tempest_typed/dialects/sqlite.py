@@ -157,6 +157,7 @@ class SQLiteDialect(Dialect):
     serializes_write_transactions = True  # BEGIN IMMEDIATE takes the write lock
     offset_without_limit = " LIMIT -1"
     conflict_update_needs_target = False  # since 3.35: the last ON CONFLICT may omit it
+    conflict_after_select_needs_where = True  # "the parsing ambiguity" of its upsert page
     case_fold = "lower"  # no ILIKE
     like_escape = " ESCAPE '\\'"  # LIKE has no escape character by default
 
