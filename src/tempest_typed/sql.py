@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any, LiteralString
+from collections.abc import Callable
+from typing import Any, LiteralString, TypeVar
 
 from .errors import ValidationError
 from .expressions import (
@@ -401,7 +402,12 @@ def cte(name: str, statement: object) -> NamedSelect[Row]:
     return named(name, statement)
 
 
-def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect[Row]:
+#: a recursive named select's rows: its base's, which its step is given
+_R = TypeVar("_R")
+
+
+def recursive_cte(name: str, base: Statement[_R], step: Callable[[NamedSelect[_R]], object]
+                  ) -> NamedSelect[_R]:
     """A named select that reads itself (WITH RECURSIVE): the rows of `base`, then of
     `step(table)` over the rows found so far, until it finds none. `step` gets the named
     select being defined and joins it, e.g. `lambda t: join(Comment, "c").inner_join(t, "t",

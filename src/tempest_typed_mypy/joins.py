@@ -13,9 +13,11 @@ from mypy.checker import TypeChecker
 from mypy.nodes import DictExpr, Expression, ListExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import (
+    AnyType,
     CallableType,
     Instance,
     Type,
+    TypeOfAny,
     TypeType,
     get_proper_type,
 )
@@ -46,8 +48,20 @@ def _model(ctx: MethodContext | FunctionContext, index: int) -> ModelFacts | Non
         return model_facts(proper.item)
     if isinstance(proper, Instance) and proper.type.fullname == NAMED_SELECT_CLASS \
             and proper.args:
-        return row_facts(proper.args[0])  # sql.cte(...): its rows' fields
+        # sql.cte(...): its rows' fields; a recursive step's table of a whole-model base:
+        # that model's columns
+        return row_facts(proper.args[0]) or model_facts(proper.args[0])
     return None
+
+
+def _untyped(api: TypeChecker, default: Type) -> Type:
+    """A join that took a table whose columns its type does not say (a named select typed
+    `NamedSelect[Row]`, or Any): its aliases are no longer known, so its names go unchecked
+    (keeping the aliases so far would report the new one's columns as unknown)."""
+    proper = get_proper_type(default)
+    if isinstance(proper, Instance) and len(proper.args) == 1:
+        return proper.copy_modified(args=[AnyType(TypeOfAny.special_form)])
+    return default
 
 
 def _alias(api: TypeChecker, expr: Expression, taken: list[str], call: str) -> str | None:
@@ -93,9 +107,11 @@ def _add(ctx: MethodContext, kind: str) -> Type:
     aliases = aliases_of(proper.args[0]) if isinstance(proper, Instance) and proper.args else None
     facts = _model(ctx, 0)
     alias_args = arg(ctx, "alias")
-    if aliases is None or facts is None or not alias_args:
+    if aliases is None or not alias_args:
         return ctx.default_return_type
     assert isinstance(ctx.api, TypeChecker) and isinstance(proper, Instance)
+    if facts is None:
+        return _untyped(ctx.api, ctx.default_return_type)
     api = ctx.api
     call = f"join({', '.join(aliases)}).{kind}_join()"
     alias = _alias(api, alias_args[0], list(aliases), call)

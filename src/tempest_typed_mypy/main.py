@@ -42,7 +42,7 @@ from .lib.tables import collect_table
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.5.0"
+__version__ = "0.5.1"
 
 _S = "tempest_typed.statements"
 
