@@ -762,6 +762,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
 #: tests/stubs/test_stubs.py holds its names and parameters to the module's.
 _SQL = '''"""tempest_typed.sql, with each aggregate and function typed by the columns it reads."""
 
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal, LiteralString, Never, overload
@@ -831,7 +832,11 @@ _R = TypeVar("_R")
 def cte(name: str, statement: Projected) -> NamedSelect[Row[Any]]: ...
 @overload
 def cte(name: str, statement: Select[Any, _R] | SetQuery[_R] | Grouped[_R, Any, Any]) -> NamedSelect[_R]: ...
-def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect[Row[Any]]: ...
+# a recursive one by its base's rows, which its step is given as the table being defined
+@overload
+def recursive_cte(name: str, base: Projected, step: Callable[[NamedSelect[Row[Any]]], object]) -> NamedSelect[Row[Any]]: ...
+@overload
+def recursive_cte(name: str, base: Select[Any, _R] | SetQuery[_R] | Grouped[_R, Any, Any], step: Callable[[NamedSelect[_R]], object]) -> NamedSelect[_R]: ...
 '''
 
 

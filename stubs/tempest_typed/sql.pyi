@@ -4,6 +4,7 @@
 # mypy: disable-error-code="override, overload-overlap, overload-cannot-match"
 """tempest_typed.sql, with each aggregate and function typed by the columns it reads."""
 
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal, LiteralString, Never, overload
@@ -73,4 +74,8 @@ _R = TypeVar("_R")
 def cte(name: str, statement: Projected) -> NamedSelect[Row[Any]]: ...
 @overload
 def cte(name: str, statement: Select[Any, _R] | SetQuery[_R] | Grouped[_R, Any, Any]) -> NamedSelect[_R]: ...
-def recursive_cte(name: str, base: Any, step: Any) -> NamedSelect[Row[Any]]: ...
+# a recursive one by its base's rows, which its step is given as the table being defined
+@overload
+def recursive_cte(name: str, base: Projected, step: Callable[[NamedSelect[Row[Any]]], object]) -> NamedSelect[Row[Any]]: ...
+@overload
+def recursive_cte(name: str, base: Select[Any, _R] | SetQuery[_R] | Grouped[_R, Any, Any], step: Callable[[NamedSelect[_R]], object]) -> NamedSelect[_R]: ...

@@ -247,9 +247,10 @@ def test_computed_column_mistakes_are_reported_on_their_line(
 
 #: Valid expressions beyond the plugin's cases, which the stubs are to accept: a correlated
 #: column, arithmetic, a function of an expression, a length in arithmetic, values, SQL
-#: text where a value goes, a window over an expression, a set operation ordered by its first statement's field.
+#: text where a value goes, a window over an expression, a set operation ordered by its first statement's field,
+#: recursive named selects (their step's table typed by the base's rows).
 VALID_EXPRESSIONS = '''\
-from tempest_typed import insert, select, sql, update
+from tempest_typed import insert, join, select, sql, update
 from typecheck_models import Order, User
 
 select(Order).where({"cents": sql.col("total") * 2, "created_at": {"lt": sql.now(plus=-60)}})
@@ -268,6 +269,18 @@ u = select(User, ["id"]).union(select(Order, ["id"])).order_by("id").limit(3)
 c = sql.cte("c", select(User, ["id", "email"]))
 r = select(c, ["email"])
 g = select(Order).aggregate([{"m": sql.date_trunc("month", "created_at")}], {"n": sql.count()})
+base = (select(User, ["id", "manager_id", "email"]).where({"id": 1})
+        .add_columns({"depth": sql.value(0)}))
+chart = sql.recursive_cte(
+    "chart", base,
+    lambda up: join(User, "u").inner_join(up, "up", {"u.manager_id": "up.id"})
+    .project({"id": "u.id", "manager_id": "u.manager_id", "email": "u.email",
+              "depth": sql.col("up.depth") + 1}))
+tree = sql.recursive_cte("tree", select(User).where({"id": 1}),
+                         lambda t: join(User, "u").inner_join(t, "t", {"u.manager_id": "t.id"})
+                         .project({"id": "u.id", "email": "u.email", "country": "u.country",
+                                   "credit_limit": "u.credit_limit", "manager_id": "u.manager_id",
+                                   "settings": "u.settings", "avatar": "u.avatar"}))
 '''
 
 
