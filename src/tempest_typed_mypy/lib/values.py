@@ -21,6 +21,7 @@ from mypy.nodes import (
     MemberExpr,
     NameExpr,
     StrExpr,
+    Var,
 )
 from mypy.subtypes import is_subtype
 from mypy.types import (
@@ -35,6 +36,7 @@ from mypy.types import (
 
 from tempest_typed._wording import NOT_A_DATE, NOT_A_NUMBER
 
+from .definitions import resolved
 from .messages import VALUE, column_name, describe, near
 from .metadata import Column, instance
 from .names import COL, EXCLUDED, EXPRESSION, SCALAR
@@ -63,12 +65,18 @@ def check_value(scope: Scope, col: Column, expr: Expression, label: str | None =
         check_reference(scope, col, expr, where)
         return
     api = scope.api
+    value_expr = expr
     first = api.lookup_type_or_none(expr)
     if first is not None and assignable(first, col.type) and settled(expr, first):
         # most values: no union to build
         ok, typ = True, first
     else:
         ok, typ = fits(scope, expr, accepted(scope, col))
+    if not ok and col.kind == "literal":
+        held = _held_literal(scope, expr)
+        if held is not None:  # a name given a literal once: judged by that literal
+            ok, typ = fits(scope, held, accepted(scope, col))
+            value_expr = held
     if ok:
         refused = narrower_refused(col, typ)
         if refused is not None:
@@ -80,13 +88,41 @@ def check_value(scope: Scope, col: Column, expr: Expression, label: str | None =
                    f'{describe(col.type, api.options)} in {where}', expr, VALUE)
         return
     hint = ""
-    value = literal_str(api, expr)
+    value = literal_str(api, value_expr)
     if col.kind == "literal" and value is not None:
         guess = near(value, col.literal_values)
         if guess is not None:
             hint = f'; did you mean "{guess}"?'
+    elif col.kind == "literal" and _plain_str(typ):
+        hint = (": a str may hold any text; type the value as the column's Literal (annotate "
+                "the variable with it, or declare it Final), or narrow it first")
     scope.fail(f"{column_name(col)} expects {describe(col.type, api.options)}, got "
                f"{describe(typ, api.options)} in {where}{hint}", expr, VALUE)
+
+
+def _held_literal(scope: Scope, expr: Expression) -> StrExpr | None:
+    """The string literal a variable was given by its one assignment (`status = "paid"`),
+    which mypy types `str` where it is used (pyright, narrowing on assignment, its literal);
+    None for anything else."""
+    if not (isinstance(expr, NameExpr) and isinstance(expr.node, Var)):
+        return None
+    held = resolved(scope.api, expr)
+    return held if isinstance(held, StrExpr) else None
+
+
+def _plain_str(typ: Type) -> bool:
+    """Whether `typ` is `str` (or `str | None`) holding no known literal."""
+    proper = get_proper_type(typ)
+    items = proper.items if isinstance(proper, UnionType) else [proper]
+    found = False
+    for item in map(get_proper_type, items):
+        if isinstance(item, NoneType):
+            continue
+        if not (isinstance(item, Instance) and item.type.fullname == "builtins.str"
+                and item.last_known_value is None):
+            return False
+        found = True
+    return found
 
 
 def _excluded(scope: Scope, call: Expression) -> None:
