@@ -26,6 +26,9 @@ from ._wording import NOT_A_DATE as NOT_A_DATE
 from ._wording import NOT_A_NUMBER as NOT_A_NUMBER
 from .errors import ValidationError
 
+if TYPE_CHECKING:
+    from .expressions import Now
+
 __all__ = [
     "UNSET",
     "ColumnMeta",
@@ -174,6 +177,23 @@ def column(
     precision: int | None = ...,
     scale: int | None = ...,
 ) -> T: ...
+
+
+# sql.now() is a datetime column's server default only: the current timestamp, typed so that
+# a checker refuses it for a column of another type (a date column, datetime being a date's
+# subtype, is the run time's to refuse)
+@overload
+def column(
+    *,
+    server_default: Now,
+    primary_key: bool = ...,
+    unique: bool = ...,
+    name: str | None = ...,
+    max_length: int | None = ...,
+    references: str | None = ...,
+    precision: int | None = ...,
+    scale: int | None = ...,
+) -> _dt.datetime: ...
 
 
 @overload

@@ -179,7 +179,7 @@ def _written(value: object) -> str:
     return PLACEHOLDER
 
 
-def now(plus: float | Expression | None = None) -> Expression:
+def now(plus: float | Expression | None = None) -> Now:
     """The current UTC timestamp, optionally `plus` seconds (a number or an expression)."""
     if plus is None:
         return NOW

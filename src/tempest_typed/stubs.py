@@ -146,11 +146,13 @@ _EXPRESSIONS = "\n".join([
     "Opaque = ValueOf | CaseValue | ScalarOf | Now",
     "#: what a value in where(), set() or values() takes of the expressions, by the column's",
     "#: family: a function whose result is of it, and any reference, coalesce, value or SQL",
-    "#: text (not a window: one is computed after the rows are chosen)",
-    "AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Raw | Expr | Now | Excluded",
+    "#: text (not a window: one is computed after the rows are chosen); sql.now() is a",
+    "#: datetime column's only (the run time refuses it for any other)",
+    "AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Raw | Expr | Excluded",
     "NumberExpr = NumberOf[Any] | LengthOf[Any] | PartOf[Any] | TimePartOf[Any] | AnyFamily",
     "TextExpr = TextOf[Any] | AnyFamily",
     "DateExpr = TruncOf[Any] | AnyFamily",
+    "DatetimeExpr = DateExpr | Now",
 ])
 
 
@@ -192,7 +194,9 @@ def _expr(col: ColumnMeta) -> str:
         return "NumberExpr"
     if col.kind in _TEXT:
         return "TextExpr"
-    return "DateExpr" if col.kind in ("datetime", "date") else "AnyFamily"
+    if col.kind == "datetime":
+        return "DatetimeExpr"
+    return "DateExpr" if col.kind == "date" else "AnyFamily"
 
 
 class StubError(Exception):

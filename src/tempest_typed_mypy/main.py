@@ -32,6 +32,7 @@ from . import (
     joins,
     raw,
     rows,
+    server_defaults,
     set_operations,
     statements,
 )
@@ -46,6 +47,12 @@ __version__ = "0.5.1"
 
 _S = "tempest_typed.statements"
 
+def _column(ctx: FunctionContext) -> Type:
+    """`column(...)` in a model's class body: its references= and its server_default=."""
+    foreign_keys.check_references(ctx)
+    return server_defaults.check_server_default(ctx)
+
+
 FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.select.select": statements.select_columns,
     "tempest_typed.sql.raw": raw.check_raw,
@@ -54,7 +61,7 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.join.join": joins.start,
     "tempest_typed.sql.exists": exists.check_exists,
     "tempest_typed.sql.not_exists": exists.check_not_exists,
-    "tempest_typed.model.column": foreign_keys.check_references,
+    "tempest_typed.model.column": _column,
     "tempest_typed.sql.cte": ctes.named_select,
     "tempest_typed.sql.recursive_cte": ctes.named_select,
 }

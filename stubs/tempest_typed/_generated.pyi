@@ -194,11 +194,13 @@ class ScalarOf(Expression): ...  # sql.scalar(subquery)
 Opaque = ValueOf | CaseValue | ScalarOf | Now
 #: what a value in where(), set() or values() takes of the expressions, by the column's
 #: family: a function whose result is of it, and any reference, coalesce, value or SQL
-#: text (not a window: one is computed after the rows are chosen)
-AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Raw | Expr | Now | Excluded
+#: text (not a window: one is computed after the rows are chosen); sql.now() is a
+#: datetime column's only (the run time refuses it for any other)
+AnyFamily = ColOf[Any] | CoalesceOf[Any] | Opaque | Raw | Expr | Excluded
 NumberExpr = NumberOf[Any] | LengthOf[Any] | PartOf[Any] | TimePartOf[Any] | AnyFamily
 TextExpr = TextOf[Any] | AnyFamily
 DateExpr = TruncOf[Any] | AnyFamily
+DatetimeExpr = DateExpr | Now
 
 class Combined(Condition, Generic[_W_co]):
     """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""
@@ -594,8 +596,8 @@ _Order_total_Ops = TypedDict("_Order_total_Ops", {'eq': Decimal | int | NumberEx
 _Order_cents_Ops = TypedDict("_Order_cents_Ops", {'eq': int | NumberExpr, 'ne': int | NumberExpr, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
 _Order_status_Ops = TypedDict("_Order_status_Ops", {'eq': Literal['new', 'paid', 'refunded'] | TextExpr, 'ne': Literal['new', 'paid', 'refunded'] | TextExpr, 'in': Sequence[Literal['new', 'paid', 'refunded'] | TextExpr] | AbstractSet[Literal['new', 'paid', 'refunded'] | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[Literal['new', 'paid', 'refunded'] | TextExpr] | AbstractSet[Literal['new', 'paid', 'refunded'] | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
 _Order_paid_Ops = TypedDict("_Order_paid_Ops", {'eq': bool | AnyFamily, 'ne': bool | AnyFamily, 'in': Sequence[bool | AnyFamily] | AbstractSet[bool | AnyFamily] | Subquery[Any, bool | None], 'not_in': Sequence[bool | AnyFamily] | AbstractSet[bool | AnyFamily] | Subquery[Any, bool | None], 'is_null': bool}, total=False)
-_Order_created_at_Ops = TypedDict("_Order_created_at_Ops", {'eq': datetime | DateExpr, 'ne': datetime | DateExpr, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
-_Order_updated_at_Ops = TypedDict("_Order_updated_at_Ops", {'eq': datetime | DateExpr | None, 'ne': datetime | DateExpr | None, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Order_created_at_Ops = TypedDict("_Order_created_at_Ops", {'eq': datetime | DatetimeExpr, 'ne': datetime | DatetimeExpr, 'lt': datetime | DatetimeExpr, 'lte': datetime | DatetimeExpr, 'gt': datetime | DatetimeExpr, 'gte': datetime | DatetimeExpr, 'between': tuple[datetime | DatetimeExpr, datetime | DatetimeExpr] | list[datetime | DatetimeExpr], 'in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Order_updated_at_Ops = TypedDict("_Order_updated_at_Ops", {'eq': datetime | DatetimeExpr | None, 'ne': datetime | DatetimeExpr | None, 'lt': datetime | DatetimeExpr, 'lte': datetime | DatetimeExpr, 'gt': datetime | DatetimeExpr, 'gte': datetime | DatetimeExpr, 'between': tuple[datetime | DatetimeExpr, datetime | DatetimeExpr] | list[datetime | DatetimeExpr], 'in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
 _Order_due_Ops = TypedDict("_Order_due_Ops", {'eq': date | DateExpr | None, 'ne': date | DateExpr | None, 'lt': date | DateExpr, 'lte': date | DateExpr, 'gt': date | DateExpr, 'gte': date | DateExpr, 'between': tuple[date | DateExpr, date | DateExpr] | list[date | DateExpr], 'in': Sequence[date | DateExpr] | AbstractSet[date | DateExpr] | Subquery[Any, date | None], 'not_in': Sequence[date | DateExpr] | AbstractSet[date | DateExpr] | Subquery[Any, date | None], 'is_null': bool}, total=False)
 
 class OrderWhere(TypedDict, total=False):
@@ -605,8 +607,8 @@ class OrderWhere(TypedDict, total=False):
     cents: int | NumberExpr | _Order_cents_Ops
     status: Literal['new', 'paid', 'refunded'] | TextExpr | _Order_status_Ops
     paid: bool | AnyFamily | _Order_paid_Ops
-    created_at: datetime | DateExpr | _Order_created_at_Ops
-    updated_at: datetime | None | DateExpr | _Order_updated_at_Ops
+    created_at: datetime | DatetimeExpr | _Order_created_at_Ops
+    updated_at: datetime | None | DatetimeExpr | _Order_updated_at_Ops
     due: date | None | DateExpr | _Order_due_Ops
 
 class OrderSet(TypedDict, total=False):
@@ -616,8 +618,8 @@ class OrderSet(TypedDict, total=False):
     cents: int | NumberExpr
     status: Literal['new', 'paid', 'refunded'] | TextExpr
     paid: bool | AnyFamily
-    created_at: datetime | DateExpr
-    updated_at: datetime | None | DateExpr
+    created_at: datetime | DatetimeExpr
+    updated_at: datetime | None | DatetimeExpr
     due: date | None | DateExpr
 
 class OrderValues(TypedDict, total=False):
@@ -627,8 +629,8 @@ class OrderValues(TypedDict, total=False):
     cents: Required[int | NumberExpr]
     status: Required[Literal['new', 'paid', 'refunded'] | TextExpr]
     paid: bool | AnyFamily
-    created_at: Required[datetime | DateExpr]
-    updated_at: datetime | None | DateExpr
+    created_at: Required[datetime | DatetimeExpr]
+    updated_at: datetime | None | DatetimeExpr
     due: date | None | DateExpr
 
 OrderFetched = TypeVar("OrderFetched", bound=OrderColumn)
@@ -845,9 +847,9 @@ _Outbound_consumer_Ops = TypedDict("_Outbound_consumer_Ops", {'eq': str | TextEx
 _Outbound_idempotency_key_Ops = TypedDict("_Outbound_idempotency_key_Ops", {'eq': str | TextExpr | None, 'ne': str | TextExpr | None, 'in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[str | TextExpr] | AbstractSet[str | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
 _Outbound_status_Ops = TypedDict("_Outbound_status_Ops", {'eq': Literal['queued', 'sending', 'sent', 'failed'] | TextExpr, 'ne': Literal['queued', 'sending', 'sent', 'failed'] | TextExpr, 'in': Sequence[Literal['queued', 'sending', 'sent', 'failed'] | TextExpr] | AbstractSet[Literal['queued', 'sending', 'sent', 'failed'] | TextExpr] | Subquery[Any, str | None], 'not_in': Sequence[Literal['queued', 'sending', 'sent', 'failed'] | TextExpr] | AbstractSet[Literal['queued', 'sending', 'sent', 'failed'] | TextExpr] | Subquery[Any, str | None], 'is_null': bool, 'like': str | TextExpr, 'ilike': str | TextExpr, 'contains': str, 'icontains': str, 'startswith': str, 'endswith': str}, total=False)
 _Outbound_attempts_Ops = TypedDict("_Outbound_attempts_Ops", {'eq': int | NumberExpr, 'ne': int | NumberExpr, 'lt': int | NumberExpr, 'lte': int | NumberExpr, 'gt': int | NumberExpr, 'gte': int | NumberExpr, 'between': tuple[int | NumberExpr, int | NumberExpr] | list[int | NumberExpr], 'in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'not_in': Sequence[int | NumberExpr] | AbstractSet[int | NumberExpr] | Subquery[Any, int | None], 'is_null': bool}, total=False)
-_Outbound_next_attempt_at_Ops = TypedDict("_Outbound_next_attempt_at_Ops", {'eq': datetime | DateExpr, 'ne': datetime | DateExpr, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
-_Outbound_updated_at_Ops = TypedDict("_Outbound_updated_at_Ops", {'eq': datetime | DateExpr | None, 'ne': datetime | DateExpr | None, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
-_Outbound_created_at_Ops = TypedDict("_Outbound_created_at_Ops", {'eq': datetime | DateExpr, 'ne': datetime | DateExpr, 'lt': datetime | DateExpr, 'lte': datetime | DateExpr, 'gt': datetime | DateExpr, 'gte': datetime | DateExpr, 'between': tuple[datetime | DateExpr, datetime | DateExpr] | list[datetime | DateExpr], 'in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DateExpr] | AbstractSet[datetime | DateExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Outbound_next_attempt_at_Ops = TypedDict("_Outbound_next_attempt_at_Ops", {'eq': datetime | DatetimeExpr, 'ne': datetime | DatetimeExpr, 'lt': datetime | DatetimeExpr, 'lte': datetime | DatetimeExpr, 'gt': datetime | DatetimeExpr, 'gte': datetime | DatetimeExpr, 'between': tuple[datetime | DatetimeExpr, datetime | DatetimeExpr] | list[datetime | DatetimeExpr], 'in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Outbound_updated_at_Ops = TypedDict("_Outbound_updated_at_Ops", {'eq': datetime | DatetimeExpr | None, 'ne': datetime | DatetimeExpr | None, 'lt': datetime | DatetimeExpr, 'lte': datetime | DatetimeExpr, 'gt': datetime | DatetimeExpr, 'gte': datetime | DatetimeExpr, 'between': tuple[datetime | DatetimeExpr, datetime | DatetimeExpr] | list[datetime | DatetimeExpr], 'in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
+_Outbound_created_at_Ops = TypedDict("_Outbound_created_at_Ops", {'eq': datetime | DatetimeExpr, 'ne': datetime | DatetimeExpr, 'lt': datetime | DatetimeExpr, 'lte': datetime | DatetimeExpr, 'gt': datetime | DatetimeExpr, 'gte': datetime | DatetimeExpr, 'between': tuple[datetime | DatetimeExpr, datetime | DatetimeExpr] | list[datetime | DatetimeExpr], 'in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'not_in': Sequence[datetime | DatetimeExpr] | AbstractSet[datetime | DatetimeExpr] | Subquery[Any, datetime | None], 'is_null': bool}, total=False)
 
 class OutboundWhere(TypedDict, total=False):
     id: UUID | AnyFamily | _Outbound_id_Ops
@@ -855,9 +857,9 @@ class OutboundWhere(TypedDict, total=False):
     idempotency_key: str | None | TextExpr | _Outbound_idempotency_key_Ops
     status: Literal['queued', 'sending', 'sent', 'failed'] | TextExpr | _Outbound_status_Ops
     attempts: int | NumberExpr | _Outbound_attempts_Ops
-    next_attempt_at: datetime | DateExpr | _Outbound_next_attempt_at_Ops
-    updated_at: datetime | None | DateExpr | _Outbound_updated_at_Ops
-    created_at: datetime | DateExpr | _Outbound_created_at_Ops
+    next_attempt_at: datetime | DatetimeExpr | _Outbound_next_attempt_at_Ops
+    updated_at: datetime | None | DatetimeExpr | _Outbound_updated_at_Ops
+    created_at: datetime | DatetimeExpr | _Outbound_created_at_Ops
 
 class OutboundSet(TypedDict, total=False):
     id: UUID | AnyFamily
@@ -865,9 +867,9 @@ class OutboundSet(TypedDict, total=False):
     idempotency_key: str | None | TextExpr
     status: Literal['queued', 'sending', 'sent', 'failed'] | TextExpr
     attempts: int | NumberExpr
-    next_attempt_at: datetime | DateExpr
-    updated_at: datetime | None | DateExpr
-    created_at: datetime | DateExpr
+    next_attempt_at: datetime | DatetimeExpr
+    updated_at: datetime | None | DatetimeExpr
+    created_at: datetime | DatetimeExpr
 
 class OutboundValues(TypedDict, total=False):
     id: UUID | AnyFamily
@@ -875,9 +877,9 @@ class OutboundValues(TypedDict, total=False):
     idempotency_key: str | None | TextExpr
     status: Literal['queued', 'sending', 'sent', 'failed'] | TextExpr
     attempts: int | NumberExpr
-    next_attempt_at: Required[datetime | DateExpr]
-    updated_at: datetime | None | DateExpr
-    created_at: datetime | DateExpr
+    next_attempt_at: Required[datetime | DatetimeExpr]
+    updated_at: datetime | None | DatetimeExpr
+    created_at: datetime | DatetimeExpr
 
 OutboundFetched = TypeVar("OutboundFetched", bound=OutboundColumn)
 

@@ -502,3 +502,18 @@ def test_having_reads_group_columns_and_enclosing_rows() -> None:
                  .having({"name": sql.col("accounts.owner")}).as_subquery("n"))
     assert select(Account).where({"balance": {"gt": sql.scalar(per_owner)}}).compile(
         "postgresql").sql.endswith('HAVING "name" = "accounts"."owner")')
+
+
+# -- sql.now() is a datetime column's value (the plugin and the stubs refuse it too) ---------
+
+@pytest.mark.parametrize("build", [
+    lambda: select(Outbound).where({"attempts": sql.now()}),
+    lambda: select(Outbound).where({"status": {"ne": sql.now(plus=5)}}),
+    lambda: update(Account).set({"closed": sql.now()}).where({"id": 1}),
+    lambda: select(Account).where({"owner": {"in": [sql.now()]}}),
+])
+def test_now_is_refused_for_a_column_that_is_not_a_datetime(build: Any) -> None:
+    with pytest.raises(ValidationError, match=r"sql\.now\(\) is a timestamp, a value of "
+                                              "datetime columns only"):
+        build()
+    select(Outbound).where({"next_attempt_at": {"lt": sql.now()}, "updated_at": sql.now(plus=5)})

@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeAlias, TypeGuard, TypeVar
 
+from .._wording import NOW_IS_A_TIMESTAMP
 from ..errors import ValidationError
 from ..expressions import (
     Backoff,
@@ -378,8 +379,8 @@ def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
         scope = as_scope(scope)
         if isinstance(value, Now) and col.kind != "datetime":
             raise ValidationError(
-                f"{col.model_name}.{col.attr} is {col.type_name()}: sql.now() is a timestamp, a "
-                f"value of datetime columns only (in {where})"
+                f"{col.model_name}.{col.attr} is {col.type_name()}: {NOW_IS_A_TIMESTAMP} "
+                f"(in {where})"
             )
         if isinstance(value, ScalarValue):
             return _scalar_node(scope, col, value, values, where)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "AGGREGATE_FUNCTION", "COL", "COLUMN_FUNCTION", "COMBINATORS", "EXCLUDED", "EXISTS",
-    "EXPRESSION", "FIELD", "GROUPED", "JOIN", "MODEL", "NAMED_SELECT_CLASS", "OPERATORS", "QUERY", "RESULT", "ROW",
+    "EXPRESSION", "FIELD", "GROUPED", "JOIN", "MODEL", "NAMED_SELECT_CLASS", "NOW", "OPERATORS", "QUERY", "RESULT", "ROW",
     "SCALAR", "SELECT", "SET_QUERY", "SUBQUERY", "TEXT_OPERATORS",
 ]
 
@@ -31,6 +31,8 @@ GROUPED = "tempest_typed.statements.aggregate.Grouped"
 SUBQUERY = "tempest_typed.statements.where.Subquery"
 AGGREGATE_FUNCTION = "tempest_typed.statements.aggregate.AggregateFunction"
 EXPRESSION = "tempest_typed.expressions.Expression"
+#: what sql.now() returns
+NOW = "tempest_typed.expressions.Now"
 COL = "tempest_typed.sql.col"
 SCALAR = "tempest_typed.sql.scalar"
 EXCLUDED = "tempest_typed.sql.excluded"

@@ -34,12 +34,12 @@ from mypy.types import (
     get_proper_type,
 )
 
-from tempest_typed._wording import NOT_A_DATE, NOT_A_NUMBER
+from tempest_typed._wording import NOT_A_DATE, NOT_A_NUMBER, NOW_IS_A_TIMESTAMP
 
 from .definitions import resolved
 from .messages import VALUE, column_name, describe, near
 from .metadata import Column, instance
-from .names import COL, EXCLUDED, EXPRESSION, SCALAR
+from .names import COL, EXCLUDED, EXPRESSION, NOW, SCALAR
 from .references import check_reference
 from .scopes import Scope
 from .syntax import callee_name, literal_str
@@ -67,6 +67,10 @@ def check_value(scope: Scope, col: Column, expr: Expression, label: str | None =
     api = scope.api
     value_expr = expr
     first = api.lookup_type_or_none(expr)
+    if col.kind not in ("datetime", "any") and _is_now(first):
+        scope.fail(f"{column_name(col)} is {describe(col.type, api.options)}: "
+                   f"{NOW_IS_A_TIMESTAMP} (in {where})", expr, VALUE)
+        return
     if first is not None and assignable(first, col.type) and settled(expr, first):
         # most values: no union to build
         ok, typ = True, first
@@ -98,6 +102,12 @@ def check_value(scope: Scope, col: Column, expr: Expression, label: str | None =
                 "the variable with it, or declare it Final), or narrow it first")
     scope.fail(f"{column_name(col)} expects {describe(col.type, api.options)}, got "
                f"{describe(typ, api.options)} in {where}{hint}", expr, VALUE)
+
+
+def _is_now(typ: Type | None) -> bool:
+    """Whether `typ` is sql.now()'s (written in place or held in a variable)."""
+    proper = get_proper_type(typ) if typ is not None else None
+    return isinstance(proper, Instance) and proper.type.fullname == NOW
 
 
 def _held_literal(scope: Scope, expr: Expression) -> StrExpr | None:
