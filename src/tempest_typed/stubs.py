@@ -188,6 +188,19 @@ class ColumnsRow(Row[Any], Generic[_F_contra]):
 """
 
 
+def _where(cond: str, returns: str) -> list[str]:
+    """A builder's where(): the model's conditions, and (for pyright) an untyped one.
+
+    mypy reads a dict or an and_() written in place against the whole union of the
+    parameter: with `Untyped` in it, it would report a wrong key as a value that is no
+    `_Untyped`, and solve and_()'s dict type to neither; so it is pyright's only."""
+    return ["    if MYPY:",
+            f"        def where(self, *conditions: {cond}) -> {returns}: ...",
+            "    else:",
+            f"        def where(self, *conditions: Untyped | {cond}) -> {returns}: ...",
+            ]
+
+
 def _expr(col: ColumnMeta) -> str:
     """The expressions a value of the column takes (`NumberExpr` for a number...)."""
     if col.kind in _NUMBERS:
@@ -368,10 +381,10 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     cond = f"{n.where} | Combined[{n.where}] | ExistsCondition"
     columns = f"list[{n.column}] | tuple[{n.column}, ...]"
     out.append(f"class {n.of('Grouped')}(Grouped[Row]):")
-    out.append(f"    def where(self, *conditions: {cond}) -> Self: ...")
+    out += _where(cond, "Self")
     out.append("")
     out.append(f"class {n.select}(Select[{n.model}, _R_co]):")
-    out.append(f"    def where(self, *conditions: {cond}) -> Self: ...")
+    out += _where(cond, "Self")
     out.append(f"    def order_by(self, column: {n.column}, "
                'direction: Literal["asc", "desc"] = "asc") -> Self: ...')
     for c in cols:
@@ -415,7 +428,7 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
         if kind == "update":
             out.append(f"    def set(self, values: {n.set}) -> {cls}[_R_co]: ...")
         if kind != "insert":
-            out.append(f"    def where(self, *conditions: {cond}) -> {cls}[_R_co]: ...")
+            out += _where(cond, f"{cls}[_R_co]")
             out.append(f"    def unguarded(self) -> {cls}[_R_co]: ...")
         else:
             one = f"{n.model} | {n.values}"
@@ -664,6 +677,14 @@ def _generated(models: Sequence[type[Model]], modules: str) -> str:
              "",
              "class Combined(Condition, Generic[_W_co]):",
              '    """and_/or_/not_ of where dicts, typed by the dict the statement around expects."""',
+             "",
+             "# a where dict whose type says nothing of its values (`dict[str, Any]`, a mapping",
+             "# parameter) is taken as it is, as an `Any` would be: no value is an _Untyped, so a",
+             "# dict written in place, or of known values, is still checked against the model's.",
+             "# Not for mypy (see _where in stubs.py), which reads a dict or and_() written in",
+             "# place against the whole union",
+             "class _Untyped: ...",
+             "Untyped = Mapping[str, _Untyped] | Combined[Mapping[str, _Untyped]]",
              ""]
     lines += _NAMED.splitlines()
     lines += _joins()
