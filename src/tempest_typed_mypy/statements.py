@@ -9,7 +9,7 @@ from mypy.nodes import DictExpr, Expression, ListExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import Instance, Type, get_proper_type
 
-from .lib.conditions import check_condition, check_given
+from .lib.conditions import check_assigned, check_condition, check_given
 from .lib.messages import INSERT, listed
 from .lib.metadata import ModelFacts, model_facts
 from .lib.names import NAMED_SELECT_CLASS
@@ -132,8 +132,9 @@ def returning(ctx: MethodContext) -> Type:
     return _with_rows(ctx.default_return_type, row_type(scope.api, scope.facts, names))
 
 
-def _assignments(scope: Scope, mapping: Expression) -> list[str] | None:
-    """Check `{column: value}`; the names it sets, or None when they are not all known."""
+def _assignments(scope: Scope, mapping: Expression, sets: bool = False) -> list[str] | None:
+    """Check `{column: value}`; the names it sets, or None when they are not all known.
+    `sets`: the columns are set (an update's, an upsert's), not inserted."""
     if not isinstance(mapping, DictExpr):
         return None
     names: list[str] | None = []
@@ -147,7 +148,10 @@ def _assignments(scope: Scope, mapping: Expression) -> list[str] | None:
             continue
         if names is not None:
             names.append(col.attr)
-        check_given(scope, col, value)
+        if sets:
+            check_assigned(scope, col, value)
+        else:
+            check_given(scope, col, value)
     return names
 
 
@@ -156,7 +160,7 @@ def update_set(ctx: MethodContext) -> Type:
     scope = _scope(ctx, "set()")
     if scope is not None:
         for mapping in arg(ctx, "values"):
-            _assignments(scope, mapping)
+            _assignments(scope, mapping, sets=True)
     return ctx.default_return_type
 
 
@@ -204,7 +208,7 @@ def conflict_update(ctx: MethodContext) -> Type:
         scope.columns(target)
     assign = Scope(scope.api, scope.facts, f"{label} set", allow_excluded=True)
     for mapping in arg(ctx, "set"):
-        _assignments(assign, mapping)
+        _assignments(assign, mapping, sets=True)
     for name in ("index_where", "update_where"):
         inner = Scope(scope.api, scope.facts, f"{label} {name}=")
         for condition in arg(ctx, name):

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeAlias, TypeGuard, TypeVar
 
-from .._wording import NOW_IS_A_TIMESTAMP
+from .._wording import FRACTION_FOR_AN_INT, NOW_IS_A_TIMESTAMP
 from ..errors import ValidationError
 from ..expressions import (
     Backoff,
@@ -361,8 +361,7 @@ def assigned_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
             what = "a float" if kind == "float" else "a Decimal"
             raise ValidationError(
                 f"{col.model_name}.{col.attr} is int, and {value!r} in {where} is {what}: "
-                "PostgreSQL and MySQL would round it, SQLite store the fraction; say how to make a "
-                "whole number of it (sql.round(...)), or make the column a float or a Decimal"
+                f"{FRACTION_FOR_AN_INT}"
             )
     return node
 

@@ -45,7 +45,7 @@ from .definitions import assigned, resolved
 from .families import same_family
 from .messages import AGGREGATE, VALUE, column_name, describe, listed, near
 from .metadata import Column, column_kind, instance, non_null
-from .names import AGGREGATE_FUNCTION, COL, SCALAR, SUBQUERY
+from .names import AGGREGATE_FUNCTION, COL, EXCLUDED, SCALAR, SUBQUERY
 from .scopes import JoinScope, Scope
 from .syntax import callee_name, literal_str
 
@@ -94,6 +94,10 @@ def _at(scope: Scope, where: str) -> Scope:
     moved = copy.copy(scope)
     moved.where = where
     return moved
+
+
+#: the values arithmetic takes beside expressions (a bool is refused as no number)
+_NUMBER_TYPES = frozenset({"builtins.int", "builtins.float", "decimal.Decimal"})
 
 
 def _value_column(typ: Type, what: str) -> Column:
@@ -211,6 +215,8 @@ class Typer:
             return self._case(expr)
         if callee == f"{_SQL}now":  # the current timestamp, a datetime everywhere
             return _value_column(self._type("datetime.datetime"), "sql.now()")
+        if callee == EXCLUDED:
+            return self._excluded(expr)
         if callee is not None and callee.startswith(_SQL):
             short = callee[len(_SQL):]
             if callee in AGGREGATES:
@@ -247,6 +253,30 @@ class Typer:
             return None
         return self._read(scope.column(arg))
 
+    def _number(self, expr: Expression) -> Column | None:
+        """A number given as a value beside arithmetic (`sql.col("cents") + Decimal("0.5")`,
+        a variable holding an int): typed by its type; None for anything else."""
+        callee = callee_name(expr)
+        if callee is not None and callee.startswith(_SQL):
+            return None
+        typ = get_proper_type(self.api.lookup_type_or_none(expr))
+        if isinstance(typ, Instance) and typ.type.fullname in _NUMBER_TYPES:
+            return _value_column(self._type(typ.type.fullname), "a number")
+        return None
+
+    def _excluded(self, expr: CallExpr) -> Column | None:
+        """sql.excluded("column") inside an expression: a column of the row an upsert tried
+        to insert, so only in an upsert's set."""
+        if not self.scope.allow_excluded:
+            self.scope.fail(f"sql.excluded() {self.place}: it names the row an upsert tried to "
+                            "insert, so it belongs in on_conflict_do_update(..., set)", expr,
+                            VALUE)
+            return None
+        if not expr.args:
+            return None
+        inner = Scope(self.api, self.scope.facts, f"sql.excluded() {self.place}")
+        return inner.column(expr.args[0])
+
     def _scalar(self, arg: Expression) -> Column | None:
         typ = get_proper_type(self.api.lookup_type_or_none(arg))
         if (isinstance(typ, Instance) and typ.type.fullname == SUBQUERY
@@ -271,7 +301,7 @@ class Typer:
     def _arithmetic(self, expr: OpExpr) -> Column | None:
         cols: list[Column] = []
         for side in (expr.left, expr.right):
-            col = self.column(side, "col")
+            col = self.column(side, "col") or self._number(side)
             if col is None:
                 return None
             if col.kind not in NUMBERS:

@@ -25,7 +25,9 @@ from mypy.nodes import (
     SetExpr,
     TupleExpr,
 )
-from mypy.types import Instance, get_proper_type
+from mypy.types import Instance, LiteralType, get_proper_type
+
+from tempest_typed._wording import FRACTION_FOR_AN_INT
 
 from .computed import COMPUTED, Typer
 from .correlation import correlate
@@ -40,6 +42,7 @@ from .names import (
     EXISTS,
     OPERATORS,
     QUERY,
+    ROUND,
     SCALAR,
     SUBQUERY,
     TEXT_OPERATORS,
@@ -48,7 +51,7 @@ from .scopes import Scope
 from .syntax import callee_name, is_none, literal_str
 from .values import NARROWER_REFUSED, accepted, check_value, fits, narrower_refused
 
-__all__ = ["check_condition", "check_given"]
+__all__ = ["check_assigned", "check_condition", "check_given"]
 
 
 def check_condition(scope: Scope, expr: Expression) -> None:
@@ -67,6 +70,41 @@ def check_condition(scope: Scope, expr: Expression) -> None:
                 check_condition(scope, arg)
         elif callee in EXISTS and expr.args:
             correlate(scope, expr.args[0])
+
+
+def check_assigned(scope: Scope, col: Column, expr: Expression) -> None:
+    """Check what a column is set to (update's set(), an upsert's set): what check_given()
+    checks, and that an int column is set to no float or Decimal expression (the run time's
+    assigned_node: PostgreSQL and MySQL would round it, SQLite store the fraction)."""
+    check_given(scope, col, expr)
+    if col.kind != "int":
+        return
+    held = resolved(scope.api, expr)
+    if _whole(scope, held) or callee_name(held) == EXCLUDED:  # excluded: check_value
+        return
+    with scope.api.msg.filter_errors():  # reported by check_given, if wrong
+        found = Typer(scope, f"in {scope.where}", scope.where, check_condition).value(expr)
+    if found is not None and found.kind in ("float", "decimal"):
+        what = "a float" if found.kind == "float" else "a Decimal"
+        scope.fail(f'{column_name(col)} is "int", and {_shown(expr)} in {scope.where} is '
+                   f"{what}: {FRACTION_FOR_AN_INT}", expr, VALUE)
+
+
+def _whole(scope: Scope, expr: Expression) -> bool:
+    """Whether `expr` is sql.round(x) to a whole number (digits 0 or fewer), or its digits
+    are not written as a literal (the run time tells)."""
+    if not (isinstance(expr, CallExpr) and callee_name(expr) == ROUND):
+        return False
+    for name, given in zip(expr.arg_names, expr.args, strict=True):
+        if name == "digits" or (name is None and given is not expr.args[0]):
+            value = scope.api.lookup_type_or_none(given)
+            proper = get_proper_type(value) if value is not None else None
+            if isinstance(proper, Instance) and proper.last_known_value is not None:
+                proper = proper.last_known_value
+            if isinstance(proper, LiteralType) and isinstance(proper.value, int):
+                return proper.value <= 0
+            return True
+    return True
 
 
 def check_given(scope: Scope, col: Column, expr: Expression, label: str | None = None) -> None:

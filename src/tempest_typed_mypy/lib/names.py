@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "AGGREGATE_FUNCTION", "COL", "COLUMN_FUNCTION", "COMBINATORS", "EXCLUDED", "EXISTS",
-    "EXPRESSION", "FIELD", "GROUPED", "JOIN", "MODEL", "NAMED_SELECT_CLASS", "NOW", "OPERATORS", "QUERY", "RESULT", "ROW",
+    "EXPRESSION", "FIELD", "GROUPED", "JOIN", "MODEL", "NAMED_SELECT_CLASS", "NOW", "OPERATORS", "QUERY", "RESULT", "ROUND", "ROW",
     "SCALAR", "SELECT", "SET_QUERY", "SUBQUERY", "TEXT_OPERATORS",
 ]
 
@@ -36,6 +36,7 @@ NOW = "tempest_typed.expressions.Now"
 COL = "tempest_typed.sql.col"
 SCALAR = "tempest_typed.sql.scalar"
 EXCLUDED = "tempest_typed.sql.excluded"
+ROUND = "tempest_typed.sql.round"
 EXISTS = frozenset({"tempest_typed.sql.exists", "tempest_typed.sql.not_exists"})
 
 COMBINATORS = frozenset({

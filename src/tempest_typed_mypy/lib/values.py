@@ -38,7 +38,7 @@ from tempest_typed._wording import NOT_A_DATE, NOT_A_NUMBER, NOW_IS_A_TIMESTAMP
 
 from .definitions import resolved
 from .messages import VALUE, column_name, describe, near
-from .metadata import Column, instance
+from .metadata import TEXT_KINDS, Column, instance
 from .names import COL, EXCLUDED, EXPRESSION, NOW, SCALAR
 from .references import check_reference
 from .scopes import Scope
@@ -59,7 +59,7 @@ def check_value(scope: Scope, col: Column, expr: Expression, label: str | None =
     where = label or scope.where
     callee = callee_name(expr)
     if callee == EXCLUDED:
-        _excluded(scope, expr)
+        _excluded(scope, col, expr, where)
         return
     if callee in (COL, SCALAR):
         check_reference(scope, col, expr, where)
@@ -135,16 +135,24 @@ def _plain_str(typ: Type) -> bool:
     return found
 
 
-def _excluded(scope: Scope, call: Expression) -> None:
-    """sql.excluded("col"): only in an upsert's set, and of a column of the model."""
+def _excluded(scope: Scope, col: Column, call: Expression, where: str) -> None:
+    """sql.excluded("other"): only in an upsert's set, of a column of the model of the kind
+    of the column it sets (text beside text), as the run time checks it."""
     assert isinstance(call, CallExpr)
     if not scope.allow_excluded:
         scope.fail(f"sql.excluded() in {scope.where}: it names the row an upsert tried to "
                    "insert, so it belongs in on_conflict_do_update(..., set)", call, VALUE)
         return
-    if call.args:
-        inner = Scope(scope.api, scope.facts, f"sql.excluded() in {scope.where}")
-        inner.column(call.args[0])
+    if not call.args:
+        return
+    inner = Scope(scope.api, scope.facts, f"sql.excluded() in {scope.where}")
+    other = inner.column(call.args[0])
+    if (other is not None and "any" not in (other.kind, col.kind) and other.kind != col.kind
+            and not {other.kind, col.kind} <= TEXT_KINDS):
+        options = scope.api.options
+        scope.fail(f'{column_name(col)} is {describe(col.type, options)}: sql.excluded('
+                   f'"{other.attr}") is {describe(other.type, options)} (in {where})', call,
+                   VALUE)
 
 
 def accepted(scope: Scope, col: Column, element: Type | None = None) -> Type:
