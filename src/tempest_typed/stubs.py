@@ -86,8 +86,10 @@ def _arith(mine: bool) -> str:
     """Arithmetic of a class: `+ - * /` with a number, a column or a numeric expression."""
     # a length or a date part is a number whatever its column: only a column or a numeric
     # expression adds the columns it reads
+    # (a window's value, and SQL text, which takes the type of the number beside it)
     other = ("ColOf[_X] | NumberOf[_X] | PartOf[Any] | TimePartOf[Any] | LengthOf[Any] | ValueOf "
-             "| ExcludedOf | int | float | Decimal")
+             "| ExcludedOf | SumOver[Any, Any] | OrderOver[Any, Any] | CountOver[Any, Any] "
+             "| WindowOver[Any, Any] | Raw | Expr | int | float | Decimal")
     return _ARITH.format(other=other, mine="_C_co | " if mine else "",
                          rmine="_C_co" if mine else "Never")
 
@@ -141,9 +143,9 @@ _EXPRESSIONS = "\n".join([
     "class ExcludedOf(Excluded):  # sql.excluded(column), in an upsert's set",
     _arith(False),
     "class ScalarOf(Expression): ...  # sql.scalar(subquery)",
-    "#: what add_columns() takes of any model: values, CASE, subqueries, sql.now() (not SQL",
-    "#: text, which has no type of its own)",
-    "Opaque = ValueOf | CaseValue | ScalarOf | Now",
+    "#: what a computed value takes of any model: values, CASE, subqueries (not SQL text,",
+    "#: which has no type of its own; add_columns() takes sql.now() too)",
+    "Opaque = ValueOf | CaseValue | ScalarOf",
     "#: what a value in where(), set() or values() takes of the expressions, by the column's",
     "#: family: a function whose result is of it, and any reference, coalesce, value or SQL",
     "#: text (not a window: one is computed after the rows are chosen); sql.now() is a",
@@ -534,7 +536,7 @@ def _computed(n: _Names, cols: Sequence[ColumnMeta]) -> list[str]:
     parts += list(dict.fromkeys(f"CoalesceOf[{of(f)}]" for f in families))
     parts += [f"SumOver[{numbers}, {every}]", f"OrderOver[{of(_ORDERED | _TEXT)}, {every}]",
               f"CountOver[{of(set(_PYTHON_TYPES) | {'literal'})}, {every}]",
-              f"WindowOver[{every}, {every}]", "Opaque"]
+              f"WindowOver[{every}, {every}]", "Opaque", "Now"]
     return [f"{n.of('Computed')} = {' | '.join(parts)}", ""]
 
 
