@@ -341,3 +341,30 @@ def test_a_loop_of_claims_and_acks_runs_on_one_session(queue: Queue) -> None:
             done += sum(queue.ack(lease, session=session) for lease in leases)
         assert not session.in_transaction
     assert done == 6 and queue.counts()["sent"] == 6
+
+
+async def _async_handler(lease: Lease) -> None:
+    """Work the blocking worker cannot do: it would only make the coroutine."""
+
+
+def test_an_async_handler_is_refused_by_the_blocking_worker(queue: Queue) -> None:
+    from tempest_typed import ValidationError
+
+    queue.enqueue({"n": 1})
+    make_due(queue)
+    for call in (lambda: queue.process(_async_handler), lambda: queue.run(_async_handler)):
+        with pytest.raises(ValidationError, match="an async handler is awaited by AsyncQueue"):
+            call()
+    assert queue.counts().get("queued") == 1  # nothing was claimed
+
+
+def test_a_handler_returning_a_coroutine_fails_its_message(queue: Queue, engine: Engine) -> None:
+    # a plain function that calls an async one cannot be told apart before it runs: the
+    # message is nacked with the reason, never acked with its work not done
+    queue.enqueue({"n": 1})
+    make_due(queue)
+    summary = queue.process(lambda lease: _async_handler(lease))
+    assert summary.processed == 0
+    row = engine.execute(select(queue.model)).one()
+    assert row.status == "queued" and row.attempts == 1
+    assert row.last_error is not None and "an async handler is awaited" in row.last_error

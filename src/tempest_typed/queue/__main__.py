@@ -155,7 +155,7 @@ def _import_handler(spec: str) -> Callable[..., object]:
 
 
 def _work(args: argparse.Namespace) -> int:
-    from .arunner import _is_async
+    from .options import is_async_handler
 
     if not args.url:
         raise ConfigurationError("no database: pass --url or set TEMPEST_QUEUE_URL")
@@ -164,7 +164,7 @@ def _work(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.log_level != "DEBUG":  # every statement is logged at INFO: only when asked
         logging.getLogger("tempest_typed.sql").setLevel(logging.WARNING)
-    summary = _work_async(args, handler) if _is_async(handler) else _work_sync(args, handler)
+    summary = _work_async(args, handler) if is_async_handler(handler) else _work_sync(args, handler)
     print("summary", flush=True)
     for name in ("processed", "retried", "dead_lettered", "leases_lost", "released",
                  "database_errors", "abandoned"):

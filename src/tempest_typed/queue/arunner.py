@@ -27,6 +27,7 @@ from ..model import meta_of
 from .loop_aio import AsyncLoop
 from .messages import Lease, error_text
 from .notify import notify_channel, notify_trigger
+from .options import is_async_handler
 from .shell import SLICE, THREADS, logger
 
 if TYPE_CHECKING:
@@ -38,12 +39,6 @@ __all__ = ["AsyncHandler", "AsyncRunner"]
 AsyncHandler = Callable[[Lease], Awaitable[object]] | Callable[[Lease], object]
 
 R = TypeVar("R")
-
-
-def _is_async(handler: object) -> bool:
-    """Whether calling `handler` gives an awaitable to await on the loop."""
-    call = getattr(handler, "__call__", None)  # noqa: B004  # an object with an async __call__
-    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
 
 
 class AsyncRunner(AsyncLoop):
@@ -58,7 +53,7 @@ class AsyncRunner(AsyncLoop):
                          poll_interval=poll_interval)
         self.queue: QueueCore[AsyncEngine] = queue
         self.handler = handler
-        self._handler_is_async = _is_async(handler)
+        self._handler_is_async = is_async_handler(handler)
         self._lock = contextlib.nullcontext()  # one thread: the book needs no lock
         self._changed = asyncio.Event()
         self._session: AsyncSession | None = None
@@ -236,7 +231,7 @@ class AsyncRunner(AsyncLoop):
 
     async def _handle(self, lease: Lease) -> None:
         if self._handler_is_async:
-            await self.handler(lease)  # type: ignore[misc]  # _is_async() checked it gives an awaitable
+            await self.handler(lease)  # type: ignore[misc]  # is_async_handler() checked it gives an awaitable
             return
         result = await self._on_thread(lease)
         if inspect.isawaitable(result):

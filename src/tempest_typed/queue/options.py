@@ -4,6 +4,7 @@ a ValidationError naming it and what is accepted."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from collections.abc import Iterable
 from datetime import timedelta
@@ -13,8 +14,8 @@ from uuid import UUID
 from ..errors import ValidationError
 from .messages import Message
 
-__all__ = ["MAX_CLAIM", "MAX_SECONDS", "RunOptions", "age_option", "count_option",
-           "flag_option", "handler_option", "id_list_option", "lease_option",
+__all__ = ["ASYNC_HANDLER", "MAX_CLAIM", "MAX_SECONDS", "RunOptions", "age_option", "count_option",
+           "flag_option", "handler_option", "id_list_option", "is_async_handler", "lease_option",
            "message_list_option", "seconds_option"]
 
 #: the longest delay, lease or backoff a queue takes, in seconds (about ten years): a time
@@ -64,10 +65,25 @@ def flag_option(name: str, value: object) -> bool:
     return value
 
 
-def handler_option(name: str, handler: object) -> None:
-    """A handler: something to call with each Lease."""
+def handler_option(name: str, handler: object, *, blocking: bool = False) -> None:
+    """A handler: something to call with each Lease (`blocking`: not an async function)."""
     if not callable(handler):
         raise ValidationError(f"{name} must be a function taking a Lease, got {handler!r}")
+    if blocking and is_async_handler(handler):
+        raise ValidationError(f"{name}: {ASYNC_HANDLER}")
+
+
+#: why a blocking worker refuses an async handler: calling it only makes a coroutine, and the
+#: message would be acked without its work done
+ASYNC_HANDLER: Final = ("an async handler is awaited by AsyncQueue (of an async engine); "
+                        "Queue calls its handler on a thread and would ack the message with "
+                        "the coroutine never awaited, its work not done")
+
+
+def is_async_handler(handler: object) -> bool:
+    """Whether calling `handler` gives an awaitable to await on a loop."""
+    call = getattr(handler, "__call__", None)  # noqa: B004  # an object with an async __call__
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
 
 
 def age_option(name: str, value: object) -> float:

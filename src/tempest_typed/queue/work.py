@@ -46,7 +46,7 @@ class Work(QueueCore[Engine]):
         A handler never starts on a lease near its end (it is released instead); acks are
         grouped and sent before any lease could end. See `run()` for the worker loop.
         """
-        handler_option("process(handler)", handler)
+        handler_option("process(handler)", handler, blocking=True)
         count_option("process(limit)", limit, maximum=MAX_CLAIM)
         return Runner(self, handler, batch=limit).one_batch()
 
@@ -66,7 +66,7 @@ class Work(QueueCore[Engine]):
         messages back too. Signal handlers are installed only on the main thread, and
         restored on return.
         """
-        handler_option("run(handler)", handler)
+        handler_option("run(handler)", handler, blocking=True)
         options = self._run_options(batch, poll_interval, concurrency, grace_seconds,
                                     heartbeat_seconds, self.lease_seconds)
         flag_option("run(install_signal_handlers)", install_signal_handlers)
