@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["FRACTION_FOR_AN_INT", "NOT_A_DATE", "NOT_A_NUMBER", "NOW_IS_A_TIMESTAMP"]
+__all__ = [
+    "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "FRACTION_FOR_AN_INT",
+    "JSON_NOT_COMPARED", "NOT_A_DATE", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON",
+    "NOW_IS_A_TIMESTAMP", "WINDOW_NOT_BY_JSON",
+]
 
 #: Why a value that type checkers read as the column's type is refused: bool is a subclass of
 #: int, and datetime of date, but a bool stored as a number or a datetime cut to a date would
@@ -22,4 +26,18 @@ NOW_IS_A_TIMESTAMP: Final = "sql.now() is a timestamp, a value of datetime colum
 FRACTION_FOR_AN_INT: Final = (
     "PostgreSQL and MySQL would round it, SQLite store the fraction; say how to make a whole "
     "number of it (sql.round(...)), or make the column a float or a Decimal"
+)
+#: Why a JSON column is refused where values are compared (order_by(), a window's
+#: partition_by/order_by, distinct()): each database compares JSON its own way (jsonb by
+#: value and size first, the others as text), so the rows or their order would differ.
+JSON_NOT_COMPARED: Final = "is a JSON column, which is not compared"
+NOT_ORDERED_BY_JSON: Final = "order by another column"
+WINDOW_NOT_BY_JSON: Final = "a window partitions and orders by other columns"
+DISTINCT_NOT_OVER_JSON: Final = (
+    "so rows with it cannot be told apart the same way on every database; select the columns "
+    "without it, or drop distinct()"
+)
+#: Why a distinct select is not ordered by a value it does not fetch.
+DISTINCT_ROW_STANDS_FOR: Final = (
+    "a distinct row may stand for rows with different values of it (PostgreSQL refuses this)"
 )

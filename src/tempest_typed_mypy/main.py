@@ -30,6 +30,7 @@ from . import (
     indexes,
     insert_select,
     joins,
+    ordering,
     raw,
     rows,
     server_defaults,
@@ -51,6 +52,24 @@ def _column(ctx: FunctionContext) -> Type:
     """`column(...)` in a model's class body: its references= and its server_default=."""
     foreign_keys.check_references(ctx)
     return server_defaults.check_server_default(ctx)
+
+
+def _select_order_by(ctx: MethodContext) -> Type:
+    """A select's `order_by("column")`: its names, then what it compares."""
+    ordering.order_by(ctx)
+    return statements.order_by(ctx)
+
+
+def _join_order_by(ctx: MethodContext) -> Type:
+    """A join's (a grouped statement's) `order_by(...)`: its names, then what it compares."""
+    ordering.order_by(ctx)
+    return joins.order_by(ctx)
+
+
+def _distinct(ctx: MethodContext) -> Type:
+    """`.distinct()` of a select or a join."""
+    ordering.distinct(ctx)
+    return ctx.default_return_type
 
 
 FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
@@ -75,7 +94,9 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.select.Select.where": statements.where,
     f"{_S}.update.Update.where": statements.where,
     f"{_S}.delete.Delete.where": statements.where,
-    f"{_S}.select.Select.order_by": statements.order_by,
+    f"{_S}.select.Select.order_by": _select_order_by,
+    f"{_S}.select.Select.distinct": _distinct,
+    f"{_S}.join.Join.distinct": _distinct,
     f"{_S}.select.Select.as_subquery": statements.as_subquery,
     f"{_S}.update.Update.set": statements.update_set,
     f"{_S}.insert.Insert.values": statements.insert_values,
@@ -90,7 +111,7 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.join.Join.inner_join": joins.add_inner,
     f"{_S}.join.Join.left_join": joins.add_left,
     f"{_S}.join.Join.where": joins.where,
-    f"{_S}.join.Join.order_by": joins.order_by,
+    f"{_S}.join.Join.order_by": _join_order_by,
     f"{_S}.join.Join.as_subquery": joins.as_subquery,
     f"{_S}.join.Join.for_update": joins.lock_update,
     f"{_S}.join.Join.for_share": joins.lock_share,

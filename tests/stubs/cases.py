@@ -25,11 +25,12 @@ CASES = ROOT / "tests" / "typecheck"
 MODELS = CASES / "models"
 STUBS = ROOT / "stubs"
 
-#: which share a case file counts in: joins and aggregates are measured apart from one table
+#: which share a case file counts in: joins, aggregates and ordering are measured apart from
+#: one table
 GROUPS = {"test_joins.yml": "joins", "test_aggregates.yml": "aggregates",
           "test_references.yml": "correlated subqueries", "test_foreign_keys.yml": "foreign keys",
           "test_computed.yml": "computed columns", "test_ctes.yml": "computed columns",
-          "test_set_operations.yml": "computed columns"}
+          "test_set_operations.yml": "computed columns", "test_ordering.yml": "ordering"}
 _EXPECTED = re.compile(r"# E:\d+: ")
 
 

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Sequence
 from decimal import Decimal
 
+from .._wording import JSON_NOT_COMPARED, WINDOW_NOT_BY_JSON
 from ..errors import ValidationError
 from ..expressions import (
     Call,
@@ -371,8 +372,7 @@ def _operand(scope: Scope, item: object, where: str) -> tuple[Operand, ColumnMet
     node, col = computed(scope, item, [], where)
     if col.kind == "json":  # partitioning compares, ordering too: JSON is not compared
         raise ValidationError(
-            f"{where}: {col.model_name}.{col.attr} is a JSON column, which is not compared; "
-            "a window partitions and orders by other columns")
+            f"{where}: {col.model_name}.{col.attr} {JSON_NOT_COMPARED}; {WINDOW_NOT_BY_JSON}")
     if isinstance(node, ColumnMeta | QualifiedColumn):
         return node, col
     if type(node) is Function and not _binds(node):

@@ -13,6 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Self, TypeVar
 
+from .._wording import (
+    DISTINCT_NOT_OVER_JSON,
+    DISTINCT_ROW_STANDS_FOR,
+    JSON_NOT_COMPARED,
+    NOT_ORDERED_BY_JSON,
+)
 from ..errors import ValidationError
 from ..model import ColumnMeta, Model, ModelMeta, meta_of
 from ..row import PLAIN_NAME, plain_name_problem
@@ -175,8 +181,8 @@ class Query(Statement[R_co]):
                 # each database orders JSON its own way (jsonb by size first, the others
                 # as text): the same rows would come back in different orders
                 raise ValidationError(
-                    f"{scope.label}.order_by({column!r}): {col.model_name}.{col.attr} is a "
-                    "JSON column, which is not compared; order by another column")
+                    f"{scope.label}.order_by({column!r}): {col.model_name}.{col.attr} "
+                    f"{JSON_NOT_COMPARED}; {NOT_ORDERED_BY_JSON}")
             if direction not in ("asc", "desc"):
                 raise ValidationError(
                     f"{scope.label}.order_by({column!r}, {direction!r}): direction is 'asc' "
@@ -339,9 +345,8 @@ def distinct_json(c: Context, items: tuple[Operand | Labeled, ...] | None) -> No
         if col.kind == "json":
             name = f"{alias}.{col.attr}" if alias else col.attr
             raise ValidationError(
-                f"{c.scope.label}.distinct(): {name!r} is a JSON column, which is not "
-                "compared, so rows with it cannot be told apart the same way on every "
-                "database; select the columns without it, or drop distinct()")
+                f"{c.scope.label}.distinct(): {name!r} {JSON_NOT_COMPARED}, "
+                f"{DISTINCT_NOT_OVER_JSON}")
 
 
 def distinct_order(c: Context, items: tuple[Operand | Labeled, ...] | None,
@@ -370,9 +375,8 @@ def distinct_order(c: Context, items: tuple[Operand | Labeled, ...] | None,
                else f"order the subquery by {subquery!r} only")
         raise ValidationError(
             f"{c.scope.label}: distinct() with order_by({name!r}), which the "
-            f"{'select' if subquery is None else 'subquery'} does not fetch: a distinct row "
-            "may stand for rows with different values of it (PostgreSQL refuses this); "
-            f"{fix}, or drop distinct()")
+            f"{'select' if subquery is None else 'subquery'} does not fetch: "
+            f"{DISTINCT_ROW_STANDS_FOR}; {fix}, or drop distinct()")
 
 
 def with_columns(query: Query[Any], columns: Mapping[str, Any], fetched: Sequence[str],

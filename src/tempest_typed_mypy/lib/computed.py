@@ -41,9 +41,11 @@ from mypy.types import (
     get_proper_type,
 )
 
+from tempest_typed._wording import JSON_NOT_COMPARED, WINDOW_NOT_BY_JSON
+
 from .definitions import assigned, resolved
 from .families import same_family
-from .messages import AGGREGATE, VALUE, column_name, describe, listed, near
+from .messages import AGGREGATE, OPERATOR, VALUE, column_name, describe, listed, near
 from .metadata import Column, column_kind, instance, non_null
 from .names import AGGREGATE_FUNCTION, COL, EXCLUDED, SCALAR, SUBQUERY
 from .scopes import JoinScope, Scope
@@ -432,7 +434,11 @@ class Typer:
             for entry in item.items:
                 if name == "order_by" and isinstance(entry, TupleExpr) and entry.items:
                     entry = entry.items[0]
-                self.column(entry, "over")
+                col = self.column(entry, "over")
+                if col is not None and col.kind == "json" and col.model:
+                    self.scope.fail(f"{self._where('over')}: {column_name(col)} "
+                                    f"{JSON_NOT_COMPARED}; {WINDOW_NOT_BY_JSON}", entry,
+                                    OPERATOR)
         callee = callee_name(function)
         if not isinstance(function, CallExpr) or callee is None:
             typ = get_proper_type(self.api.lookup_type_or_none(function))

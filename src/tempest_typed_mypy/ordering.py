@@ -1,0 +1,158 @@
+"""What a select compares: order_by() and distinct() never compare a JSON column, and a
+distinct select is ordered only by what it fetches, whichever of the two is called first.
+
+The columns fetched are read from the statement's type (`Select[M, M]` fetches every column,
+`Select[M, Row[...]]` those of its row, a join's row its aliases' columns and its labels);
+whether a statement is distinct, and what it was ordered by, from its chain of calls as
+written (`select(M, ["a"]).distinct().order_by("b")`, names followed to their one
+assignment). Unknown names are reported by the statements' own hooks, not here.
+"""
+
+from __future__ import annotations
+
+from mypy.checker import TypeChecker
+from mypy.nodes import CallExpr, Context, Expression, MemberExpr
+from mypy.plugin import MethodContext
+from mypy.types import Instance, Type, get_proper_type
+
+from tempest_typed._wording import (
+    DISTINCT_NOT_OVER_JSON,
+    DISTINCT_ROW_STANDS_FOR,
+    JSON_NOT_COMPARED,
+    NOT_ORDERED_BY_JSON,
+)
+
+from .lib.definitions import resolved
+from .lib.messages import COMPARE, OPERATOR, column_name
+from .lib.metadata import Column, column_kind, model_facts
+from .lib.names import JOIN, SELECT
+from .lib.row_types import aliases_of, fields_of, labels_of, named_select_facts
+from .lib.scopes import optional
+from .lib.syntax import arg, literal_str
+
+__all__ = ["distinct", "order_by"]
+
+#: how deep a chain of calls is followed (`q.where(...).order_by(...)...`)
+_CHAIN = 64
+
+
+class _Fetched:
+    """A select or join as order_by() and distinct() see it: how messages name it, the
+    columns its names mean, and the names it fetches (None: every column)."""
+
+    def __init__(self, label: str, columns: dict[str, Column], fetched: list[str] | None,
+                 labels: dict[str, Type]) -> None:
+        self.label = label
+        self.columns = columns
+        self.fetched = fetched
+        self.labels = labels
+
+
+def _statement(typ: Type) -> _Fetched | None:
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance) or not proper.args:
+        return None
+    if proper.type.fullname == SELECT and len(proper.args) == 2:
+        facts = model_facts(proper.args[0]) or named_select_facts(proper)
+        if facts is None:
+            return None
+        rows = proper.args[1]
+        labels = labels_of(rows)
+        if model_facts(rows) is not None:
+            return _Fetched(facts.name, dict(facts.columns), None, labels)
+        fields = fields_of(rows)
+        if fields is None:
+            return None
+        return _Fetched(facts.name, dict(facts.columns), list(fields.items), labels)
+    if proper.type.fullname == JOIN:
+        aliases = aliases_of(proper.args[0])
+        if aliases is None:
+            return None
+        columns = {f"{alias}.{attr}": optional(col) if left else col
+                   for alias, (facts, left) in aliases.items()
+                   for attr, col in facts.columns.items()}
+        labels = labels_of(proper.args[0])
+        return _Fetched(f"join({', '.join(aliases)})", columns, [*columns, *labels], labels)
+    return None
+
+
+def _chain(api: TypeChecker, expr: Expression) -> list[CallExpr]:
+    """The method calls a statement was built by, last first (the receiver's chain)."""
+    calls: list[CallExpr] = []
+    for _ in range(_CHAIN):
+        expr = resolved(api, expr)
+        if not (isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr)):
+            break
+        calls.append(expr)
+        expr = expr.callee.expr
+    return calls
+
+
+def _receiver(ctx: MethodContext) -> Expression | None:
+    context = ctx.context
+    if isinstance(context, CallExpr) and isinstance(context.callee, MemberExpr):
+        return context.callee.expr
+    return None
+
+
+def _not_fetched(api: TypeChecker, statement: _Fetched, name: str | None,
+                 context: Context) -> None:
+    if name is None or statement.fetched is None or name in statement.fetched:
+        return
+    api.fail(f'{statement.label}: distinct() with order_by("{name}"), which the select does '
+             f'not fetch: {DISTINCT_ROW_STANDS_FOR}; select "{name}" too, or drop distinct()',
+             context, code=COMPARE)
+
+
+def order_by(ctx: MethodContext) -> None:
+    """`.order_by("column")`: not a JSON column, and on a distinct select a fetched one."""
+    statement = _statement(ctx.type)
+    if statement is None:
+        return
+    assert isinstance(ctx.api, TypeChecker)
+    api = ctx.api
+    receiver = _receiver(ctx)
+    distinct = receiver is not None and any(
+        call.callee.name == "distinct" for call in _chain(api, receiver)
+        if isinstance(call.callee, MemberExpr))
+    for column in arg(ctx, "column"):
+        name = literal_str(api, column)
+        if name is None or name in statement.labels:
+            continue
+        col = statement.columns.get(name)
+        if col is None:
+            continue  # unknown: the statement's hook reports it
+        if col.kind == "json":
+            api.fail(f'{statement.label}.order_by("{name}"): {column_name(col)} '
+                     f"{JSON_NOT_COMPARED}; {NOT_ORDERED_BY_JSON}", column, code=OPERATOR)
+        elif distinct:
+            _not_fetched(api, statement, name, column)
+
+
+def distinct(ctx: MethodContext) -> None:
+    """`.distinct()`: no JSON column fetched, and no order_by() of a column not fetched."""
+    statement = _statement(ctx.type)
+    if statement is None:
+        return
+    assert isinstance(ctx.api, TypeChecker)
+    api = ctx.api
+    fetched = list(statement.columns) if statement.fetched is None else statement.fetched
+    for name in fetched:
+        col = statement.columns.get(name)
+        label = statement.labels.get(name)
+        kind = col.kind if col is not None else (
+            column_kind(label)[0] if label is not None else None)
+        if kind == "json":
+            api.fail(f'{statement.label}.distinct(): "{name}" {JSON_NOT_COMPARED}, '
+                     f"{DISTINCT_NOT_OVER_JSON}", ctx.context, code=OPERATOR)
+            return  # the run time names the first
+    receiver = _receiver(ctx)
+    if receiver is None:
+        return
+    for call in reversed(_chain(api, receiver)):
+        if not (isinstance(call.callee, MemberExpr) and call.callee.name == "order_by"
+                and call.args):
+            continue
+        ordered = literal_str(api, call.args[0])
+        if ordered in statement.columns and ordered not in statement.labels:
+            _not_fetched(api, statement, ordered, ctx.context)
