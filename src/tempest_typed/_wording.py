@@ -10,7 +10,7 @@ from typing import Final
 
 __all__ = [
     "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "FRACTION_FOR_AN_INT",
-    "JSON_NOT_COMPARED", "NOT_A_DATE", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON",
+    "JSON_NOT_COMPARED", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON",
     "NOW_IS_A_TIMESTAMP", "WINDOW_NOT_BY_JSON",
 ]
 
@@ -40,4 +40,9 @@ DISTINCT_NOT_OVER_JSON: Final = (
 #: Why a distinct select is not ordered by a value it does not fetch.
 DISTINCT_ROW_STANDS_FOR: Final = (
     "a distinct row may stand for rows with different values of it (PostgreSQL refuses this)"
+)
+#: Why having() reads no column that is not grouped through sql.col("table.column").
+NOT_A_GROUP_COLUMN: Final = (
+    "which is not a group column: a group has no one value of it (PostgreSQL refuses this); "
+    "compare a label or a group column"
 )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from typing_extensions import TypeVar as DefaultTypeVar
 
+from .._wording import NOT_A_GROUP_COLUMN
 from ..errors import ValidationError
 from ..expressions import Over
 from ..model import ColumnMeta
@@ -184,9 +185,7 @@ class Grouped(Query[R_co], Generic[R_co, S_co, G_co]):
                 continue
             raise ValidationError(
                 f"{c.scope.label}: having() reads sql.col({ref.qualifier + '.' + ref.attr!r}), "
-                "which is not a group column: a group has no one value of it (PostgreSQL "
-                f"refuses this); compare a label or a group column, or add {ref.attr!r} to "
-                "the group list")
+                f"{NOT_A_GROUP_COLUMN}, or add {ref.attr!r} to the group list")
 
 
 def grouped(query: Query[Any], group_by: Sequence[str | Mapping[str, Any]],

@@ -17,11 +17,14 @@ from mypy.errorcodes import ErrorCode
 from mypy.nodes import Context, Expression, ListExpr, TupleExpr
 from mypy.types import Instance, NoneType, Type, UnionType, get_proper_type
 
+from tempest_typed._wording import NOT_A_GROUP_COLUMN
+
 from .messages import COLUMN, listed, near, unknown_column
 from .metadata import Column, ModelFacts, column_kind, model_facts
 from .names import GROUPED, JOIN
 from .row_types import Aliases, aliases_of, fields_of, model_of
 from .syntax import literal_str
+from .tables import table_of
 from .typos import typo
 
 __all__ = [
@@ -160,19 +163,31 @@ class GroupScope(Scope):
     """After aggregate(): the group columns (as written in the group list) and the labels."""
 
     def __init__(self, api: TypeChecker, facts: ModelFacts, where: str,
-                 names: dict[str, Column], groups: list[str]) -> None:
+                 names: dict[str, Column], groups: list[str],
+                 sources: dict[str, ModelFacts] | None = None, label: str = "",
+                 joined: bool = False) -> None:
         super().__init__(api, facts, where)
         self.names = names
         self.groups = groups
+        #: the grouped statement's own qualifiers (its table, or a join's aliases) -> model
+        self.sources = sources or {}
+        #: how messages name the grouped statement: `Order`, `join(u, o)`
+        self.label = label or facts.name
+        #: a join was grouped: its group columns are written `alias.column`
+        self.joined = joined
 
     def lookup(self, name: str, context: Context, correlated: bool = False,
                where: str | None = None) -> Column | None:
         """The group column or label `name` means, reporting any other name."""
         where = where or self.where
         col = self.names.get(name)
-        if (col is None and correlated and "." in name
-                and name.partition(".")[0] not in self.qualifiers()):
-            return None  # an enclosing statement's column, which the run time resolves
+        if col is None and correlated and "." in name:
+            qualifier, _, attr = name.partition(".")
+            source = self.sources.get(qualifier)
+            if source is not None and attr in source.columns:
+                return self._grouped_reference(name, attr, context)
+            if qualifier not in self.qualifiers():
+                return None  # an enclosing statement's column, which the run time resolves
         if col is None:
             labels = [n for n in self.names if n not in self.groups]
             guess = near(name, self.names)
@@ -181,6 +196,18 @@ class GroupScope(Scope):
                       f" (group columns: {_listed(self.groups)}; labels: {_listed(labels)})",
                       context, COLUMN)
         return col
+
+    def _grouped_reference(self, name: str, attr: str, context: Context) -> Column | None:
+        """`sql.col("table.column")` in having() of the grouped statement's own rows: a group
+        column (written qualified in a join's group list, bare in a select's), reported when
+        it is none; elsewhere (an order_by() after aggregate() takes no reference) None."""
+        written = name if self.joined else attr
+        if written in self.groups:
+            return self.names.get(written)
+        if self.where.startswith("having()"):
+            self.fail(f'{self.label}: having() reads sql.col("{name}"), {NOT_A_GROUP_COLUMN}, '
+                      f'or add "{attr}" to the group list', context, COLUMN)
+        return None
 
     def qualifiers(self) -> set[str]:
         """The aliases the group columns are written with (a join was grouped)."""
@@ -245,7 +272,13 @@ def group_scope(api: TypeChecker, typ: Type, where: str) -> GroupScope | None:
             kind, nullable, literals = column_kind(typ_)
             names[label] = Column("aggregate", label, typ_, kind, nullable, False, False, None,
                                   literals)
-    return GroupScope(api, source.facts, where, names, list(groups.items))
+    if isinstance(source, JoinScope):
+        sources = {alias: entry[0] for alias, entry in source.aliases.items()}
+        return GroupScope(api, source.facts, where, names, list(groups.items), sources,
+                          source.label, joined=True)
+    table = table_of(source.facts.info)
+    sources = {} if table is None else {table: source.facts}
+    return GroupScope(api, source.facts, where, names, list(groups.items), sources)
 
 
 def subquery_model(typ: Type) -> Type | None:
