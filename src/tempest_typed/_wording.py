@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
-    "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "FRACTION_FOR_AN_INT",
+    "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "FRACTION_FOR_AN_INT",
     "JSON_NOT_COMPARED", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON",
     "NOW_IS_A_TIMESTAMP", "WINDOW_NOT_BY_JSON",
 ]
@@ -45,4 +45,9 @@ DISTINCT_ROW_STANDS_FOR: Final = (
 NOT_A_GROUP_COLUMN: Final = (
     "which is not a group column: a group has no one value of it (PostgreSQL refuses this); "
     "compare a label or a group column"
+)
+#: Why a named select is not named as a model's table.
+CTE_HIDES_TABLE: Final = (
+    "the named select would hide that table in every statement that reads it (and from its "
+    "own select): give it a name no table has"
 )

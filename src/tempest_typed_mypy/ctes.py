@@ -9,8 +9,12 @@ from mypy.checker import TypeChecker
 from mypy.plugin import FunctionContext
 from mypy.types import Instance, Type, get_proper_type
 
-from .lib.messages import COMPARE
+from tempest_typed._wording import CTE_HIDES_TABLE
+
+from .lib.messages import COMPARE, VALUE
 from .lib.row_types import JOINED_MODELS, fields_row, joined_models, statement_fields
+from .lib.syntax import literal_str
+from .lib.tables import visible_models
 
 __all__ = ["named_select"]
 
@@ -20,6 +24,7 @@ def named_select(ctx: FunctionContext) -> Type:
     assert isinstance(ctx.api, TypeChecker)
     api = ctx.api
     default = get_proper_type(ctx.default_return_type)
+    _check_name(ctx, api)
     if len(ctx.args) < 2 or not ctx.args[1] or not ctx.arg_types[1] \
             or not isinstance(default, Instance) or len(default.args) != 1:
         return ctx.default_return_type
@@ -36,3 +41,20 @@ def named_select(ctx: FunctionContext) -> Type:
     if fields is None or not fields:
         return ctx.default_return_type
     return default.copy_modified(args=[fields_row(api, fields)])
+
+
+def _check_name(ctx: FunctionContext, api: TypeChecker) -> None:
+    """The name is no table of a model the module sees (its own or imported), compared as
+    the databases that fold a table name's case do: the named select would hide it."""
+    if not ctx.args or not ctx.args[0]:
+        return
+    name = literal_str(api, ctx.args[0][0])
+    if name is None:
+        return
+    folded = name.casefold()
+    for table, models in visible_models(api.modules, api.tree.fullname).items():
+        if table.casefold() == folded and models:
+            api.fail(f'sql.cte("{name}", ...): "{name}" is the table of the model '
+                     f'{models[0].name}; {CTE_HIDES_TABLE}, e.g. "{name}_rows"', ctx.args[0][0],
+                     code=VALUE)
+            return

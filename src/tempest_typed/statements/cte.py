@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
+from .._wording import CTE_HIDES_TABLE
 from ..errors import ValidationError
 from ..model import ColumnMeta, DerivedColumn, Model, ModelMeta, model_of_table
 from ..row import PLAIN_NAME, plain_name_problem, row_class
@@ -140,9 +141,8 @@ def named(name: str, statement: object) -> NamedSelect[Any]:
     shadowed = model_of_table(name)
     if shadowed is not None:
         raise ValidationError(
-            f"sql.cte({name!r}, ...): {name!r} is the table of the model {shadowed}; the named "
-            "select would hide that table in every statement that reads it (and from its own "
-            f"select): give it a name no table has, e.g. {name + '_rows'!r}"
+            f"sql.cte({name!r}, ...): {name!r} is the table of the model {shadowed}; "
+            f"{CTE_HIDES_TABLE}, e.g. {name + '_rows'!r}"
         )
     from .compound import SetQuery
 
