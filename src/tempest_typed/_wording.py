@@ -11,7 +11,9 @@ from typing import Final
 __all__ = [
     "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "FRACTION_FOR_AN_INT",
     "JSON_NOT_COMPARED", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON",
-    "NOW_IS_A_TIMESTAMP", "WINDOW_NOT_BY_JSON",
+    "NOW_IS_A_TIMESTAMP", "STEP_AGGREGATES", "STEP_COLUMNS", "STEP_COLUMN_NAMES",
+    "STEP_LEFT_JOINS", "STEP_ORDERS", "STEP_READS_ITSELF", "STEP_READS_TWICE",
+    "WINDOW_NOT_BY_JSON",
 ]
 
 #: Why a value that type checkers read as the column's type is refused: bool is a subclass of
@@ -50,4 +52,29 @@ NOT_A_GROUP_COLUMN: Final = (
 CTE_HIDES_TABLE: Final = (
     "the named select would hide that table in every statement that reads it (and from its "
     "own select): give it a name no table has"
+)
+#: What a recursive named select's step must be (sql.recursive_cte), and why.
+STEP_COLUMNS: Final = "give them the same columns (a join's project({...}))"
+STEP_COLUMN_NAMES: Final = "name the step's columns as the base's (a join's project({...}))"
+STEP_ORDERS: Final = (
+    "the step takes no order_by(), limit() or offset(): PostgreSQL and MariaDB refuse them "
+    "there, SQLite applies them to every row found; order and limit the select of the named "
+    "select instead"
+)
+STEP_AGGREGATES: Final = (
+    "the step cannot aggregate() (no database computes an aggregate in the recursive part); "
+    "aggregate the select of the named select instead"
+)
+STEP_LEFT_JOINS: Final = (
+    "the step left-joins the table being defined, which no database allows; inner_join() it, "
+    "or start the join from it"
+)
+STEP_READS_ITSELF: Final = (
+    "the step does not read the table being defined, so it would find the same rows again on "
+    "every round, without end: join the table step() is given, e.g. join(M, 'm')"
+    ".inner_join(table, 't', {'m.parent_id': 't.id'})"
+)
+STEP_READS_TWICE: Final = (
+    "the step reads the table being defined {times} times; no database allows more than "
+    "once: join it once"
 )

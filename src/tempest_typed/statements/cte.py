@@ -13,7 +13,16 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar, cast
 
-from .._wording import CTE_HIDES_TABLE
+from .._wording import (
+    CTE_HIDES_TABLE,
+    STEP_AGGREGATES,
+    STEP_COLUMN_NAMES,
+    STEP_COLUMNS,
+    STEP_LEFT_JOINS,
+    STEP_ORDERS,
+    STEP_READS_ITSELF,
+    STEP_READS_TWICE,
+)
 from ..errors import ValidationError
 from ..model import ColumnMeta, DerivedColumn, Model, ModelMeta, model_of_table
 from ..row import PLAIN_NAME, plain_name_problem, row_class
@@ -191,15 +200,13 @@ def recursive(name: str, base: object, step: Callable[[NamedSelect[Any]], object
     if len(fields) != len(head.meta.columns):
         raise ValidationError(
             f"{shown}: the base has {len(head.meta.columns)} columns "
-            f"({', '.join(head.columns)}), the step {len(fields)}; give them the same columns "
-            "(a join's project({...}))"
+            f"({', '.join(head.columns)}), the step {len(fields)}; {STEP_COLUMNS}"
         )
     names = [f.name for f in fields]
     if sorted(names) != sorted(head.columns):
         raise ValidationError(
             f"{shown}: the step's columns are matched to the base's by name; the base has "
-            f"{', '.join(head.columns)}, the step {', '.join(names)}: name the step's "
-            "columns as the base's (a join's project({...}))"
+            f"{', '.join(head.columns)}, the step {', '.join(names)}: {STEP_COLUMN_NAMES}"
         )
     if names != list(head.columns):
         key = _reordered(key, names, head.columns)
@@ -227,36 +234,19 @@ def _check_reads(shown: str, key: SelectQuery, meta: ModelMeta) -> None:
     """Refuse a step that does not join the table being defined once, on the inner side, or
     that the databases do not run alike."""
     if key.order or key.limit is not None or key.offset is not None:
-        raise ValidationError(
-            f"{shown}: the step takes no order_by(), limit() or offset(): PostgreSQL and "
-            "MariaDB refuse them there, SQLite applies them to every row found; order and "
-            "limit the select of the named select instead"
-        )
+        raise ValidationError(f"{shown}: {STEP_ORDERS}")
     if key.group_by is not None:
-        raise ValidationError(
-            f"{shown}: the step cannot aggregate() (no database computes an aggregate in the "
-            "recursive part); aggregate the select of the named select instead"
-        )
+        raise ValidationError(f"{shown}: {STEP_AGGREGATES}")
     reads = [key.source] if key.source.meta is meta else []
     for clause in key.joins:
         if clause.source.meta is meta:
             if clause.kind == "left":
-                raise ValidationError(
-                    f"{shown}: the step left-joins the table being defined, which no database "
-                    "allows; inner_join() it, or start the join from it"
-                )
+                raise ValidationError(f"{shown}: {STEP_LEFT_JOINS}")
             reads.append(clause.source)
     if not reads:
-        raise ValidationError(
-            f"{shown}: the step does not read the table being defined, so it would find the "
-            "same rows again on every round, without end: join the table step() is given, "
-            "e.g. join(M, 'm').inner_join(table, 't', {'m.parent_id': 't.id'})"
-        )
+        raise ValidationError(f"{shown}: {STEP_READS_ITSELF}")
     if len(reads) > 1:
-        raise ValidationError(
-            f"{shown}: the step reads the table being defined {len(reads)} times; no database "
-            "allows more than once: join it once"
-        )
+        raise ValidationError(f"{shown}: {STEP_READS_TWICE.format(times=len(reads))}")
 
 
 def _items(query: SelectQuery) -> tuple[Operand | Labeled, ...]:
