@@ -3,7 +3,8 @@
 The statements give the same number of columns, pairwise of one family (numbers, text,
 bool, datetime, date, UUID, bytes); rows are named by the first statement (the signature
 says so already), a column of numbers typed by the widest of the two (an int beside a float
-is a float, beside a Decimal a Decimal), as the builder casts it.
+is a float, beside a Decimal a Decimal), as the builder casts it; a union's column also holds
+the other statement's NULL and its values beside a Literal column.
 """
 
 from __future__ import annotations
@@ -53,16 +54,34 @@ def combined(ctx: MethodContext) -> Type:
             wide = api.named_type(_WIDER[b_kind])
             widened[a] = UnionType.make_union([wide, NoneType()]) if column_kind(a_type)[1] \
                 else wide
+        elif a_kind == "literal" and b_kind in ("literal", "str") and name.startswith("union"):
+            # the rows hold the other statement's values too: its literals, or any text
+            widened[a] = UnionType.make_union([a_type, b_type]) if b_kind == "literal" \
+                else b_type
+    texts = _texts(first, other)
+    numbers = {k for k in first if widened[k] is not first[k] and k not in texts}
+    for a, b_type in zip(first, other.values(), strict=True):
+        # (intersect's and except_'s rows are rows of the first statement)
+        if name.startswith("union") and column_kind(b_type)[1] and not column_kind(widened[a])[1]:
+            widened[a] = UnionType.make_union([widened[a], NoneType()])  # a NULL of the other's
     if widened == first:
         return ctx.default_return_type
     default = get_proper_type(ctx.default_return_type)
     if model_facts(_rows(ctx.type)) is not None or not isinstance(default, Instance):
+        if not numbers:  # a model's rows are the library's: left as they are
+            return ctx.default_return_type
         api.fail(f"{name}(): the first statement's rows are models, whose "
-                 f"{', '.join(k for k in first if widened[k] is not first[k])} cannot hold "
+                 f"{', '.join(k for k in first if k in numbers)} cannot hold "
                  "another statement's wider numbers; select its columns so that the rows take "
                  "the wider type", where, code=COMPARE)
         return ctx.default_return_type
     return default.copy_modified(args=[fields_row(api, widened)])
+
+
+def _texts(first: dict[str, Type], other: dict[str, Type]) -> set[str]:
+    """The first statement's Literal columns beside text: widened by value, not by number."""
+    return {a for (a, a_type), (_, b_type) in zip(first.items(), other.items(), strict=True)
+            if column_kind(a_type)[0] == "literal" and column_kind(b_type)[0] in ("literal", "str")}
 
 
 #: how wide each kind of number is: a set operation's column is the widest of its members'
