@@ -23,11 +23,11 @@ from ..url import DatabaseURL
 from .driver_async import AsyncDriver, AsyncPool
 from .mysql_rules import (
     IN_TRANSACTION,
-    SETUP,
     MySQLRules,
     begin_statements,
     log_warnings,
     logger,
+    setup_statements,
     upsert_count,
 )
 
@@ -102,13 +102,16 @@ class AsyncmyDriver(AsyncDriver):
             # async only: end
         except (rules._error, TypeError, ValueError) as exc:  # TypeError, ValueError: a URL
             raise rules._connect_failed(exc) from exc          # option of the wrong type
+        server = str(conn.get_server_info())
+        statement = ""
         try:
             async with conn.cursor() as cur:
-                await cur.execute(SETUP)
+                for statement in setup_statements(server):
+                    await cur.execute(statement)
         except rules._error as exc:
             conn.close()
-            raise rules._setup_failed(exc) from exc
-        rules._know_server(str(conn.get_server_info()))
+            raise rules._setup_failed(exc, statement) from exc
+        rules._know_server(server)
         return conn
 
     @override

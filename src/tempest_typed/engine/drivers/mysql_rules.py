@@ -52,7 +52,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "mysql:// and mariadb:// need PyMySQL: pip install 'tempest-typed[mysql]'"
     ) from exc
 
-__all__ = ["IN_TRANSACTION", "SETUP", "MySQLRules", "begin_statements", "log_warnings", "logger", "upsert_count",
+__all__ = ["IN_TRANSACTION", "MySQLRules", "begin_statements", "log_warnings", "logger",
+           "setup_statements", "upsert_count",
            "url_option_names"]
 
 _INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 1048: "not_null",
@@ -74,8 +75,24 @@ _COMMITTING = re.compile(r"(CREATE|ALTER|DROP|TRUNCATE|RENAME)\b((?:\s+OR\s+REPL
 #: is open on it
 IN_TRANSACTION = pymysql.constants.SERVER_STATUS.SERVER_STATUS_IN_TRANS
 
-#: what every new connection runs after its init_command
-SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+#: what every new connection runs after its init_command, on either server
+_SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+
+#: The session variables a connection is set to after _SETUP, per server, so that a result
+#: is the one PostgreSQL and SQLite give:
+#: - a recursive query runs until its step finds no rows: MariaDB stops one after 1000
+#:   iterations without an error (max_recursive_iterations), MySQL 8 raises at 1000 levels
+#:   (cte_max_recursion_depth); both are set to their maximum.
+_SERVER_SETUP = {
+    "mariadb": "SET SESSION max_recursive_iterations = 4294967295",
+    "mysql": "SET SESSION cte_max_recursion_depth = 4294967295",
+}
+
+
+def setup_statements(server_version: str) -> list[str]:
+    """The statements a new connection to this server (its version string) runs first."""
+    server = "mariadb" if "mariadb" in server_version.lower() else "mysql"
+    return [_SETUP, _SERVER_SETUP[server]]
 
 #: The engine's logger. A statement's warnings (INSERT IGNORE skipping a duplicate: "Duplicate
 #: entry ...") are logged here at DEBUG, read with SHOW WARNINGS (the connection's
@@ -202,8 +219,8 @@ class MySQLRules(DriverRules):
             "string: pass a number or a flag in connect_args (connect_args="
             "{'connect_timeout': 5})")
 
-    def _setup_failed(self, exc: BaseException) -> QueryExecutionError:
-        return QueryExecutionError(f"cannot set up the MySQL connection: {exc}", SETUP, ())
+    def _setup_failed(self, exc: BaseException, sql: str) -> QueryExecutionError:
+        return QueryExecutionError(f"cannot set up the MySQL connection: {exc}", sql, ())
 
     def _know_server(self, version: str) -> None:
         """Tell MariaDB from MySQL by the server's version, on the first connection."""
