@@ -4,6 +4,7 @@ average or a quotient."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -16,7 +17,13 @@ class Link(Model, table="eng_limit_links"):
     parent_id: int | None = None
 
 
-MODELS = (Link,)
+class Note(Model, table="eng_limit_notes"):
+    id: int = column(primary_key=True)
+    body: str
+    amount: Decimal = column(precision=10, scale=2)
+
+
+MODELS = (Link, Note)
 
 
 @pytest.mark.asyncio
@@ -29,3 +36,29 @@ async def test_a_recursive_query_runs_past_1000_levels(db: Any) -> None:
         up, "up", {"n.parent_id": "up.id"}).project({"id": "n.id", "depth": sql.col("up.depth") + 1}))
     row = (await db.execute(select(chain).aggregate([], {"n": sql.count(), "m": sql.max("depth")}))).one()
     assert (row.n, row.m) == (1200, 1199)
+
+
+@pytest.mark.asyncio
+async def test_strings_equal_in_their_first_kilobytes_order_by_the_rest(db: Any) -> None:
+    # MariaDB ordered and ranked strings by their first 1024 bytes only.
+    prefix = "a" * 5000
+    await db.execute(insert(Note).values([{"body": prefix + tail, "amount": Decimal(0)}
+                                          for tail in ("c", "a", "b", "a")]))
+    ordered = (await db.execute(select(Note, ["id"]).order_by("body").order_by("id", "desc"))).scalars()
+    assert ordered == [4, 2, 3, 1]
+    ranked = (await db.execute(select(Note, ["id"]).add_columns(
+        {"r": sql.dense_rank().over(order_by=["body"])}).order_by("id"))).all()
+    assert [r.r for r in ranked] == [3, 1, 2, 1]
+    groups = (await db.execute(select(Note).aggregate(["body"], {"n": sql.count()}))).all()
+    assert sorted(g.n for g in groups) == [1, 1, 2]
+    assert len((await db.execute(select(Note, ["body"]).distinct())).all()) == 3
+
+
+@pytest.mark.asyncio
+async def test_the_average_of_a_decimal_keeps_postgresql_s_places(db: Any, url: str) -> None:
+    # MySQL and MariaDB kept the column's scale plus 4 places (0.336667).
+    if url.startswith("sqlite"):
+        pytest.skip("SQLite stores a Decimal as text: avg() of one is a DialectError")
+    await db.execute(insert(Note).values([{"body": "x", "amount": Decimal(v)} for v in ("1.00", "0.00", "0.01")]))
+    got = (await db.execute(select(Note).aggregate([], {"a": sql.avg("amount")}))).scalar()
+    assert got.quantize(Decimal("1e-20")) == Decimal("0.33666666666666666667")

@@ -78,8 +78,20 @@ IN_TRANSACTION = pymysql.constants.SERVER_STATUS.SERVER_STATUS_IN_TRANS
 #: what every new connection runs after its init_command, on either server
 _SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
 
-#: The session variables a connection is set to after _SETUP, per server, so that a result
-#: is the one PostgreSQL and SQLite give:
+#: The session variables every connection is set to, so that a result is the one PostgreSQL
+#: and SQLite give:
+#: - strings are ordered and ranked by their first 8 KiB rather than 1 KiB: MariaDB's sort
+#:   (ORDER BY, a window's order) reads max_sort_length bytes of a string (1024 by default),
+#:   so strings equal in those ordered as equal. The larger it is, the fewer keys one sort
+#:   holds in sort_buffer_size ("Out of sort memory" below 15): a 256th of it (8 KiB of the
+#:   default 2 MiB) lets a sort by 16 text columns run;
+#: - a quotient and an average of a Decimal keep 30 places (div_precision_increment: 4 by
+#:   default, avg() of a DECIMAL(10, 2) read 0.336667 where PostgreSQL gives
+#:   0.33666666666666666667).
+_VARIABLES = ("SET SESSION max_sort_length = GREATEST(@@max_sort_length, "
+              "LEAST(8388608, @@sort_buffer_size DIV 256)), div_precision_increment = 30")
+
+#: The session variables a connection is set to after those, per server:
 #: - a recursive query runs until its step finds no rows: MariaDB stops one after 1000
 #:   iterations without an error (max_recursive_iterations), MySQL 8 raises at 1000 levels
 #:   (cte_max_recursion_depth); both are set to their maximum.
@@ -92,7 +104,7 @@ _SERVER_SETUP = {
 def setup_statements(server_version: str) -> list[str]:
     """The statements a new connection to this server (its version string) runs first."""
     server = "mariadb" if "mariadb" in server_version.lower() else "mysql"
-    return [_SETUP, _SERVER_SETUP[server]]
+    return [_SETUP, _VARIABLES, _SERVER_SETUP[server]]
 
 #: The engine's logger. A statement's warnings (INSERT IGNORE skipping a duplicate: "Duplicate
 #: entry ...") are logged here at DEBUG, read with SHOW WARNINGS (the connection's
