@@ -21,6 +21,7 @@ class Note(Model, table="eng_limit_notes"):
     id: int = column(primary_key=True)
     body: str
     amount: Decimal = column(precision=10, scale=2)
+    ratio: float = 0.0
 
 
 MODELS = (Link, Note)
@@ -62,3 +63,15 @@ async def test_the_average_of_a_decimal_keeps_postgresql_s_places(db: Any, url: 
     await db.execute(insert(Note).values([{"body": "x", "amount": Decimal(v)} for v in ("1.00", "0.00", "0.01")]))
     got = (await db.execute(select(Note).aggregate([], {"a": sql.avg("amount")}))).scalar()
     assert got.quantize(Decimal("1e-20")) == Decimal("0.33666666666666666667")
+
+
+@pytest.mark.asyncio
+async def test_rounding_a_float_past_35_digits_keeps_it(db: Any) -> None:
+    # MySQL and MariaDB rounded a float as a DECIMAL(65, 30): 1e40 came back as 1e35.
+    values = (1e40, -1.5e300, 1234.5678, 2.5)
+    await db.execute(insert(Note).values([{"id": i, "body": "x", "amount": Decimal(0), "ratio": v}
+                                          for i, v in enumerate(values, 1)]))
+    rows = (await db.execute(select(Note, ["id"]).add_columns(
+        {"r": sql.round("ratio", 2), "w": sql.round("ratio")}).order_by("id"))).all()
+    assert [r.r for r in rows] == [1e40, -1.5e300, 1234.57, 2.5]
+    assert [r.w for r in rows] == [1e40, -1.5e300, 1235.0, 3.0]

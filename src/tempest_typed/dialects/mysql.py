@@ -446,10 +446,16 @@ class MySQLDialect(Dialect):
         if node.source_kind != "float":
             super().write_round(node, out)
             return
-        # ROUND of a DOUBLE rounds halves to even here: as a DECIMAL, away from zero
-        out.parts.append("ROUND(CAST(")
+        # ROUND of a DOUBLE rounds halves to even here: as a DECIMAL, away from zero. A
+        # DECIMAL(65, 30) holds 35 whole digits (1e40 became 1e35): a double of 2**52 or more
+        # is a whole number, which rounding leaves as it is.
+        out.parts.append("CASE WHEN ABS(")
         self.visit_value(node.args[0], out)
-        out.parts.append(f" AS DECIMAL(65, 30)), {int(node.option or 0)})")
+        out.parts.append(") >= 4503599627370496 THEN ")
+        self.visit_value(node.args[0], out)
+        out.parts.append(" ELSE ROUND(CAST(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f" AS DECIMAL(65, 30)), {int(node.option or 0)}) END")
 
     @override
     def write_date_trunc(self, node: Function, out: _Out) -> None:
