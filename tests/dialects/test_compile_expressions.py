@@ -78,7 +78,7 @@ def test_dates_in_utc_per_dialect() -> None:
                       'AT TIME ZONE \'UTC\') AS "month", CAST(EXTRACT(DOW FROM "published_at" '
                       'AT TIME ZONE \'UTC\') AS integer) AS "dow", (date_trunc(\'month\', "day")'
                       '::date) AS "first" FROM "posts"',
-        "sqlite": 'SELECT "id", strftime(\'%Y-%m-01 00:00:00.000000\', "published_at") AS '
+        "sqlite": 'SELECT "id", strftime(\'%Y-%m-01 00:00:00.000000\', substr("published_at", 1, 19)) AS '
                   '"month", CAST(strftime(\'%w\', substr("published_at", 1, 10)) AS INTEGER) '
                   'AS "dow", '
                   'strftime(\'%Y-%m-01\', "day") AS "first" FROM "posts"',

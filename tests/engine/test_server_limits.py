@@ -4,6 +4,7 @@ average or a quotient."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -75,3 +76,23 @@ async def test_rounding_a_float_past_35_digits_keeps_it(db: Any) -> None:
         {"r": sql.round("ratio", 2), "w": sql.round("ratio")}).order_by("id"))).all()
     assert [r.r for r in rows] == [1e40, -1.5e300, 1234.57, 2.5]
     assert [r.w for r in rows] == [1e40, -1.5e300, 1235.0, 3.0]
+
+
+class Moment(Model, table="eng_limit_moments"):
+    id: int = column(primary_key=True)
+    at: datetime
+
+
+@pytest.mark.asyncio
+async def test_the_last_microsecond_of_year_9999_has_its_parts(db: Any) -> None:
+    # SQLite's strftime rounded 23:59:59.999999 up to year 10000 and gave NULL.
+    await db.create_all(Moment)
+    try:
+        await db.execute(insert(Moment).values({"id": 1, "at": datetime(9999, 12, 31, 23, 59, 59, 999999,
+                                                                        tzinfo=UTC)}))
+        row = (await db.execute(select(Moment, ["id"]).add_columns({
+            "y": sql.extract("year", "at"), "d": sql.extract("day", "at"),
+            "m": sql.date_trunc("minute", "at")}))).one()
+        assert (row.y, row.d, row.m) == (9999, 31, datetime(9999, 12, 31, 23, 59, tzinfo=UTC))
+    finally:
+        await db.drop_all(Moment)

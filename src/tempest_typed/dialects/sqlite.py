@@ -344,8 +344,19 @@ class SQLiteDialect(Dialect):
         if node.source_kind == "date":
             text = text[:len("%Y-%m-%d")]  # a date is stored as its ISO text
         out.parts.append(f"strftime('{text}', ")
-        self.visit_value(node.args[0], out)
+        self._to_the_second(node, out)
         out.parts.append(")")
+
+    def _to_the_second(self, node: Function, out: _Out) -> None:
+        # strftime rounds the instant to the millisecond: 9999-12-31 23:59:59.9995 or later
+        # became year 10000, and NULL. No unit of date_trunc or extract is below a minute,
+        # so the text to the second ("YYYY-MM-DD HH:MM:SS") is read.
+        if node.source_kind == "date":
+            self.visit_value(node.args[0], out)
+            return
+        out.parts.append("substr(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(", 1, 19)")
 
     @override
     def write_extract(self, node: Function, out: _Out) -> None:
@@ -358,7 +369,7 @@ class SQLiteDialect(Dialect):
             self.visit_value(node.args[0], out)
             out.parts.append(", 1, 10)")
         else:
-            self.visit_value(node.args[0], out)
+            self._to_the_second(node, out)
         out.parts.append(") AS INTEGER)")
 
     @override
