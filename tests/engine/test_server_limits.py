@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tempest_typed import Model, column, insert, join, select, sql
+from tempest_typed import Model, QueryExecutionError, column, insert, join, select, sql, update
 
 
 class Link(Model, table="eng_limit_links"):
@@ -96,3 +96,18 @@ async def test_the_last_microsecond_of_year_9999_has_its_parts(db: Any) -> None:
         assert (row.y, row.d, row.m) == (9999, 31, datetime(9999, 12, 31, 23, 59, tzinfo=UTC))
     finally:
         await db.drop_all(Moment)
+
+
+@pytest.mark.asyncio
+async def test_a_scalar_subquery_finding_several_rows_raises(db: Any) -> None:
+    # SQLite took the first row where PostgreSQL and MySQL raise.
+    await db.execute(insert(Link).values([{"id": 1}, {"id": 2}, {"id": 3, "parent_id": 1}]))
+    several = sql.scalar(select(Link, ["id"]).where({"id": {"lt": 3}}).as_subquery("id"))
+    for stmt in (select(Link, ["id"]).where({"id": several}),
+                 select(Link, ["id"]).add_columns({"x": several}),
+                 update(Link).set({"parent_id": several}).where({"id": 3})):
+        with pytest.raises(QueryExecutionError):
+            await db.execute(stmt)
+    one = sql.scalar(select(Link, ["id"]).where({"id": 2}).as_subquery("id"))
+    got = (await db.execute(select(Link, ["id"]).where({"parent_id": None, "id": one}))).scalars()
+    assert got == [2]

@@ -384,6 +384,17 @@ class SQLiteDialect(Dialect):
         super().order_item(item, out)
 
     @override
+    def visit_scalar_subquery(self, node: ScalarSubquery, out: _Out) -> None:
+        # SQLite takes a scalar subquery's first row where PostgreSQL and MySQL raise when it
+        # finds several: the subquery is counted first, and more than one row fails the
+        # statement ("integer overflow").
+        out.parts.append("(CASE WHEN (SELECT count(*) FROM (")
+        self._subquery(node.query, node.offset, out)
+        out.parts.append(f")) > 1 THEN {_OVERFLOW} ELSE (")
+        self._subquery(node.query, node.offset, out)
+        out.parts.append(") END)")
+
+    @override
     def visit_between(self, node: Between, out: _Out) -> None:
         self._ordered_decimal(node.left, "between")
         super().visit_between(node, out)
