@@ -676,6 +676,13 @@ class Dialect:
         assert isinstance(value, str)  # ddl_literal_problem() leaves no other type
         return self.string_literal(str.__str__(value))
 
+    def inline_condition(self, node: Condition, values: list[object]) -> str:
+        """A condition with its values written inline: an index predicate, as CREATE INDEX
+        and an upsert's conflict target write it."""
+        out = _Out(literals=values)
+        self.visit_condition(node, out)
+        return "".join(out.parts)
+
     def string_literal(self, value: str) -> str:
         """A string written inline, quoted for this dialect (DDL only)."""
         return "'" + value.replace("'", "''") + "'"
@@ -1163,8 +1170,9 @@ class Dialect:
         if target is not None:
             out.parts.append(f" ({self.column_list(target)})")
             if index_where is not None:
-                out.parts.append(" WHERE ")
-                self.visit_condition(index_where, out)
+                # inline, as the index's DDL writes it (nodes.ConflictUpdate says why)
+                text = self.inline_condition(index_where, list(conflict.literals))
+                out.parts.append(" WHERE " + self.escape_text(text))
         elif isinstance(conflict, ConflictUpdate) and self.conflict_update_needs_target:
             raise DialectError(
                 f"insert({meta.name}).on_conflict_do_update(None, ...): {self.name} needs a "

@@ -100,9 +100,7 @@ def index_predicate_sql(meta: ModelMeta, index: Index, dialect: Dialect) -> str 
     if not dialect.supports_partial_indexes:
         dialect.without_partial_index(meta, index, node)  # refuses one whose WHERE matters
         return None
-    out = _Out(literals=values)
-    dialect.visit_condition(node, out)
-    return "".join(out.parts)
+    return dialect.inline_condition(node, values)
 
 
 def _predicate_excludes_null(index: Index, attr: str) -> bool:

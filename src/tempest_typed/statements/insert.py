@@ -16,7 +16,17 @@ from uuid import UUID
 
 from ..errors import ValidationError
 from ..expressions import Expression
-from ..model import INT_MAX, INT_MIN, UNSET, ColumnMeta, Model, ModelMeta, meta_of
+from ..model import (
+    DDL_LITERALS,
+    INT_MAX,
+    INT_MIN,
+    UNSET,
+    ColumnMeta,
+    Model,
+    ModelMeta,
+    ddl_literal_problem,
+    meta_of,
+)
 from ..row import Row
 from ..values import KEPT, freeze_from
 from .base import R_co, Statement, assignments, column_list, returning_columns
@@ -614,18 +624,14 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         """Skip rows that conflict on `target` (a unique index; `where` repeats its predicate)."""
         label = "on_conflict_do_nothing()"
         cols = self._target(target, label, where is not None)
-        values = list(self._values)
-        cond: Condition | None = None
-        if where is not None:
-            if cols is None:
-                raise ValidationError(
-                    f"insert({self._meta.name}).{label}: where= repeats the predicate of the "
-                    "target's partial index, so it needs a target"
-                )
-            cond = condition_node(self._meta, where, values, f"{label} where=")
+        if where is not None and cols is None:
+            raise ValidationError(
+                f"insert({self._meta.name}).{label}: where= repeats the predicate of the "
+                "target's partial index, so it needs a target"
+            )
+        cond, literals = _index_predicate(self._meta, where, f"{label} where=")
         new = self._clone()
-        new._conflict = ConflictNothing(cols, cond)
-        new._values = tuple(values)
+        new._conflict = ConflictNothing(cols, cond, literals)
         return new
 
     def on_conflict_do_update(self, target: Sequence[str] | None, set: Mapping[str, object], *,
@@ -645,12 +651,12 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
             )
         values = list(self._values)
         items = assignments(self._meta, set, values, f"{label} set", allow_excluded=True)
-        index_cond = (None if index_where is None else
-                      condition_node(self._meta, index_where, values, f"{label} index_where="))
+        index_cond, literals = _index_predicate(self._meta, index_where,
+                                                f"{label} index_where=")
         update_cond = (None if update_where is None else
                        condition_node(self._meta, update_where, values, f"{label} update_where="))
         new = self._clone()
-        new._conflict = ConflictUpdate(cols, items, index_cond, update_cond)
+        new._conflict = ConflictUpdate(cols, items, index_cond, update_cond, literals)
         new._values = tuple(values)
         return new
 
@@ -665,6 +671,24 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new = self._clone()
         new._returning = returning_columns(self._meta, columns)
         return new
+
+
+def _index_predicate(meta: ModelMeta, where: WhereInput | None, label: str
+                     ) -> tuple[Condition | None, tuple[object, ...]]:
+    """A conflict target's predicate and the values it holds, which the SQL writes inline as
+    the partial index's CREATE INDEX writes its own (nodes.ConflictUpdate says why)."""
+    if where is None:
+        return None, ()
+    literals: list[object] = []
+    cond = condition_node(meta, where, literals, label)
+    for value in literals:
+        problem = ddl_literal_problem(value)
+        if problem is not None:
+            raise ValidationError(
+                f"insert({meta.name}).{label}: {problem}; it repeats the predicate of the "
+                "target's partial index, which is written with its values inline (a bound "
+                f"value cannot match the index's), so it compares with {DDL_LITERALS} only")
+    return cond, tuple(literals)
 
 
 def insert(model: type[M], /) -> Insert[M, Never]:

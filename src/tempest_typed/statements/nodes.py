@@ -3,8 +3,9 @@
 A statement is `(key, values)`: `key` is a tree of the nodes below, `values` the bound values
 in the order the builder met them (a `Param` names its value by index). Because the key holds
 no value, it is also the cache key of the compiled SQL: two statements of the same shape share
-one compilation. One exception: a LIMIT's row count is part of the shape (`RowCount`), written
-into the SQL as a number, so that the plan a database keeps for the statement knows it.
+one compilation. Two exceptions: a LIMIT's row count is part of the shape (`RowCount`), written
+into the SQL as a number, so that the plan a database keeps for the statement knows it; and
+an upsert's conflict target predicate holds its values (`ConflictUpdate` says why).
 
 Every node is a `NamedTuple`: hashing and comparing a key is the C code of tuples, as cheap as
 the tagged tuples this grammar replaced, and each field has a name and a type. Tuples of
@@ -426,20 +427,32 @@ class RowParams(NamedTuple):
 
 
 class ConflictNothing(NamedTuple):
-    """ON CONFLICT [(target) [WHERE index predicate]] DO NOTHING."""
+    """ON CONFLICT [(target) [WHERE index predicate]] DO NOTHING.
+
+    The index predicate is written inline, as CREATE INDEX ... WHERE writes it: its `Param`s
+    index `literals`, not the statement's values (see ConflictUpdate).
+    """
 
     target: tuple[ColumnMeta, ...] | None
     where: Condition | None
+    literals: tuple[object, ...]
     tag: Literal["do_nothing"] = "do_nothing"
 
 
 class ConflictUpdate(NamedTuple):
-    """ON CONFLICT [(target) [WHERE index_where]] DO UPDATE SET ... [WHERE update_where]."""
+    """ON CONFLICT [(target) [WHERE index_where]] DO UPDATE SET ... [WHERE update_where].
+
+    `index_where` is written with its values inline (`literals`, which its `Param`s index):
+    the database picks the partial index by proving the predicate implies the index's, and
+    a bound value proves nothing (SQLite refuses any; PostgreSQL's generic plan of a prepared
+    statement, which it picks from the eleventh run of one on, finds no index).
+    """
 
     target: tuple[ColumnMeta, ...] | None
     assignments: tuple[tuple[ColumnMeta, Value], ...]
     index_where: Condition | None
     update_where: Condition | None
+    literals: tuple[object, ...]
     tag: Literal["do_update"] = "do_update"
 
 
