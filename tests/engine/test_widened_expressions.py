@@ -18,7 +18,28 @@ class Reading(Model, table="eng_readings"):
     price: Decimal | None = column(default=None, precision=6, scale=2)
 
 
-MODELS = (Reading,)
+class Priced(Model, table="eng_priced"):
+    id: int = column(primary_key=True)
+    cents: Decimal | None = column(default=None, precision=10, scale=2)
+    mills: Decimal | None = column(default=None, precision=10, scale=3)
+    free: Decimal | None = None
+
+
+MODELS = (Reading, Priced)
+
+
+@pytest.mark.asyncio
+async def test_a_coalesce_of_decimals_keeps_the_most_places(db: Any) -> None:
+    await db.execute(insert(Priced).values(
+        {"id": 1, "mills": Decimal("1.234"), "free": Decimal("2.345678")}))
+    row = (await db.execute(select(Priced, ["id"]).add_columns({
+        "a": sql.coalesce("cents", "mills"), "b": sql.coalesce("cents", "free"),
+        "c": sql.coalesce("cents", Decimal("9.999")),
+        "d": sql.case(({"id": 1}, sql.col("mills")), else_=sql.col("cents")),
+    }))).one()
+    assert (row.a, row.b, row.c, row.d) == (
+        Decimal("1.234"), Decimal("2.345678"), Decimal("9.999"), Decimal("1.234"))
+    assert str(row.a) == "1.234"
 
 
 @pytest.mark.asyncio

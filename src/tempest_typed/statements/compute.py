@@ -265,9 +265,11 @@ def _call(scope: Scope, expr: Call, values: list[object], where: str,
                     f"{_name(col)} is {col.type_name()}; coalesce takes values of one family"
                 )
         kind, scale = widest(cols)
+        # the widest scale, not the first argument's: coalesce(2 places, 3 places) read at 2
+        # rounded every value the second gave
         if kind != first.kind:
             return made(kind, all(c.nullable for c in cols), scale)
-        return made(kind, all(c.nullable for c in cols), first.scale, first)
+        return made(kind, all(c.nullable for c in cols), scale, first)
     if name in ("lower", "upper"):
         need(_TEXT, "text")
         return made("str", first.nullable)
