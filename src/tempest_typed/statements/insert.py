@@ -47,7 +47,7 @@ from .nodes import (
     Value,
     param,
 )
-from .where import WhereInput, condition_node, value_node
+from .where import WhereInput, check_assigned_number, condition_node, value_node
 
 __all__ = ["Insert", "insert"]
 
@@ -445,6 +445,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         else:
             raise ValidationError(f"{call} takes a select, got {type(statement).__name__}")
         columns: list[ColumnMeta] = []
+        items = _output_items(key)
         for field in fields:
             col = meta.column(field.name, call)
             probe = ColumnMeta(
@@ -456,6 +457,8 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 raise ValidationError(
                     f"{call}: {meta.name}.{col.attr} is {col.type_name()} but the select's "
                     f"{field.name!r} is {field.kind}; the columns must be of one family")
+            check_assigned_number(col, field.kind, field.scale, items.get(field.name),
+                                  f"the select's {field.name!r}", call)
             columns.append(col)
         missing = [c.attr for c in meta.columns if c.required and c not in columns]
         if missing:
@@ -671,6 +674,19 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new = self._clone()
         new._returning = returning_columns(self._meta, columns)
         return new
+
+
+def _output_items(key: SelectQuery | Compound) -> dict[str, object]:
+    """A select's computed columns by label, which tell sql.round(x), a whole number, from
+    another float (of a set operation, those every member computes alike)."""
+    parts = key.parts if isinstance(key, Compound) else (key,)
+    found = [{item.label: item.value for item in part.items or () if isinstance(item, Labeled)}
+             for part in parts]
+    return {label: value for label, value in found[0].items()
+            if all(type(other.get(label)) is type(value)
+                   and getattr(other.get(label), "name", None) == getattr(value, "name", None)
+                   and getattr(other.get(label), "option", None) == getattr(value, "option", None)
+                   for other in found[1:])}
 
 
 def _index_predicate(meta: ModelMeta, where: WhereInput | None, label: str

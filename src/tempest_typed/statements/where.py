@@ -352,18 +352,35 @@ def assigned_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
     float or Decimal expression, which PostgreSQL and MySQL would round and SQLite store as
     it is."""
     node = checked_value_node(col, scope, value, values, where, allow_excluded)
-    if col.kind == "int":
-        kind = (node.kind if isinstance(node, Function | ColumnMeta)
-                else node.column.kind if isinstance(node, QualifiedColumn) else None)
-        whole = (isinstance(node, Function) and node.name == "round"
-                 and int(str(node.option or 0)) <= 0)  # sql.round(x): a whole number
-        if kind in ("float", "decimal") and not whole:
-            what = "a float" if kind == "float" else "a Decimal"
-            raise ValidationError(
-                f"{col.model_name}.{col.attr} is int, and {value!r} in {where} is {what}: "
-                f"{FRACTION_FOR_AN_INT}"
-            )
+    if col.kind in ("int", "decimal"):
+        source = (node if isinstance(node, Function | ColumnMeta)
+                  else node.column if isinstance(node, QualifiedColumn) else None)
+        if source is not None:
+            check_assigned_number(col, source.kind, source.scale, node, repr(value), where)
     return node
+
+
+def check_assigned_number(col: ColumnMeta, kind: str, scale: int | None, node: object,
+                          shown: str, where: str) -> None:
+    """Refuse a computed value (or a select's column) that an int or sized Decimal column
+    would round: a float or Decimal into an int column, a Decimal of more places than the
+    column's scale (a Decimal value of more places is refused, never rounded, too)."""
+    if col.kind == "int" and kind in ("float", "decimal"):
+        if (isinstance(node, Function) and node.name == "round"
+                and int(str(node.option or 0)) <= 0):
+            return  # sql.round(x): a whole number
+        what = "a float" if kind == "float" else "a Decimal"
+        raise ValidationError(
+            f"{col.model_name}.{col.attr} is int, and {shown} in {where} is {what}: "
+            f"{FRACTION_FOR_AN_INT}"
+        )
+    if (col.kind == "decimal" and kind == "decimal" and col.scale is not None
+            and scale is not None and scale > col.scale):
+        raise ValidationError(
+            f"{col.model_name}.{col.attr} holds {col.scale} places after the point, and "
+            f"{shown} in {where} has {scale}: the database would round it; round it as you "
+            f"mean to (sql.round(..., digits={col.scale})), or raise column(scale=...)"
+        )
 
 
 def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
