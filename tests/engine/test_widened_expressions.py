@@ -86,3 +86,18 @@ def test_mysql_refuses_values_that_read_each_other_s_columns() -> None:
     ordered = update(Reading).set({"whole": 1, "part": sql.col("whole") * 1.0}).where({"id": 1})
     assert ordered.compile("mysql").sql == (
         "UPDATE `eng_readings` SET `part` = (`whole` * %s), `whole` = %s WHERE `id` = %s")
+
+
+@pytest.mark.asyncio
+async def test_round_of_a_float_rounds_the_float_itself(db: Any) -> None:
+    # PostgreSQL's CAST(double AS numeric) kept 15 digits: 100.49999999999999 became 100.5
+    values = [2305843009213693952.0, 100.49999999999999, 28.499999999999996, -2.5]
+    await db.execute(insert(Reading).values(
+        [{"id": i, "part": v} for i, v in enumerate(values, 1)]))
+    rows = (await db.execute(select(Reading, ["id"]).add_columns({
+        "r": sql.round("part"), "e": sql.round(sql.col("part") * 1, digits=0),
+        "d": sql.round("part", digits=13),
+    }).order_by("id"))).all()
+    assert [r.r for r in rows] == [2305843009213693952.0, 100.0, 28.0, -3.0]
+    assert [r.e for r in rows] == [r.r for r in rows]
+    assert rows[1].d == 100.5 and rows[2].d == 28.5

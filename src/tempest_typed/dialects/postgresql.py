@@ -313,10 +313,13 @@ class PostgreSQLDialect(Dialect):
     @override
     def write_round(self, node: Function, out: _Out) -> None:
         # round(double precision) rounds halves to even and takes no digits: rounded as
-        # numeric, halves go away from zero as on SQLite and MySQL
-        out.parts.append("round(CAST(")
+        # numeric, halves go away from zero as on SQLite and MySQL. A double goes through
+        # its text, the shortest that reads back as it: CAST(double AS numeric) keeps 15
+        # significant digits, and rounded 100.49999999999999 to 101.
+        text = node.source_kind == "float"
+        out.parts.append("round(CAST(CAST(" if text else "round(CAST(")
         self.visit_value(node.args[0], out)
-        out.parts.append(f" AS numeric), {int(node.option or 0)})")
+        out.parts.append((" AS text)" if text else "") + f" AS numeric), {int(node.option or 0)})")
 
     def _utc(self, node: Function, out: _Out) -> None:
         self.visit_value(node.args[0], out)
