@@ -458,6 +458,18 @@ class MySQLDialect(Dialect):
         out.parts.append(f" AS DECIMAL(65, 30)), {int(node.option or 0)}) END")
 
     @override
+    def typed_value(self, node: Function, out: _Out) -> None:
+        # A date or datetime is sent as quoted text: bare, the column it makes (sql.value,
+        # or beside a DATE column in coalesce/CASE) was text, and read back as a str.
+        cast = {"date": "DATE", "datetime": "DATETIME(6)"}.get(node.kind)
+        if cast is None:
+            super().typed_value(node, out)
+            return
+        out.parts.append("CAST(")
+        self.visit_value(node.args[0], out)
+        out.parts.append(f" AS {cast})")
+
+    @override
     def write_date_trunc(self, node: Function, out: _Out) -> None:
         # DATETIME(6) holds UTC without a zone (engine/types.py): truncating it is in UTC
         text = self.escape_text(self._TRUNC[node.option or "day"])
