@@ -577,6 +577,14 @@ def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
             node = expression_node(scope, operand, values, where)
         elif isinstance(operand, str):
             check_text(f"{name} `{op}`", operand)
+            if not escaped and (len(operand) - len(operand.rstrip("\\"))) % 2:
+                # PostgreSQL raised, MySQL matched a backslash, SQLite matched nothing
+                raise ValidationError(
+                    f"{name} `{op}`: the pattern {operand!r} ends in the escape character \\ "
+                    "with nothing to escape; to match a backslash, escape it as \\\\ (in "
+                    f"Python source {operand[:-1] + chr(92) * 2!r}), or use `contains`/"
+                    "`endswith`, which take the text as it is"
+                )
             if col.max_length is not None and col.kind == "str" and (
                     len(operand) if escaped else _shortest_match(operand)) > col.max_length:
                 return _no_row(left)  # it matches only strings longer than the column holds
