@@ -40,6 +40,7 @@ from .nodes import (
     InsertStatement,
     Labeled,
     Operand,
+    Param,
     Returning,
     RowParams,
     SelectQuery,
@@ -512,6 +513,8 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 # The rows as tuples, for a driver that takes one parameter set per row:
                 # only while they are the statement's only values, in one block from 0.
                 new._tuples = tuples if not self._values else None
+                if self._conflict is not None:
+                    new._check_repeated_keys()
                 return new
         same = _same_dicts(meta, items)
         mappings = same if same is not None else [_row_mapping(meta, item) for item in items]
@@ -573,6 +576,8 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
             # The test is one pass at C speed.
             freeze_from(values, start)
         new._values = tuple(values)
+        if self._conflict is not None:
+            new._check_repeated_keys()
         return new
 
     def _target(self, target: Sequence[str] | None, where: str,
@@ -661,7 +666,50 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new = self._clone()
         new._conflict = ConflictUpdate(cols, items, index_cond, update_cond, literals)
         new._values = tuple(values)
+        new._check_repeated_keys()
         return new
+
+    def _check_repeated_keys(self) -> None:
+        """Refuse an upsert whose rows repeat a conflict key: PostgreSQL refuses to update
+        one row twice in a statement, MySQL and SQLite updated it with the last row."""
+        conflict, rows, meta = self._conflict, self._rows, self._meta
+        if not isinstance(conflict, ConflictUpdate) or isinstance(rows, SelectQuery | Compound):
+            return
+        n_rows = rows.n_rows if isinstance(rows, RowParams) else len(rows)
+        if n_rows < 2:
+            return
+        keys = [conflict.target] if conflict.target is not None else (
+            [meta.primary_key] + [(c,) for c in meta.columns if c.unique]
+            + [tuple(meta.by_attr[a] for a in i.columns) for i in meta.indexes
+               if i.unique and i.where is None])
+        width, values = len(self._columns), self._values
+        position = {col: i for i, col in enumerate(self._columns)}
+        for key in keys:
+            if not key or any(col not in position for col in key):
+                continue  # a column the rows do not give takes its default (an identity)
+            at = [position[col] for col in key]
+            seen: dict[object, int] = {}
+            for r in range(n_rows):
+                if isinstance(rows, RowParams):
+                    cells: list[object] = [values[rows.start + r * width + i] for i in at]
+                else:
+                    nodes = [rows[r][i] for i in at]
+                    if not all(type(n) is Param for n in nodes):
+                        continue  # an expression: its value is the database's
+                    cells = [values[n.value_index] for n in nodes if type(n) is Param]
+                if any(cell is None for cell in cells):
+                    continue  # NULL never conflicts
+                try:
+                    first = seen.setdefault(tuple(cells), r)
+                except TypeError:  # an unhashable value: not a key a batch can check
+                    break
+                if first != r:
+                    shown = {col.attr: cell for col, cell in zip(key, cells, strict=True)}
+                    raise ValidationError(
+                        f"insert({meta.name}).on_conflict_do_update(): rows {first} and {r} "
+                        f"both have {shown}, one conflict key: PostgreSQL refuses to update one "
+                        "row twice in a statement, MySQL and SQLite keep the last; give each "
+                        "key once (merge the rows before the upsert)")
 
     @overload
     def returning(self) -> Insert[M_co, M_co]: ...
