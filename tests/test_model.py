@@ -520,3 +520,34 @@ def test_an_index_predicate_value_with_no_ddl_literal_is_refused(value: object,
         f"Pred Index 'pred_x' where=: {message}; CREATE INDEX ... WHERE takes no bound "
         "parameter, so an index predicate compares with str, int, float, bool or Decimal "
         "values only")
+
+
+def test_a_default_that_no_insert_could_write_is_refused_when_defined() -> None:
+    with pytest.raises(ValidationError, match=r"BadT\.v expects datetime, got naive datetime "
+                                              r".* in default=\. Pass an aware datetime"):
+        class BadT(Model, table="bad_default_t"):
+            id: int = column(primary_key=True)
+            v: datetime = datetime(2024, 1, 1)
+    with pytest.raises(ValidationError, match=r"BadS\.v holds at most 3 characters, got 7; "
+                                              r"raise column\(max_length=\.\.\.\)"):
+        class BadS(Model, table="bad_default_s"):
+            id: int = column(primary_key=True)
+            v: str = column(max_length=3, default="toolong")
+    with pytest.raises(ValidationError, match=r"BadD\.v: Decimal\('1\.234'\) has 3 digits after "
+                                              r"the point, .* in default=; round it"):
+        class BadD(Model, table="bad_default_d"):
+            id: int = column(primary_key=True)
+            v: Decimal = column(precision=5, scale=2, default=Decimal("1.234"))
+    with pytest.raises(ValidationError, match=r"BadL\.v expects Literal\['a', 'b'\], got str "
+                                              r"'c' in default="):
+        class BadL(Model, table="bad_default_l"):
+            id: int = column(primary_key=True)
+            v: Literal["a", "b"] = "c"  # type: ignore[assignment]  # refused at run time too
+
+    class Fine(Model, table="fine_defaults"):
+        id: int = column(primary_key=True)
+        v: datetime = datetime(2024, 1, 1, tzinfo=UTC)
+        d: Decimal = column(precision=5, scale=2, default=Decimal("1.50"))
+        s: str = column(max_length=3, default="abc")
+        n: int | None = None
+    assert meta_of(Fine).column("d", "test").has_default

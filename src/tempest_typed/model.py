@@ -784,6 +784,8 @@ def _build_meta(model: type[Model]) -> ModelMeta:
     _check_names(model.__name__, table, indexes)
     columns: list[ColumnMeta] = []
     defaults: dict[str, Callable[[], object]] = {}
+    #: the defaults that are one value, checked as a value of their column when defined
+    static_defaults: dict[str, object] = {}
     seen_sql: dict[str, tuple[str, str]] = {}  # folded SQL name -> (attribute, SQL name)
     fields = dataclasses.fields(model)  # type: ignore[arg-type]  # __init_subclass__ made it a dataclass
     # Several primary-key columns are one composite key, which the database cannot fill:
@@ -823,6 +825,7 @@ def _build_meta(model: type[Model]) -> ModelMeta:
             defaults[field.name] = field.default_factory
         elif field.default is not dataclasses.MISSING and field.default is not UNSET:
             defaults[field.name] = (lambda value: lambda: value)(field.default)
+            static_defaults[field.name] = field.default
         autoincrement = (single_key and options.primary_key and kind == "int"
                          and not has_default and options.server_default is None)
         for allowed in literals:
@@ -865,7 +868,17 @@ def _build_meta(model: type[Model]) -> ModelMeta:
                 _check_ddl_literal(literal, f"{meta.name} Index {index.name!r} where=",
                                    "CREATE INDEX ... WHERE takes no bound parameter, so an "
                                    "index predicate compares with")
+    from .expressions import Expression
+
     for col in columns:
+        if col.attr in static_defaults:
+            default = static_defaults[col.attr]
+            if not isinstance(default, Expression):
+                # else every insert that takes it fails (a naive datetime, a value longer
+                # than max_length, more places than the scale, a value outside the Literal)
+                col.check_value(default, "default=")
+                if col.precision is not None and isinstance(default, Decimal | int):
+                    _check_decimal_size(col, default, "default=")
         if col.server_default is not None:
             _check_server_default(meta, col)
         if col.references is not None:
