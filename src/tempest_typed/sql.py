@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Callable
-from typing import Any, LiteralString, TypeVar
+from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
 
 from .errors import ValidationError
 from .expressions import (
@@ -311,9 +311,18 @@ def value(x: object) -> Computed:
     return TypedValue(x)
 
 
-def coalesce(first: object, second: object, /, *more: object) -> Computed:
-    """The first of the values that is not NULL (COALESCE)."""
-    return Call("coalesce", (first, second, *more))
+if TYPE_CHECKING:  # a type checker reports a call with one value itself
+    def coalesce(first: object, second: object, /, *more: object) -> Computed:
+        """The first of the values that is not NULL (COALESCE)."""
+else:
+    def coalesce(*values: object) -> Computed:
+        """The first of the values that is not NULL (COALESCE)."""
+        if len(values) < 2:
+            raise ValidationError(
+                f"sql.coalesce() takes two values or more, got {len(values)}: the first of "
+                "them that is not NULL; give the fallback too, e.g. sql.coalesce(\"nickname\", "
+                "\"name\"), or use the one value as it is")
+        return Call("coalesce", values)
 
 
 def lower(column: object) -> Computed:

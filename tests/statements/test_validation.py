@@ -517,3 +517,21 @@ def test_now_is_refused_for_a_column_that_is_not_a_datetime(build: Any) -> None:
                                               "datetime columns only"):
         build()
     select(Outbound).where({"next_attempt_at": {"lt": sql.now()}, "updated_at": sql.now(plus=5)})
+
+
+def test_a_wrong_number_of_arguments_is_a_validation_error_naming_the_fix() -> None:
+    calls: list[tuple[str, Any]] = [
+        (r"sql\.coalesce\(\) takes two values or more, got 1: .* give the fallback too",
+         lambda: sql.coalesce("owner")),
+        (r"not_\(\) takes one condition, got 2: .* not_\(and_\(a, b\)\)",
+         lambda: not_({"owner": "a"}, {"owner": "b"})),
+        (r"not_\(\) takes one condition, got 0", lambda: not_()),
+        (r"as_subquery\(\) takes the name of the one column .* got 0 arguments; e\.g\. "
+         r"as_subquery\(\"id\"\)", lambda: select(Account, ["id"]).as_subquery()),
+        (r"as_subquery\(\) takes the name of the one column .* got 2 arguments",
+         lambda: select(Account, ["id"]).as_subquery("id", "owner")),
+    ]
+    for message, call in calls:
+        with pytest.raises(ValidationError, match=message):
+            call()
+    assert select(Account, ["id"]).as_subquery(column="id") is not None

@@ -299,8 +299,23 @@ class Query(Statement[R_co]):
         """The rows of this select that the other does not find (EXCEPT)."""
         return combined(self, "except_", other)
 
-    def as_subquery(self, column: str) -> Subquery[Any, Any]:
-        """This select projected on one column: an `in` operand or, with sql.scalar(), a value."""
+    if TYPE_CHECKING:  # a type checker reports a call without the column itself
+        def as_subquery(self, column: str) -> Subquery[Any, Any]:
+            """This select projected on one column: an `in` operand or, with sql.scalar(), a
+            value."""
+    else:
+        def as_subquery(self, *column: str, **named: str) -> Subquery[Any, Any]:
+            """This select projected on one column: an `in` operand or, with sql.scalar(), a
+            value."""
+            given = (*column, *named.values())
+            if len(given) != 1 or set(named) - {"column"}:
+                raise ValidationError(
+                    f"{self._ctx.scope.label}.as_subquery() takes the name of the one column "
+                    f"the subquery yields, got {len(given)} arguments; e.g. as_subquery(\"id\") "
+                    "for an `in` operand or sql.scalar()")
+            return self._as_subquery(given[0])
+
+    def _as_subquery(self, column: str) -> Subquery[Any, Any]:
         c = self._ctx
         scope = c.group_scope or c.scope
         labeled = scope.labels.get(column) if scope.labels and type(column) is str else None

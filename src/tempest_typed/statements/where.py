@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Generic, TypeAlias, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeGuard, TypeVar
 
 from .._wording import FRACTION_FOR_AN_INT, NOW_IS_A_TIMESTAMP
 from ..errors import ValidationError
@@ -152,10 +152,18 @@ def or_(*conditions: WhereInput) -> Condition:
     return Condition("or", conditions)
 
 
-def not_(condition: WhereInput) -> Condition:
-    """The condition does not hold."""
-    _check_inputs("not_", (condition,))
-    return Condition("not", (condition,))
+if TYPE_CHECKING:  # a type checker reports a call with another number of conditions
+    def not_(condition: WhereInput) -> Condition:
+        """The condition does not hold."""
+else:
+    def not_(*conditions: WhereInput) -> Condition:
+        """The condition does not hold."""
+        if len(conditions) != 1:
+            raise ValidationError(
+                f"not_() takes one condition, got {len(conditions)}: to negate several "
+                "together, pass one and_(...) or or_(...) of them, e.g. not_(and_(a, b))")
+        _check_inputs("not_", conditions)
+        return Condition("not", conditions)
 
 
 def is_mapping(value: object) -> TypeGuard[Mapping[Any, Any]]:
