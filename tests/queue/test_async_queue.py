@@ -971,6 +971,43 @@ async def test_every_method_refuses_a_bad_argument_before_it_writes(
                       for r in await rows(queue)) == before
 
 
+#: every method that takes session=, called with `session`
+SESSION_CALLS: dict[str, Callable[[AsyncQueue, Lease, Any], Awaitable[object]]] = {
+    "enqueue": lambda q, lease, s: q.enqueue({"n": 9}, session=s),
+    "enqueue_many": lambda q, lease, s: q.enqueue_many([Message({"n": 9})], session=s),
+    "claim": lambda q, lease, s: q.claim(5, session=s),
+    "dead_letter_expired": lambda q, lease, s: q.dead_letter_expired(session=s),
+    "ack": lambda q, lease, s: q.ack(lease, session=s),
+    "nack": lambda q, lease, s: q.nack(lease, "x", session=s),
+    "extend": lambda q, lease, s: q.extend(lease, 30, session=s),
+}
+
+
+@pytest.mark.parametrize("other", ["same URL", "SQLite"])
+@pytest.mark.parametrize("call", list(SESSION_CALLS))
+async def test_a_session_of_another_engine_is_refused_before_it_writes(
+    url: str, tmp_path: Path, call: str, other: str
+) -> None:
+    """A session of another engine was taken: enqueue wrote into the other database and ack
+    on it returned False, leaving the message 'sending'."""
+    foreign = create_async_engine(url if other == "same URL"
+                                  else f"sqlite:///{tmp_path / 'o.db'}")
+    try:
+        async with fresh_queue(url) as queue:
+            await queue.enqueue_many([Message({"n": n}) for n in range(2)])
+            leased = await queue.claim(1)
+            before = sorted((str(r.id), r.status, r.attempts, str(r.lease_token))
+                            for r in await rows(queue))
+            async with foreign.transaction() as tx:
+                with pytest.raises(ValidationError, match=r"session= takes an AsyncSession of "
+                                   r"the queue's engine .* another engine"):
+                    await SESSION_CALLS[call](queue, leased[0], tx)
+            assert sorted((str(r.id), r.status, r.attempts, str(r.lease_token))
+                          for r in await rows(queue)) == before
+    finally:
+        await foreign.dispose()
+
+
 async def test_an_async_queue_on_a_blocking_engine_is_refused_naming_queue(
     tmp_path: Path
 ) -> None:

@@ -366,6 +366,40 @@ def test_every_method_refuses_a_bad_argument_before_it_writes(queue: Queue, call
     assert every_row(queue) == before
 
 
+#: every method that takes session=, called with `session`
+SESSION_CALLS: dict[str, Callable[[Queue, Lease, Any], object]] = {
+    "enqueue": lambda q, lease, s: q.enqueue({"n": 9}, session=s),
+    "enqueue_many": lambda q, lease, s: q.enqueue_many([Message({"n": 9})], session=s),
+    "claim": lambda q, lease, s: q.claim(5, session=s),
+    "dead_letter_expired": lambda q, lease, s: q.dead_letter_expired(session=s),
+    "ack": lambda q, lease, s: q.ack(lease, session=s),
+    "nack": lambda q, lease, s: q.nack(lease, "x", session=s),
+    "extend": lambda q, lease, s: q.extend(lease, 30, session=s),
+}
+
+
+@pytest.mark.parametrize("other", ["same URL", "SQLite"])
+@pytest.mark.parametrize("call", list(SESSION_CALLS))
+def test_a_session_of_another_engine_is_refused_before_it_writes(
+    queue: Queue, url: str, tmp_path: Path, call: str, other: str
+) -> None:
+    """A session of another engine was taken: enqueue wrote into the other database and ack
+    on it changed nothing, leaving the message 'sending'."""
+    foreign = create_engine(url if other == "same URL" else f"sqlite:///{tmp_path / 'o.db'}")
+    try:
+        queue.enqueue_many([Message({"n": n}) for n in range(2)])
+        leased = queue.claim(1)
+        before = every_row(queue)
+        with foreign.transaction() as tx:
+            with pytest.raises(ValidationError, match=r"session= takes a Session of the "
+                               r"queue's engine .* another engine"):
+                SESSION_CALLS[call](queue, leased[0], tx)
+            assert tx.in_transaction
+        assert every_row(queue) == before
+    finally:
+        foreign.close()
+
+
 @pytest.mark.parametrize("options, name", [
     ({"model": str}, "model"), ({"model": None}, "model"), ({"consumer": ""}, "consumer"),
 ])

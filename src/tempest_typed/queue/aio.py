@@ -38,7 +38,7 @@ class AsyncQueue(AsyncWork):
 
     async def _run(self, make: Callable[[], Op[R]], session: AsyncSession | None = None) -> R:
         """Run an operation on `session` (or on the engine): steps.run_steps' actions, done."""
-        check_session(session)  # async only: refused before the first statement
+        check_session(session, self.engine)  # async only: refused before the first statement
         await self._know_dialect()  # async only
         return await execute_op(self.engine, make, session)
 

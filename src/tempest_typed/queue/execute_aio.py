@@ -22,19 +22,27 @@ def _exc_info(exc: BaseException | None) -> tuple[Any, Any, Any]:
     return (None, None, None) if exc is None else (type(exc), exc, exc.__traceback__)
 
 
-def check_session(session: object) -> None:
-    """ValidationError unless `session` is None or a session of this kind of engine."""
-    if session is not None and not isinstance(session, AsyncSession):
-        kind = "an AsyncSession"  # sync: kind = "a Session"
+def check_session(session: object, engine: AsyncEngine) -> None:
+    """ValidationError unless `session` is None or a session of `engine` itself (a session
+    of another engine, even on the same URL, would write outside the queue's database)."""
+    if session is None:
+        return
+    kind = "an AsyncSession"  # sync: kind = "a Session"
+    if not isinstance(session, AsyncSession):
         raise ValidationError(
-            f"session= takes {kind} of the engine (engine.session() or engine.transaction()), "
-            f"got {session!r}")
+            f"session= takes {kind} of the queue's engine (engine.session() or "
+            f"engine.transaction()), got {session!r}")
+    if session._owner is not engine:
+        raise ValidationError(
+            f"session= takes {kind} of the queue's engine {engine!r}, got one of another "
+            f"engine {session._owner!r}: open it with the queue's engine (queue.engine."
+            "session() or queue.engine.transaction())")
 
 
 async def execute_op(engine: AsyncEngine, make: Callable[[], Op[R]],
                      session: AsyncSession | None = None) -> R:
     """Run an operation on `session` (or on the engine): run_steps' actions, done."""
-    check_session(session)
+    check_session(session, engine)
     actions = run_steps(make, session is not None and session.in_transaction)
     opened: list[tuple[Any, AsyncSession | None]] = []  # (transaction, the session before it)
     current = session
