@@ -205,10 +205,12 @@ class AsyncRunner(AsyncLoop):
                 await self._await_handler(lease, handler)
             finally:
                 self._handlers.pop(lease.id, None)
-            if handler.cancelled():  # its lease was lost or ran out: not a failure
-                self._handler_cancelled(lease)
+            if handler.cancelled():  # this worker cancelled it (lease lost, ran out, or the
+                self._handler_cancelled(lease)  # grace period ended): not a failure
                 continue
-            exc = handler.exception()  # any failure is the message's own, recorded by its nack
+            # any failure is the message's own, recorded by its nack: a CancelledError the
+            # handler raised itself too (_handle returns it)
+            exc = handler.exception() or handler.result()
             self._handled(lease, None if exc is None else error_text(exc))
 
     async def _await_handler(self, lease: Lease, handler: asyncio.Future[Any]) -> None:
@@ -229,13 +231,23 @@ class AsyncRunner(AsyncLoop):
             handler.cancel()
             raise
 
-    async def _handle(self, lease: Lease) -> None:
-        if self._handler_is_async:
-            await self.handler(lease)  # type: ignore[misc]  # is_async_handler() checked it gives an awaitable
-            return
-        result = await self._on_thread(lease)
-        if inspect.isawaitable(result):
-            await result
+    async def _handle(self, lease: Lease) -> BaseException | None:
+        """Run the handler on `lease`; a CancelledError it raised itself, not one of this
+        worker's cancels, is returned: the handler failed (it was redelivered at once, again
+        and again, with no attempt charged, when taken for a cancel)."""
+        try:
+            if self._handler_is_async:
+                await self.handler(lease)  # type: ignore[misc]  # is_async_handler() checked it gives an awaitable
+                return None
+            result = await self._on_thread(lease)
+            if inspect.isawaitable(result):
+                await result
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this worker cancelled it: its lease was lost, or the loop is closing
+            return exc
+        return None
 
     async def _on_thread(self, lease: Lease) -> Any:
         """The plain handler's result, called on a daemon thread (asyncio.to_thread's would
