@@ -252,6 +252,21 @@ async def test_a_cancelled_error_the_handler_raises_itself_is_its_failure(
                                                                         "ValueError: nope")
 
 
+async def test_stop_from_a_fast_handler_starts_no_batch_mate(url: str) -> None:
+    async with fresh_queue(url) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(5)])
+        started: list[int] = []
+
+        async def handler(lease: Lease) -> None:
+            started.append(lease.payload["n"])
+            if len(started) == 1:
+                queue.stop()
+
+        summary = await asyncio.wait_for(queue.run(handler, batch=5, poll_interval=0.1), 30)
+        assert len(started) == summary.processed == 1 and summary.released == 4
+        assert len(await queue.claim(10)) == 4  # handed back at once
+
+
 async def test_cancelling_run_while_a_handler_runs_still_stops_cleanly(url: str) -> None:
     """The handler's own CancelledError is a failure; the worker's cancel of run() is not."""
     async with fresh_queue(url) as queue:

@@ -440,6 +440,33 @@ def test_stop_hands_back_unstarted_messages_without_charging_an_attempt(queue: Q
     assert len(queue.claim(10)) == 5  # due at once, not after a lease
 
 
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_stop_from_a_fast_handler_starts_no_batch_mate(queue: Queue, concurrency: int) -> None:
+    """With concurrency=1 the drain went on to the next lease before the loop saw the stop:
+    all 5 messages of the batch started and were acked after stop() had returned."""
+    queue.enqueue_many([Message({"n": n}) for n in range(5)])
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def handler(lease: Lease) -> None:
+        with lock:
+            started.append(lease.payload["n"])
+            first = len(started) == 1
+        if first:
+            queue.stop()
+
+    thread, out = run_in_thread(queue, handler, batch=5, concurrency=concurrency,
+                                poll_interval=0.1)
+    thread.join(30)
+    summary = out[0]
+    assert len(started) == summary.processed <= concurrency
+    assert summary.released == 5 - summary.processed
+    stored = rows(queue)
+    assert sorted(r.status for r in stored).count("sent") == summary.processed
+    assert all((r.attempts, r.lease_token) == (0, None) for r in stored if r.status == "queued")
+    assert len(queue.claim(10)) == 5 - summary.processed  # handed back at once
+
+
 def test_past_the_grace_period_the_message_in_hand_is_handed_back(queue: Queue) -> None:
     queue.enqueue({"n": 1})
     started, release = threading.Event(), threading.Event()

@@ -137,7 +137,7 @@ class Runner(Loop):
             self.book.finished(lease.id, error)
             if self.book.stopping:
                 self._wake()
-            following = self.book.next_to_start(time.monotonic())
+            following = self._next_to_start(time.monotonic())
             if following is not None:
                 return following
             if not self._steps_here():
@@ -152,7 +152,7 @@ class Runner(Loop):
         finally:
             with self._lock:
                 self._stepping_here = False
-                following = self.book.next_to_start(time.monotonic())
+                following = self._next_to_start(time.monotonic())
                 if following is None:
                     self._drain_ended()
         return following

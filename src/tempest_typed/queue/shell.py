@@ -131,21 +131,32 @@ class LoopShell:
         return max(0.0, end - now)
 
     def _notice_stop(self) -> None:
-        now = time.monotonic()
         with self._lock:
-            asked = self.queue._stop_requested or self._signals_seen < self._signals
-            if asked and not self.book.stopping:
-                self.book.stop(now)
-                logger.info("worker %r stopping: %d handler(s) running, grace %gs",
-                            self.queue.consumer, self.book.running(), self.book.grace_seconds)
-                self._signals_seen = min(self._signals_seen + 1, self._signals)
-            while self._signals_seen < self._signals:  # a second stop ends the grace period
-                self._signals_seen += 1
-                self.book.stop(now)
-                logger.info("worker %r: stop asked again, handing back running messages now",
-                            self.queue.consumer)
-            if self.book.stopping:
-                self._wake()
+            self._notice_stop_held(time.monotonic())
+
+    def _notice_stop_held(self, now: float) -> None:
+        """Act on a stop asked since the last look (holding `_lock`): the book stops, and its
+        unstarted leases are set aside to be handed back."""
+        asked = self.queue._stop_requested or self._signals_seen < self._signals
+        if asked and not self.book.stopping:
+            self.book.stop(now)
+            logger.info("worker %r stopping: %d handler(s) running, grace %gs",
+                        self.queue.consumer, self.book.running(), self.book.grace_seconds)
+            self._signals_seen = min(self._signals_seen + 1, self._signals)
+        while self._signals_seen < self._signals:  # a second stop ends the grace period
+            self._signals_seen += 1
+            self.book.stop(now)
+            logger.info("worker %r: stop asked again, handing back running messages now",
+                        self.queue.consumer)
+        if self.book.stopping:
+            self._wake()
+
+    def _next_to_start(self, now: float) -> Lease | None:
+        """The next lease a drain may start (holding `_lock`); None once a stop is asked,
+        even one the coordinator has not looked at yet (a handler's own stop() call: no
+        batch-mate starts after it)."""
+        self._notice_stop_held(now)
+        return self.book.next_to_start(now)
 
     def _wake(self) -> None:
         """Wake the coordinator's wait (called holding the lock)."""
@@ -277,7 +288,7 @@ class LoopShell:
     def _next_lease(self) -> Lease | None:
         """For a handler drain: the next lease to handle, or None (the drain ends)."""
         with self._lock:
-            lease = self.book.next_to_start(time.monotonic())
+            lease = self._next_to_start(time.monotonic())
             if lease is None:
                 self._drains -= 1
                 self._wake()
