@@ -38,7 +38,14 @@ from ..errors import (
 from ..sqltext import check_statement_text
 from ..statements.base import Statement
 from ..statements.delete import Delete
-from ..statements.nodes import ConflictUpdate, InsertStatement, RowParams, StatementNode
+from ..statements.nodes import (
+    ConflictUpdate,
+    DeleteStatement,
+    InsertStatement,
+    RowParams,
+    StatementNode,
+    UpdateStatement,
+)
 from ..statements.update import Update
 from . import schema
 from .drivers.base import DriverRules
@@ -793,10 +800,25 @@ class SessionCore:
                 "returning(...)) bound with few enough parameters for one statement; use "
                 "execute() for this one"
             )
+        if not self._driver.stream_cursor_takes_writes and isinstance(
+                stmt._key(), InsertStatement | UpdateStatement | DeleteStatement):
+            # a server-side cursor takes a select only (PostgreSQL's DECLARE ... CURSOR FOR):
+            # the write runs as it would in execute(), and its rows come in chunks after
+            return (yield from self._written_rows_steps(prepared, params, size))
         rows = self._cursor_steps(prepared, params, size)
         if self._depth or not self._driver.stream_needs_transaction:
             return (yield from rows)
         return (yield from self._transaction_steps(None, False, rows))
+
+    def _written_rows_steps(self, prepared: _Prepared, params: Sequence[object],
+                            size: int) -> Steps:
+        """A write's returned rows, run as one plain statement, chunk_size at a time."""
+        build = prepared.build
+        assert build is not None
+        fetched, _ = yield ("run", (prepared.sql, params), prepared.sql, params)
+        raw = list(fetched or ())
+        for start in range(0, len(raw), size):
+            yield Chunk(build(raw[start:start + size]))
 
     def _open_stream_state(self, user: object, stmt: Statement[Any],
                            chunk_size: object) -> StreamState:

@@ -135,6 +135,10 @@ class DriverRules:
     #: True when a cursor left open on the server lives only inside a transaction
     #: (PostgreSQL's named cursors): stream() outside one opens one for the stream's length
     stream_needs_transaction: ClassVar[bool] = False
+    #: True when stream()'s cursor takes a write with returning(...) too; else (PostgreSQL,
+    #: whose cursors take only SELECT and VALUES) such a write runs as one statement and
+    #: its rows are handed out in chunks
+    stream_cursor_takes_writes: ClassVar[bool] = True
     #: True when another statement can run on the connection while a stream's cursor is
     #: open there, inside a transaction (not MySQL's unbuffered reads)
     stream_coexists: ClassVar[bool] = True

@@ -227,6 +227,9 @@ class PsycopgRules(DriverRules):
     # A named cursor: DECLARE ... then FETCH FORWARD size at a time. It lives only inside a
     # transaction (stream() opens one when the session is outside transaction()).
     stream_needs_transaction: ClassVar[bool] = True
+    # DECLARE ... CURSOR FOR takes a SELECT or VALUES only, not INSERT/UPDATE/DELETE
+    # ... RETURNING (a syntax error)
+    stream_cursor_takes_writes: ClassVar[bool] = False
 
     @override
     def driver_errors(self) -> tuple[type[BaseException], ...]:
