@@ -1093,6 +1093,19 @@ async def test_a_session_of_another_engine_is_refused_before_it_writes(
         await foreign.dispose()
 
 
+@pytest.mark.parametrize("consumer", ["a\x00b", "\ud800"])
+async def test_a_consumer_name_no_database_stores_is_refused_at_construction(
+    url: str, consumer: str
+) -> None:
+    """A NUL was taken, and every statement of the queue then failed on the name."""
+    engine = create_async_engine(url)
+    try:
+        with pytest.raises(ValidationError, match="consumer name with no NUL"):
+            AsyncQueue(engine, consumer)
+    finally:
+        await engine.dispose()
+
+
 async def test_an_async_queue_on_a_blocking_engine_is_refused_naming_queue(
     tmp_path: Path
 ) -> None:

@@ -402,6 +402,8 @@ def test_a_session_of_another_engine_is_refused_before_it_writes(
 
 @pytest.mark.parametrize("options, name", [
     ({"model": str}, "model"), ({"model": None}, "model"), ({"consumer": ""}, "consumer"),
+    ({"consumer": "a\x00b"}, "consumer name with no NUL"),
+    ({"consumer": "\ud800"}, "consumer name with no NUL"),
 ])
 def test_a_bad_queue_argument_is_refused(engine: Engine, options: dict[str, object],
                                          name: str) -> None:

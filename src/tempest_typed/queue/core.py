@@ -68,6 +68,15 @@ def created_meanwhile(exc: BaseException) -> bool:
     return isinstance(exc, IntegrityError)
 
 
+def _encodable(text: str) -> bool:
+    """True when `text` is valid Unicode, encodable as UTF-8 (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class QueueCore(Generic[E]):
     """A durable queue of one consumer's messages in one table: everything but the waiting."""
 
@@ -95,6 +104,12 @@ class QueueCore(Generic[E]):
             raise ValidationError(
                 f"{type(self).__name__} needs a consumer name of 1 to 200 characters, got "
                 f"{consumer!r}"
+            )
+        if "\x00" in consumer or not _encodable(consumer):
+            # refused here, not at the first statement: every one of them carries the name
+            raise ValidationError(
+                f"{type(self).__name__} needs a consumer name with no NUL character and no "
+                f"lone surrogate (no database stores them in text), got {consumer!r}"
             )
         if not (isinstance(model, type) and issubclass(model, QueueMessage)):
             raise ValidationError(
