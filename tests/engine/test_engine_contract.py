@@ -122,6 +122,42 @@ async def test_isolation_and_read_only(db: Any) -> None:
     assert len((await db.execute(select(Item))).all()) == 2
 
 
+@pytest.mark.parametrize("options, says", [
+    ({"isolation": 5}, "isolation must be None or one of 'read uncommitted'"),
+    ({"isolation": ""}, "isolation must be None or one of"),
+    ({"read_only": "no"}, "read_only must be True or False, got 'no'"),
+    ({"read_only": None}, "read_only must be True or False"),
+])
+async def test_a_bad_transaction_option_is_refused_before_begin(
+    db: Any, options: dict[str, Any], says: str
+) -> None:
+    """isolation=5 was a bare AttributeError, isolation="" the default taken silently, and
+    read_only="no" opened a READ ONLY transaction."""
+    with pytest.raises(ConfigurationError, match=says):
+        async with db.transaction(**options):
+            pass
+    async with db.session() as s:  # the session's transaction is refused the same way
+        with pytest.raises(ConfigurationError, match=says):
+            async with s.transaction(**options):
+                pass
+        async with s.transaction():  # and nothing was begun
+            with pytest.raises(ConfigurationError, match=says):
+                async with s.transaction(**options):  # nested: the option's own error
+                    pass
+    with pytest.raises(ConfigurationError, match=says):
+        await db.run_transaction(lambda tx: tx.execute(select(Item)), **options)
+
+
+async def test_run_transaction_refuses_what_it_cannot_call(db: Any) -> None:
+    """run_transaction(None) was a bare TypeError."""
+    engine = db.engine if isinstance(db, SyncEngine) else db
+    for work in (None, "work"):
+        with pytest.raises(ConfigurationError, match=r"run_transaction\(work\) takes a function"):
+            result = engine.run_transaction(work)
+            if not isinstance(db, SyncEngine):
+                await result
+
+
 # -- errors, the guard, the log ------------------------------------------------------------
 
 

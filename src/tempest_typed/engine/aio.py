@@ -327,7 +327,9 @@ class AsyncEngine(EngineCore):
 
         `work` must be safe to run again: only its database writes are undone.
         """
+        core.check_work(work)
         core.check_retries(retries)
+        core.check_transaction_options(isolation, read_only)
         for attempt in range(retries + 1):
             try:
                 async with self.transaction(isolation, read_only) as tx:

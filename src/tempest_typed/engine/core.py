@@ -48,7 +48,7 @@ from ..statements.nodes import (
 )
 from ..statements.update import Update
 from . import schema
-from .drivers.base import DriverRules
+from .drivers.base import ISOLATION_LEVELS, DriverRules, isolation_sql
 from .result import Result, row_builder
 from .types import Adapter, adapt_rows
 from .url import DatabaseURL
@@ -266,6 +266,27 @@ def check_chunk_size(chunk_size: object) -> int:
             f"fetched at a time, an int of at least 1 (default {STREAM_CHUNK})"
         )
     return chunk_size
+
+
+def check_transaction_options(isolation: object, read_only: object) -> None:
+    """Refuse a transaction() isolation that is not None or a level's name, and a read_only
+    that is not a bool (read_only="no" opened a READ ONLY transaction)."""
+    if isolation is not None:
+        if not isinstance(isolation, str) or not isolation:
+            raise ConfigurationError(
+                f"isolation must be None or one of {', '.join(map(repr, ISOLATION_LEVELS))}, "
+                f"got {isolation!r}")
+        isolation_sql(isolation)  # an unknown name: ConfigurationError listing the names
+    if not isinstance(read_only, bool):
+        raise ConfigurationError(f"read_only must be True or False, got {read_only!r}")
+
+
+def check_work(work: object) -> None:
+    """Refuse a run_transaction() `work` that cannot be called with the transaction."""
+    if not callable(work):
+        raise ConfigurationError(
+            "run_transaction(work) takes a function of the transaction's session (e.g. "
+            f"`def work(tx): ...`), got {work!r}")
 
 
 def check_retries(retries: object) -> None:
@@ -650,6 +671,7 @@ class SessionCore:
         ran in) able only to roll back: the level's normal end then rolls back and raises
         TransactionAborted, the first failure as its cause.
         """
+        check_transaction_options(isolation, read_only)
         if self._depth:
             if isolation or read_only:
                 raise ConfigurationError(
