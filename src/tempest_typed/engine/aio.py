@@ -50,6 +50,7 @@ class AsyncSession(SessionCore):
     # -- connection -------------------------------------------------------------------------
 
     async def _connection(self) -> Any:
+        self._owner._check_loop()  # async only
         if self._conn is None:
             if self._closed:
                 raise self._closed_error()
@@ -300,7 +301,28 @@ class AsyncEngine(EngineCore):
         super().__init__(url, io.rules, echo=echo)
         self._io = io
         self._disposed = False
+        # async only: begin
+        #: the event loop the engine first connected in: its connections and pool are that
+        #: loop's, and another loop's use would fail inside the driver
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # async only: end
 
+    # async only: begin
+    def _check_loop(self) -> None:
+        """Bind the engine to the running event loop at its first connection; ConfigurationError
+        when another loop uses it later (the same on every database)."""
+        running = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = running
+        elif self._loop is not running:
+            raise ConfigurationError(
+                f"{self.url}: this AsyncEngine first connected in another event loop, and its "
+                "connections belong to that loop; make one engine per event loop (call "
+                "create_async_engine() inside the asyncio.run() that uses it), and dispose() "
+                "it in the loop that used it"
+            )
+
+    # async only: end
     def session(self) -> AsyncSession:
         """A session: one pooled connection, each execute committing on its own."""
         if self._disposed:
@@ -385,12 +407,14 @@ class AsyncEngine(EngineCore):
         DialectError on the other databases, which have no notifications."""
         if self._disposed:
             raise self._disposed_error()
+        self._check_loop()
         return await self._io.listen(channel)
 
     # async only: end
     async def dispose(self) -> None:
         """Close every pooled connection; using the engine afterwards raises TempestError."""
         if not self._disposed:
+            self._check_loop()  # async only: another loop's close would fail in the driver
             self._disposed = True
             await self._io.close()
 
