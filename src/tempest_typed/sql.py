@@ -5,6 +5,7 @@ named selects (cte, recursive_cte)."""
 from __future__ import annotations
 
 import datetime as _dt
+import inspect as _inspect
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, LiteralString, TypeVar
@@ -323,6 +324,12 @@ else:
                 "them that is not NULL; give the fallback too, e.g. sql.coalesce(\"nickname\", "
                 "\"name\"), or use the one value as it is")
         return Call("coalesce", values)
+
+    # what inspect and the stubs show: the signature type checkers see
+    coalesce.__signature__ = _inspect.Signature([
+        _inspect.Parameter("first", _inspect.Parameter.POSITIONAL_ONLY),
+        _inspect.Parameter("second", _inspect.Parameter.POSITIONAL_ONLY),
+        _inspect.Parameter("more", _inspect.Parameter.VAR_POSITIONAL)])
 
 
 def lower(column: object) -> Computed:
