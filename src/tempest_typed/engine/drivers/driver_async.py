@@ -39,6 +39,21 @@ class AsyncDriver:
 
     async def release(self, conn: Any, *, broken: bool = False) -> None:
         """Give a connection back; a broken one is closed instead."""
+        if not broken and self._in_transaction(conn):
+            # A transaction left open (begun by hand, execute_sql('BEGIN')): rolled back
+            # here, or the next user of the connection would run inside it.
+            try:
+                await self.rollback(conn)
+            except Exception:
+                broken = True  # a connection that cannot roll back is not handed out again
+        await self._give_back(conn, broken)
+
+    def _in_transaction(self, conn: Any) -> bool:
+        """Whether `conn` has a transaction open."""
+        raise NotImplementedError
+
+    async def _give_back(self, conn: Any, broken: bool) -> None:
+        """Return a connection with no transaction open to the pool (a broken one closed)."""
         raise NotImplementedError
 
     async def close(self) -> None:

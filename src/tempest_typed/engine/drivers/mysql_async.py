@@ -119,14 +119,11 @@ class AsyncmyDriver(AsyncDriver):
         return await self._pool.acquire()
 
     @override
-    async def release(self, conn: Any, *, broken: bool = False) -> None:
-        if not broken and conn.server_status & IN_TRANSACTION:
-            # A transaction left open (begun by hand with execute_sql('START TRANSACTION')):
-            # rolled back here, or the next user of the connection would run inside it.
-            try:
-                await conn.rollback()
-            except Exception:
-                broken = True
+    def _in_transaction(self, conn: Any) -> bool:
+        return bool(conn.server_status & IN_TRANSACTION)
+
+    @override
+    async def _give_back(self, conn: Any, broken: bool) -> None:
         await self._pool.release(conn, broken)
 
     @override

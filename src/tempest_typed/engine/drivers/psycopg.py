@@ -169,14 +169,12 @@ class PsycopgDriver(Driver):
             raise rules._exhausted() from exc
 
     @override
-    def release(self, conn: Any, *, broken: bool = False) -> None:
-        if not broken and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            # A transaction left open (begun by hand with execute_sql('BEGIN')): rolled back
-            # here, quietly (the pool would roll it back too, logging a warning).
-            try:
-                conn.rollback()
-            except psycopg.Error:
-                broken = True
+    def _in_transaction(self, conn: Any) -> bool:
+        # rolled back by release(), quietly (the pool would roll it back too, with a warning)
+        return bool(conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE)
+
+    @override
+    def _give_back(self, conn: Any, broken: bool) -> None:
         self.rules._returned(conn, broken)
         if broken:
             with contextlib.suppress(Exception):

@@ -217,12 +217,11 @@ class SQLiteDriver(Driver):
         return self._pool.acquire()
 
     @override
-    def release(self, conn: Any, *, broken: bool = False) -> None:
-        if not broken and conn.in_transaction:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                broken = True  # a connection that cannot roll back is not handed out again
+    def _in_transaction(self, conn: Any) -> bool:
+        return bool(conn.in_transaction)
+
+    @override
+    def _give_back(self, conn: Any, broken: bool) -> None:
         self._pool.release(conn, broken)
 
     @override
