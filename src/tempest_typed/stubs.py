@@ -764,11 +764,18 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
               "-> Select[Any, Row[Any]]: ...", ""]
     # and_/or_/not_ take their dict type from where the condition goes: in select(M).where()
     # it is M's where dict (a wrong key or value is an error there); in a join, any mapping.
+    # To pyright typed as that dict, not as Combined of it: pyright solves a call's type
+    # variable from the type expected there only when that type is not a union, and where()
+    # takes a union (a dict, a combination, EXISTS), so `where(not_({...}))` read the dict as
+    # dict[str, str] and was refused; the dict type itself it finds in the union. mypy solves
+    # either, but not a bare type variable against that union: it keeps Combined.
     cond = "_W | _g.Combined[_W] | ExistsCondition"
-    lines += ['_W = TypeVar("_W")', "",
-              f"def and_(*conditions: {cond}) -> _g.Combined[_W]: ...",
-              f"def or_(*conditions: {cond}) -> _g.Combined[_W]: ...",
-              f"def not_(condition: {cond}) -> _g.Combined[_W]: ...", ""]
+    lines += ['_W = TypeVar("_W")', "", "if _g.MYPY:"]
+    for returned in ("_g.Combined[_W]", "_W"):
+        lines += [f"    def and_(*conditions: {cond}) -> {returned}: ...",
+                  f"    def or_(*conditions: {cond}) -> {returned}: ...",
+                  f"    def not_(condition: {cond}) -> {returned}: ..."]
+        lines += ["else:"] if returned != "_W" else [""]
     lines += ['_A = TypeVar("_A", bound=LiteralString)', "",
               "@overload", "def join(model: type[_M], alias: _A, /) -> _g.Join1[_M, _A]: ...",
               "@overload",

@@ -293,6 +293,45 @@ def test_valid_code_under_strict_reports_nothing_from_the_library(
     assert {name: errors for name, errors in found.items() if errors} == {}
 
 
+#: and_/or_/not_ written straight into where(), one condition or more, nested, with EXISTS and
+#: with annotated dicts: valid, and (marked) with a wrong key or value inside
+COMBINATIONS = '''\
+from __future__ import annotations
+from typing import TYPE_CHECKING
+from tempest_typed import and_, delete, not_, or_, select, sql, update
+from typecheck_models import Outbound
+if TYPE_CHECKING:
+    from tempest_typed._generated import OutboundWhere
+
+select(Outbound).where(not_({"status": "sent"}))
+select(Outbound).where(and_({"status": "sent"}))
+select(Outbound).where(or_({"attempts": {"gt": 3}}))
+select(Outbound).where({"consumer": "a"}, not_({"attempts": {"gt": 3}}))
+update(Outbound).set({"attempts": 1}).where(not_({"status": "sent"}))
+delete(Outbound).where(not_(or_({"status": "sent"}, {"attempts": 2})))
+select(Outbound).where(not_(sql.exists(select(Outbound))))
+cond: OutboundWhere = {"status": "sent"}
+both = and_(cond, {"attempts": 0})
+select(Outbound).where(both, not_(cond), or_(cond, sql.exists(select(Outbound))))
+select(Outbound).where(not_({"sttaus": "sent"}))  # E
+select(Outbound).where(not_({"attempts": "many"}))  # E
+select(Outbound).where(and_({"status": "lost"}))  # E
+select(Outbound).where(or_({"status": "sent"}, {"attempts": "x"}))  # E
+select(Outbound).where({"consumer": "a"}, not_({"consumer": 1}))  # E
+'''
+
+
+@pytest.mark.pyright
+def test_combinations_written_into_where_are_checked_not_refused(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    _needs_pyright()
+    found = run_pyright(tmp_path_factory.mktemp("combinations"),
+                        {"combinations": COMBINATIONS}, stubs=True)
+    lines = COMBINATIONS.splitlines()
+    marked = {n for n, line in enumerate(lines, 1) if line.endswith("# E")}
+    assert {line for line, _ in found["combinations"]} == marked, found
+
+
 # ---- plain mypy (no plugin) over the plugin's cases --------------------------------------
 
 #: A module that uses what the stubs do not declare: mypy reads those modules from the library
