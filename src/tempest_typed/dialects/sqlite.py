@@ -47,7 +47,7 @@ from ..statements.nodes import (
 from .base import Dialect, _Out
 from .catalog import Catalog, ExistingIndex, TableColumn
 
-__all__ = ["SQLiteCatalog", "SQLiteDialect"]
+__all__ = ["SQLiteCatalog", "SQLiteDialect", "overflow_hint"]
 
 _NOW = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 
@@ -390,7 +390,7 @@ class SQLiteDialect(Dialect):
         # statement ("integer overflow").
         out.parts.append("(CASE WHEN (SELECT count(*) FROM (")
         self._subquery(node.query, node.offset, out)
-        out.parts.append(f")) > 1 THEN {_OVERFLOW} ELSE (")
+        out.parts.append(f"{_SEVERAL_ROWS} ELSE (")
         self._subquery(node.query, node.offset, out)
         out.parts.append(") END)")
 
@@ -402,6 +402,17 @@ class SQLiteDialect(Dialect):
 
 #: an expression that fails the statement with SQLite's "integer overflow"
 _OVERFLOW = "abs(-9223372036854775807 - 1)"
+#: how a scalar subquery that finds more than one row fails the statement
+_SEVERAL_ROWS = f")) > 1 THEN {_OVERFLOW}"
+
+
+def overflow_hint(sql: str) -> str:
+    """What SQLite's "integer overflow" means for a statement compiled here: SQLite has no
+    error of its own for a scalar subquery that finds several rows, which fails as one."""
+    if _SEVERAL_ROWS in sql:
+        return ("hint: a scalar subquery (sql.scalar) found more than one row, or an integer "
+                "left the 64-bit range; PostgreSQL and MySQL refuse either too")
+    return "hint: an integer left the 64-bit range; PostgreSQL and MySQL refuse it too"
 
 
 def _computed_decimal(node: object) -> str | None:

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from typing_extensions import override
 
 from ...dialects import get_dialect
+from ...dialects.sqlite import overflow_hint
 from ...errors import ConfigurationError, IntegrityError, LockNotAvailable, QueryExecutionError
 from .. import types as t
 from ..types import Adapters
@@ -146,6 +147,8 @@ class SQLiteRules(DriverRules):
                 return QueryExecutionError(hinted(message, MISSING_TABLE_HINT), sql, params)
             if message.startswith("no such column:") or " has no column named " in message:
                 return QueryExecutionError(hinted(message, MISSING_COLUMN_HINT), sql, params)
+            if message == "integer overflow":
+                return QueryExecutionError(hinted(message, overflow_hint(sql)), sql, params)
         return QueryExecutionError(message, sql, params)
 
 
