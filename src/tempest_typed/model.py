@@ -433,12 +433,14 @@ INT_MIN: Final = -(2**63)
 INT_MAX: Final = 2**63 - 1
 
 
-def check_text(col_name: str, v: str) -> None:
-    """Raise ValidationError for text no database can store as given."""
+def check_text(col_name: str, v: str,
+               nul_fix: str = "strings hold no NUL on any dialect (use a bytes column)") -> None:
+    """Raise ValidationError for text no database can store as given (`nul_fix` says what to
+    do instead of a NUL)."""
     if "\x00" in v:
         raise ValidationError(
             f"{col_name}: the text {_short(v)} holds a NUL character, which PostgreSQL text "
-            "cannot store; strings hold no NUL on any dialect (use a bytes column)"
+            f"cannot store; {nul_fix}"
         )
     if not v.isascii():
         try:

@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from .errors import ValidationError
-from .model import INT_MAX, INT_MIN, _json_problem
+from .model import INT_MAX, INT_MIN, _json_problem, check_text
 
 __all__ = ["KEPT", "UNTYPED_ACCEPTED", "freeze_from", "frozen", "frozen_tail", "untyped_value"]
 
@@ -141,7 +141,7 @@ def untyped_value(value: object, where: str, *, json: bool = False) -> object:
             + (", or a dict or list as JSON" if json else "") + "; convert it first"
         )
     if kind is str:
-        _check_str(plain, where)  # type: ignore[arg-type]  # a str
+        check_text(where, plain, "bind bytes instead")  # type: ignore[arg-type]  # a str
     elif kind is int:
         if not INT_MIN <= plain <= INT_MAX:  # type: ignore[operator]  # an int
             raise ValidationError(
@@ -162,22 +162,6 @@ def untyped_value(value: object, where: str, *, json: bool = False) -> object:
     elif kind is _dt.datetime:
         _check_datetime(plain, where)  # type: ignore[arg-type]  # a datetime
     return plain
-
-
-def _check_str(text: str, where: str) -> None:
-    if "\x00" in text:
-        raise ValidationError(
-            f"{where}: the text {_short(text)} holds a NUL character, which PostgreSQL cannot "
-            "take in text; bind bytes instead"
-        )
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValidationError(
-                f"{where}: the text {_short(text)} is not valid Unicode ({exc.reason}); a "
-                "database takes UTF-8 text"
-            ) from None
 
 
 def _check_datetime(value: _dt.datetime, where: str) -> None:
