@@ -267,6 +267,29 @@ async def test_stop_from_a_fast_handler_starts_no_batch_mate(url: str) -> None:
         assert len(await queue.claim(10)) == 4  # handed back at once
 
 
+async def test_stop_stops_every_run_of_one_queue_and_a_later_run_works(url: str) -> None:
+    """Two run() tasks of one AsyncQueue: stop() ended one of them, the other ran on."""
+    async with fresh_queue(url) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(6)])
+        seen: list[int] = []
+
+        async def handler(lease: Lease) -> None:
+            seen.append(lease.payload["n"])
+
+        runs = [asyncio.create_task(queue.run(handler, poll_interval=0.1)) for _ in range(2)]
+        await eventually(lambda: len(seen) == 6)
+        queue.stop()
+        summaries = await asyncio.wait_for(asyncio.gather(*runs), 15)
+        assert sum(s.processed for s in summaries) == 6 and sorted(seen) == list(range(6))
+
+        async def stopping(lease: Lease) -> None:
+            queue.stop()
+
+        await queue.enqueue({"n": 6})  # the stop was taken: the next run() handles, then stops
+        summary = await asyncio.wait_for(queue.run(stopping, poll_interval=0.1), 15)
+        assert summary.processed == 1
+
+
 async def test_cancelling_run_while_a_handler_runs_still_stops_cleanly(url: str) -> None:
     """The handler's own CancelledError is a failure; the worker's cancel of run() is not."""
     async with fresh_queue(url) as queue:

@@ -469,6 +469,25 @@ def test_stop_from_a_fast_handler_starts_no_batch_mate(queue: Queue, concurrency
     assert len(queue.claim(10)) == 5 - summary.processed  # handed back at once
 
 
+def test_stop_stops_every_run_of_one_queue_and_a_later_run_works(queue: Queue) -> None:
+    """Two run() of one Queue object: the first to stop cleared the queue's one stop flag,
+    so stop() ended one of them and the other ran on for ever."""
+    queue.enqueue_many([Message({"n": n}) for n in range(6)])
+    seen: list[int] = []
+    runs = [run_in_thread(queue, lambda lease: seen.append(lease.payload["n"]),
+                          poll_interval=0.1, install_signal_handlers=False) for _ in range(2)]
+    wait_until(lambda: len(seen) == 6)
+    queue.stop()
+    for thread, _ in runs:
+        thread.join(15)
+    assert not any(thread.is_alive() for thread, _ in runs)
+    assert sum(out[0].processed for _, out in runs) == 6 and sorted(seen) == list(range(6))
+    queue.enqueue({"n": 6})  # the stop was taken: the next run() handles, then stops
+    thread, out = run_in_thread(queue, lambda lease: queue.stop(), poll_interval=0.1)
+    thread.join(15)
+    assert not thread.is_alive() and out[0].processed == 1
+
+
 def test_past_the_grace_period_the_message_in_hand_is_handed_back(queue: Queue) -> None:
     queue.enqueue({"n": 1})
     started, release = threading.Event(), threading.Event()

@@ -51,6 +51,7 @@ __all__ = ["CREATE_ATTEMPTS", "QueueCore", "created_meanwhile"]
 
 if TYPE_CHECKING:
     from ..engine.core import EngineCore
+    from .shell import LoopShell
 
 #: the engine a queue runs on: Engine (Queue) or AsyncEngine (AsyncQueue)
 E = TypeVar("E", bound="EngineCore")
@@ -134,8 +135,12 @@ class QueueCore(Generic[E]):
         #: how often the worker loop dead-letters exhausted expired leases (claim() always does)
         self.sweep_interval = seconds_option("Queue(sweep_interval)", sweep_interval)
         self._last_sweep = float("-inf")
-        #: set by stop(): a plain flag, safe to set from a signal handler
-        self._stop_requested = False
+        #: the worker loops of this queue now running (run(), process()): stop() asks each
+        #: of them, however many run on this one object
+        self._loops: set[LoopShell] = set()
+        #: a stop() asked while no run() was running: the next run() to look stops at once
+        #: (a plain flag, safe to set from a signal handler)
+        self._stop_pending = False
         try:
             self._known_dialect: Dialect | None = engine.dialect
         except TempestError:  # the async MySQL engine tells MySQL from MariaDB on connecting
@@ -405,8 +410,13 @@ class QueueCore(Generic[E]):
         return self.retry.delay()
 
     def stop(self) -> None:
-        """Ask `run()` to stop cleanly (from any thread or a signal handler)."""
-        self._stop_requested = True
+        """Ask every `run()` of this queue to stop cleanly (from any thread or a signal
+        handler)."""
+        loops = tuple(self._loops)  # a snapshot: a loop may end on another thread meanwhile
+        for loop in loops:
+            loop._stop_requested = True
+        if not loops:
+            self._stop_pending = True
 
     # -- the worker loop's statements (fenced by the lease token, grouped by token) ----------
 

@@ -51,12 +51,13 @@ class Loop(LoopShell):
         """Claim one batch, handle it, settle it; database errors of the claim propagate."""
         self._keep_claiming = False
         try:
-            if self._claim(self.batch, raise_errors=True):
-                while not self.book.idle():
-                    with self._cancel_as_stop():
-                        self._step()
-                    if self._expired_all():
-                        break
+            with self._registered():  # stop() reaches this batch
+                if self._claim(self.batch, raise_errors=True):
+                    while not self.book.idle():
+                        with self._cancel_as_stop():
+                            self._step()
+                        if self._expired_all():
+                            break
         finally:
             self._wind_down()
         return self.book.summary
@@ -65,7 +66,7 @@ class Loop(LoopShell):
         """Claim and handle until stopped; the Summary."""
         self._started(self._kind)
         try:
-            with self._running():
+            with self._registered(), self._running():
                 self._prepare()
                 while True:
                     with self._cancel_as_stop():
@@ -81,7 +82,6 @@ class Loop(LoopShell):
                             self._idle_wait()
         finally:
             self._wind_down()
-            self.queue._stop_requested = False
         logger.info("worker %r stopped: %s", self.queue.consumer, self.book.summary)
         return self.book.summary
 

@@ -51,13 +51,14 @@ class AsyncLoop(LoopShell):
         """Claim one batch, handle it, settle it; database errors of the claim propagate."""
         self._keep_claiming = False
         try:
-            if await self._claim(self.batch, raise_errors=True):
-                while not self.book.idle():
-                    with self._cancel_as_stop():
-                        self._notice_stop()  # async only
-                        await self._step()
-                    if self._expired_all():
-                        break
+            with self._registered():  # stop() reaches this batch
+                if await self._claim(self.batch, raise_errors=True):
+                    while not self.book.idle():
+                        with self._cancel_as_stop():
+                            self._notice_stop()  # async only
+                            await self._step()
+                        if self._expired_all():
+                            break
         finally:
             await self._wind_down()
         if self._cancelled:  # async only
@@ -68,7 +69,7 @@ class AsyncLoop(LoopShell):
         """Claim and handle until stopped; the Summary."""
         self._started(self._kind)
         try:
-            with self._running():
+            with self._registered(), self._running():
                 await self._prepare()
                 while True:
                     with self._cancel_as_stop():
@@ -84,7 +85,6 @@ class AsyncLoop(LoopShell):
                             await self._idle_wait()
         finally:
             await self._wind_down()
-            self.queue._stop_requested = False
         logger.info("worker %r stopped: %s", self.queue.consumer, self.book.summary)
         if self._cancelled:  # async only
             raise asyncio.CancelledError  # async only

@@ -97,6 +97,8 @@ class LoopShell:
         self.book = WorkerBook(queue.lease_seconds, concurrency=concurrency,
                                grace_seconds=grace_seconds,
                                heartbeat_seconds=heartbeat_seconds)
+        #: set by queue.stop() while this loop runs: a plain flag, safe from a signal handler
+        self._stop_requested = False
         self._drains = 0
         self._reconnect = ReconnectDelay()
         #: stops asked for by a signal (sync) or a task cancellation (async), and noticed
@@ -117,7 +119,7 @@ class LoopShell:
 
     def _stop_asked(self) -> bool:
         """A stop (stop(), a signal, a cancel) that the loop has not acted on yet."""
-        return ((self.queue._stop_requested and not self.book.stopping)
+        return ((self._stop_flag() and not self.book.stopping)
                 or self._signals != self._signals_seen)
 
     def _sleep_left(self, end: float) -> float:
@@ -137,7 +139,7 @@ class LoopShell:
     def _notice_stop_held(self, now: float) -> None:
         """Act on a stop asked since the last look (holding `_lock`): the book stops, and its
         unstarted leases are set aside to be handed back."""
-        asked = self.queue._stop_requested or self._signals_seen < self._signals
+        asked = self._stop_flag() or self._signals_seen < self._signals
         if asked and not self.book.stopping:
             self.book.stop(now)
             logger.info("worker %r stopping: %d handler(s) running, grace %gs",
@@ -183,7 +185,7 @@ class LoopShell:
             # acks ride with the next claim: settle everything finished before claiming
             acks, nacks = self.book.to_settle(now, force=size > 0)
             beats = self.book.heartbeat_due(now)
-        if self.book.stopping or self.queue._stop_requested:
+        if self.book.stopping or self._stop_flag():
             size = 0
         if releases:
             self._tell_lost(releases)  # past the grace period some of them are running
@@ -314,6 +316,31 @@ class LoopShell:
             return False
         with self._lock:
             return self.book.abandon_expired(time.monotonic())
+
+    def _stop_flag(self) -> bool:
+        """Whether queue.stop() asked this loop to stop. A stop asked while no run() ran is
+        taken by the first run() that looks (its start may have raced the stop): it stops
+        every loop of the queue running then."""
+        queue = self.queue
+        if queue._stop_pending and self._keep_claiming:  # not process()'s single batch
+            queue._stop_pending = False
+            for loop in (*queue._loops, self):
+                loop._stop_requested = True
+        return self._stop_requested
+
+    def _registered(self) -> AbstractContextManager[None]:
+        """While the loop runs, queue.stop() reaches it (and every other loop of the queue)."""
+        loops = self.queue._loops
+
+        @contextlib.contextmanager
+        def registered() -> Any:
+            loops.add(self)
+            try:
+                yield
+            finally:
+                loops.discard(self)
+
+        return registered()
 
     def _started(self, kind: str) -> None:
         queue = self.queue
