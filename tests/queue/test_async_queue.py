@@ -290,6 +290,36 @@ async def test_stop_stops_every_run_of_one_queue_and_a_later_run_works(url: str)
         assert summary.processed == 1
 
 
+@pytest.mark.parametrize("plain", [False, True])
+async def test_a_handler_raising_systemexit_is_its_failure_as_on_queue(
+    url: str, plain: bool
+) -> None:
+    """SystemExit (or KeyboardInterrupt) out of a handler's task ended the event loop, and
+    the message went back uncharged: redelivered for ever, never dead-lettered."""
+    async with fresh_queue(url, max_attempts=1) as queue:
+        first = await queue.enqueue({"n": 1})
+        await queue.enqueue({"n": 2})
+
+        def fail(lease: Lease) -> None:
+            if lease.payload["n"] == 1:
+                raise SystemExit(3)
+            raise KeyboardInterrupt("the handler's own")
+
+        async def handler(lease: Lease) -> None:
+            fail(lease)
+
+        task = asyncio.create_task(queue.run(fail if plain else handler, poll_interval=0.1))
+        await eventually(lambda: _all_failed(queue))
+        queue.stop()
+        summary = await asyncio.wait_for(task, 15)
+        assert summary.dead_lettered == 2 and summary.released == 0
+        assert first is not None and (await row(queue, first)).last_error == "SystemExit: 3"
+
+
+async def _all_failed(queue: AsyncQueue) -> bool:
+    return (await queue.counts())["failed"] == 2
+
+
 async def test_cancelling_run_while_a_handler_runs_still_stops_cleanly(url: str) -> None:
     """The handler's own CancelledError is a failure; the worker's cancel of run() is not."""
     async with fresh_queue(url) as queue:

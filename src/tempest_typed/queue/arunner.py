@@ -233,8 +233,9 @@ class AsyncRunner(AsyncLoop):
 
     async def _handle(self, lease: Lease) -> BaseException | None:
         """Run the handler on `lease`; a CancelledError it raised itself, not one of this
-        worker's cancels, is returned: the handler failed (it was redelivered at once, again
-        and again, with no attempt charged, when taken for a cancel)."""
+        worker's cancels, is returned, as a KeyboardInterrupt or SystemExit is: the handler
+        failed (it was redelivered at once, again and again, with no attempt charged, when
+        taken for a cancel)."""
         try:
             if self._handler_is_async:
                 await self.handler(lease)  # type: ignore[misc]  # is_async_handler() checked it gives an awaitable
@@ -246,6 +247,11 @@ class AsyncRunner(AsyncLoop):
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise  # this worker cancelled it: its lease was lost, or the loop is closing
+            return exc
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # the handler's own failure, as on Queue.run's threads: raised out of its task,
+            # asyncio ends the event loop with it, and the message went back uncharged, to
+            # end the next worker's loop too, never dead-lettered
             return exc
         return None
 
