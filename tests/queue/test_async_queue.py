@@ -320,6 +320,31 @@ async def _all_failed(queue: AsyncQueue) -> bool:
     return (await queue.counts())["failed"] == 2
 
 
+async def test_a_handler_that_acks_by_hand_is_counted_as_processed_not_as_a_lost_lease(
+    url: str
+) -> None:
+    """The exactly-once ack(lease, session=tx) in a run() handler was acked again by the loop
+    and counted as a lost lease."""
+    async with fresh_queue(url) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(2)])
+
+        handled: list[int] = []
+
+        async def handler(lease: Lease) -> None:
+            if lease.payload["n"] == 0:
+                async with queue.engine.transaction() as tx:
+                    assert await queue.ack(lease, session=tx)
+            else:
+                assert await queue.nack(lease, "by hand", retry=False) == "failed"
+            handled.append(lease.payload["n"])
+            if len(handled) == 2:
+                queue.stop()
+
+        summary = await asyncio.wait_for(queue.run(handler, batch=2, poll_interval=0.1), 30)
+        assert (summary.processed, summary.dead_lettered, summary.leases_lost) == (1, 1, 0)
+        assert sorted(r.status for r in await rows(queue)) == ["failed", "sent"]
+
+
 async def test_cancelling_run_while_a_handler_runs_still_stops_cleanly(url: str) -> None:
     """The handler's own CancelledError is a failure; the worker's cancel of run() is not."""
     async with fresh_queue(url) as queue:

@@ -488,6 +488,29 @@ def test_stop_stops_every_run_of_one_queue_and_a_later_run_works(queue: Queue) -
     assert not thread.is_alive() and out[0].processed == 1
 
 
+def test_a_handler_that_acks_or_nacks_by_hand_is_counted_as_such_not_as_a_lost_lease(
+    queue: Queue
+) -> None:
+    """The exactly-once ack(lease, session=tx) in a run() handler: the loop acked the message
+    again, found its fence gone, and counted a lost lease ("came after another worker took
+    the message") for every message."""
+    queue.enqueue_many([Message({"n": n}) for n in range(3)])
+
+    def handler(lease: Lease) -> None:
+        if lease.payload["n"] == 0:
+            with queue.engine.transaction() as tx:
+                assert queue.ack(lease, session=tx)
+        elif lease.payload["n"] == 1:
+            assert queue.nack(lease, "by hand", retry=False) == "failed"
+        else:
+            assert queue.nack(lease, "by hand") == "queued"
+
+    summary = queue.process(handler, 10)
+    assert (summary.processed, summary.dead_lettered, summary.retried,
+            summary.leases_lost) == (1, 1, 1, 0)
+    assert sorted(r.status for r in rows(queue)) == ["failed", "queued", "sent"]
+
+
 def test_past_the_grace_period_the_message_in_hand_is_handed_back(queue: Queue) -> None:
     queue.enqueue({"n": 1})
     started, release = threading.Event(), threading.Event()

@@ -351,10 +351,13 @@ class QueueCore(Generic[E]):
         return result.rows_affected() == 1
 
     def _ack_op(self, lease: Lease) -> Op[bool]:
-        return self._fenced_op(lease, {
+        acked = yield from self._fenced_op(lease, {
             "status": "sent", "next_attempt_at": None, "lease_token": None,
             "updated_at": sql.now(),
         })
+        if acked:  # a handler of run() that acks by hand: the loop acks it no more
+            lease._watch.settled = "sent"
+        return acked
 
     def _nack_op(self, lease: Lease, error: str, retry: bool) -> Op[Status | None]:
         # The token proves the row's attempts are still lease.attempts: no claim came between.
@@ -372,6 +375,7 @@ class QueueCore(Generic[E]):
         }
         if not (yield from self._fenced_op(lease, changes)):
             return None
+        lease._watch.settled = "failed" if dead else "queued"  # settled: see _ack_op
         return "failed" if dead else "queued"
 
     def _extend_op(self, lease: Lease, seconds: float) -> Op[bool]:

@@ -75,12 +75,15 @@ class LeaseWatch:
     """What the worker loop knows of a lease it handles: the moment (monotonic clock) up to
     which the lease surely holds, and whether it was found gone."""
 
-    __slots__ = ("deadline", "gone")
+    __slots__ = ("deadline", "gone", "settled")
 
     def __init__(self) -> None:
         #: pushed on by each heartbeat; infinite for a lease no worker loop watches
         self.deadline = math.inf
         self.gone = Gone()
+        #: the status an ack or nack by hand gave the message ("sent", "queued", "failed"):
+        #: the loop then settles it no more (the handler did), and counts what it did
+        self.settled: str | None = None
 
     def __reduce__(self) -> tuple[type[LeaseWatch], tuple[()]]:
         # A lease pickled (or deep-copied) for another process is watched by no loop there.
@@ -146,6 +149,7 @@ def new_lease(id_: UUID, token: UUID, payload: dict[str, Any], idempotency_key: 
     watch = _new(LeaseWatch)
     watch.deadline = math.inf
     watch.gone = gone
+    watch.settled = None
     lease = _new(Lease)
     s_id, s_token, s_payload, s_key, s_attempts, s_max, s_expires, s_watch = _LEASE_SLOTS
     s_id(lease, id_)

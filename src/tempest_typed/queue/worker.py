@@ -195,8 +195,26 @@ class WorkerBook:
         held = self.held.get(lease_id)
         if held is None or held.phase != "running":
             return  # released past the grace period, or lost: the result is not ours to settle
+        # The handler acked or nacked it itself and returned (one that raised may have done
+        # so in a transaction that rolled back: its nack, fenced, tells)
+        if error is None and held.lease._watch.settled is not None:
+            self._drop(lease_id)
+            self._count_settled(held.lease)
+            return
         held.error = error
         self._move(held, "ok" if error is None else "failed")
+
+    def _count_settled(self, lease: Lease) -> bool:
+        """Count a lease the handler acked or nacked by hand (`ack(lease)` in it, or the
+        exactly-once `ack(lease, session=tx)`) as what it did; False if it did neither."""
+        settled = lease._watch.settled
+        if settled == "sent":
+            self.summary.processed += 1
+        elif settled == "queued":
+            self.summary.retried += 1
+        elif settled == "failed":
+            self.summary.dead_lettered += 1
+        return settled is not None
 
     def cancelled(self, lease_id: UUID) -> None:
         """The shell cancelled a handler whose lease was lost or ran out: if the lease is still
@@ -244,6 +262,8 @@ class WorkerBook:
         running = []
         for lease_id in lost:
             dropped = self._drop(lease_id)
+            if dropped is not None and self._count_settled(dropped.lease):
+                continue  # not lost: its running handler acked or nacked it by hand
             if dropped is not None:
                 self.summary.leases_lost += 1
                 dropped.lease._watch.gone.set()
