@@ -16,7 +16,7 @@ import os
 import random
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -343,6 +343,32 @@ async def test_a_handler_that_acks_by_hand_is_counted_as_processed_not_as_a_lost
         summary = await asyncio.wait_for(queue.run(handler, batch=2, poll_interval=0.1), 30)
         assert (summary.processed, summary.dead_lettered, summary.leases_lost) == (1, 1, 0)
         assert sorted(r.status for r in await rows(queue)) == ["failed", "sent"]
+
+
+def _generator_handler(lease: Lease) -> Iterator[None]:
+    yield  # by mistake: calling the handler runs none of its body
+
+
+async def _async_generator_handler(lease: Lease) -> AsyncIterator[None]:
+    yield
+
+
+@pytest.mark.parametrize("handler", [_generator_handler, _async_generator_handler])
+async def test_a_generator_handler_is_refused_and_a_returned_generator_fails_its_message(
+    url: str, handler: Callable[[Lease], object]
+) -> None:
+    """Calling a generator function runs none of its body: the message was acked, its work
+    never done."""
+    async with fresh_queue(url) as queue:
+        await queue.enqueue({"n": 1})
+        with pytest.raises(ValidationError, match="generator function"):
+            await queue.process(handler)
+        with pytest.raises(ValidationError, match="generator function"):
+            await queue.run(handler)
+        assert [r.status for r in await rows(queue)] == ["queued"]  # nothing claimed
+        summary = await queue.process(lambda lease: handler(lease))
+        assert (summary.processed, summary.retried) == (0, 1)
+        assert "generator" in ((await rows(queue))[0].last_error or "")
 
 
 async def test_cancelling_run_while_a_handler_runs_still_stops_cleanly(url: str) -> None:

@@ -15,7 +15,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -509,6 +509,31 @@ def test_a_handler_that_acks_or_nacks_by_hand_is_counted_as_such_not_as_a_lost_l
     assert (summary.processed, summary.dead_lettered, summary.retried,
             summary.leases_lost) == (1, 1, 1, 0)
     assert sorted(r.status for r in rows(queue)) == ["failed", "queued", "sent"]
+
+
+def _generator_handler(lease: Lease) -> Iterator[None]:
+    yield  # by mistake: calling the handler runs none of its body
+
+
+async def _async_generator_handler(lease: Lease) -> AsyncIterator[None]:
+    yield
+
+
+@pytest.mark.parametrize("handler", [_generator_handler, _async_generator_handler])
+def test_a_generator_handler_is_refused_and_a_returned_generator_fails_its_message(
+    queue: Queue, handler: Callable[[Lease], object]
+) -> None:
+    """Calling a generator function runs none of its body: the message was acked, its work
+    never done."""
+    queue.enqueue({"n": 1})
+    with pytest.raises(ValidationError, match="generator function"):
+        queue.process(handler)
+    with pytest.raises(ValidationError, match="generator function"):
+        queue.run(handler)
+    assert [r.status for r in rows(queue)] == ["queued"]  # nothing claimed
+    summary = queue.process(lambda lease: handler(lease))
+    assert (summary.processed, summary.retried) == (0, 1)
+    assert "generator" in (rows(queue)[0].last_error or "")
 
 
 def test_past_the_grace_period_the_message_in_hand_is_handed_back(queue: Queue) -> None:

@@ -27,7 +27,7 @@ from ..model import meta_of
 from .loop_aio import AsyncLoop
 from .messages import Lease, error_text
 from .notify import notify_channel, notify_trigger
-from .options import is_async_handler
+from .options import is_async_handler, refuse_generator
 from .shell import SLICE, THREADS, logger
 
 if TYPE_CHECKING:
@@ -243,6 +243,7 @@ class AsyncRunner(AsyncLoop):
             result = await self._on_thread(lease)
             if inspect.isawaitable(result):
                 await result
+            refuse_generator(result)
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():

@@ -71,6 +71,24 @@ def handler_option(name: str, handler: object, *, blocking: bool = False) -> Non
         raise ValidationError(f"{name} must be a function taking a Lease, got {handler!r}")
     if blocking and is_async_handler(handler):
         raise ValidationError(f"{name}: {ASYNC_HANDLER}")
+    call = getattr(handler, "__call__", None)  # noqa: B004  # an object with a generator __call__
+    if any(inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f)
+           for f in (handler, call)):
+        raise ValidationError(f"{name} is a generator function: {GENERATOR_HANDLER}")
+
+
+#: why no worker takes a generator function as its handler: calling one runs none of its body
+GENERATOR_HANDLER: Final = ("calling a generator function (its body holds `yield`) runs none "
+                            "of its body, and the message would be acked with its work not "
+                            "done; return (or raise) instead of yielding")
+
+
+def refuse_generator(made: object) -> None:
+    """A handler's result that is a generator (its body never ran) fails the message."""
+    if inspect.isgenerator(made) or inspect.isasyncgen(made):
+        if inspect.isgenerator(made):
+            made.close()
+        raise ValidationError(f"the handler returned {made!r}: {GENERATOR_HANDLER}")
 
 
 #: why a blocking worker refuses an async handler: calling it only makes a coroutine, and the

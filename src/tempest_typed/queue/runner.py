@@ -28,7 +28,7 @@ from ..engine import Engine, Session
 from ..errors import ValidationError
 from .loop import Loop
 from .messages import error_text
-from .options import ASYNC_HANDLER
+from .options import ASYNC_HANDLER, refuse_generator
 from .shell import SLICE, THREADS
 
 if TYPE_CHECKING:
@@ -125,6 +125,7 @@ class Runner(Loop):
                     if inspect.iscoroutine(made):
                         made.close()
                     raise ValidationError(f"the handler returned {made!r}: {ASYNC_HANDLER}")
+                refuse_generator(made)
             except BaseException as exc:  # any failure is the message's own, recorded by its nack
                 error = error_text(exc)
             lease = self._handled_next(lease, error)
