@@ -158,6 +158,43 @@ async def test_run_transaction_refuses_what_it_cannot_call(db: Any) -> None:
                 await result
 
 
+def _generator_work(tx: Any) -> Any:
+    yield tx.execute(insert(Item).values({"name": "never"}))
+
+
+async def _async_work(tx: Any) -> None:
+    await tx.execute(insert(Item).values({"name": "never"}))
+
+
+async def test_run_transaction_refuses_work_whose_call_would_not_run_it(db: Any) -> None:
+    """A generator function, an async function on the blocking engine, or a lambda returning
+    a coroutine there: the transaction committed with the work never done (the coroutine or
+    generator returned as the result). On the async engine a plain function's result was a
+    bare TypeError from `await`."""
+    engine = db.engine if isinstance(db, SyncEngine) else db
+    blocking = isinstance(db, SyncEngine)
+    ran: list[str] = []
+
+    def plain(tx: Any) -> int:
+        ran.append("plain")
+        return 1
+
+    refused: list[tuple[Any, str]] = [(_generator_work, "generator function")]
+    if blocking:
+        refused += [(_async_work, "is an async function"),
+                    (lambda tx: _async_work(tx), "an awaitable"),
+                    (lambda tx: _generator_work(tx), "a generator")]
+    else:
+        refused += [(plain, "not an awaitable"), (lambda tx: _generator_work(tx), "a generator")]
+    for work, says in refused:
+        with pytest.raises(ConfigurationError, match=says):
+            result = engine.run_transaction(work)
+            if not blocking:
+                await result
+    assert (await db.execute(select(Item).where({"name": "never"}))).all() == []
+    assert ran == ([] if blocking else ["plain"])
+
+
 # -- errors, the guard, the log ------------------------------------------------------------
 
 

@@ -349,13 +349,15 @@ class AsyncEngine(EngineCore):
 
         `work` must be safe to run again: only its database writes are undone.
         """
-        core.check_work(work)
+        core.check_work(work, blocking=False)  # sync: core.check_work(work, blocking=True)
         core.check_retries(retries)
         core.check_transaction_options(isolation, read_only)
         for attempt in range(retries + 1):
             try:
                 async with self.transaction(isolation, read_only) as tx:
-                    return await work(tx)
+                    made = work(tx)
+                    core.check_made(made, blocking=False)  # sync: core.check_made(made, blocking=True)
+                    return await made
             except (TransactionConflict, TransactionAborted) as exc:
                 conflict = core.conflict_of(exc)
                 if conflict is None or attempt == retries:

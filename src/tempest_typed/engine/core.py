@@ -18,13 +18,14 @@ schema steps (create_all, check_schema) are engine/schema.py's.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
 import weakref
 from collections.abc import Callable, Generator, Sequence
 from itertools import chain
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from ..dialects import CompiledShape, Dialect, shifted
 from ..errors import (
@@ -281,12 +282,49 @@ def check_transaction_options(isolation: object, read_only: object) -> None:
         raise ConfigurationError(f"read_only must be True or False, got {read_only!r}")
 
 
-def check_work(work: object) -> None:
-    """Refuse a run_transaction() `work` that cannot be called with the transaction."""
+def check_work(work: object, *, blocking: bool) -> None:
+    """Refuse a run_transaction() `work` that cannot be called with the transaction, or
+    whose call would not run its body (a generator function; an async function on the
+    blocking engine): the transaction would commit without the work."""
     if not callable(work):
         raise ConfigurationError(
             "run_transaction(work) takes a function of the transaction's session (e.g. "
             f"`def work(tx): ...`), got {work!r}")
+    functions = (work, getattr(work, "__call__", None))  # noqa: B004  # a callable object
+    if any(inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f) for f in functions):
+        raise ConfigurationError(f"run_transaction(work): {work!r} is a generator function "
+                                 f"(its body holds `yield`): {_GENERATOR_WORK}")
+    if blocking and any(inspect.iscoroutinefunction(f) for f in functions):
+        raise ConfigurationError(f"run_transaction(work): {work!r} is an async function: "
+                                 f"{_ASYNC_WORK}")
+
+
+_GENERATOR_WORK: Final = ("calling it runs none of its body, and the transaction would commit "
+                          "without it; return instead of yielding")
+_ASYNC_WORK: Final = ("the blocking Engine would only make its coroutine, and commit with the "
+                      "work never done; await it on an AsyncEngine (create_async_engine), or "
+                      "pass a plain function")
+
+
+def check_made(made: object, *, blocking: bool) -> None:
+    """Refuse what a run_transaction() `work(tx)` returned when it is not the work done: on
+    the blocking engine an awaitable or a generator, on the async one anything that is not
+    an awaitable (it is awaited). Raised inside the transaction, which rolls back."""
+    if inspect.isgenerator(made) or inspect.isasyncgen(made):
+        if inspect.isgenerator(made):
+            made.close()
+        raise ConfigurationError(f"run_transaction(work) returned {made!r}, a generator: "
+                                 f"{_GENERATOR_WORK}")
+    if blocking and inspect.isawaitable(made):
+        if inspect.iscoroutine(made):
+            made.close()
+        raise ConfigurationError(f"run_transaction(work) returned {made!r}, an awaitable: "
+                                 f"{_ASYNC_WORK}")
+    if not blocking and not inspect.isawaitable(made):
+        raise ConfigurationError(
+            f"run_transaction(work) returned {made!r}, not an awaitable: on an AsyncEngine "
+            "work is an async function of the transaction (`async def work(tx): ...`, "
+            "awaiting each statement), and a plain one could not have run any statement")
 
 
 def check_retries(retries: object) -> None:

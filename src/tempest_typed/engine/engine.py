@@ -320,13 +320,15 @@ class Engine(EngineCore):
 
         `work` must be safe to run again: only its database writes are undone.
         """
-        core.check_work(work)
+        core.check_work(work, blocking=True)
         core.check_retries(retries)
         core.check_transaction_options(isolation, read_only)
         for attempt in range(retries + 1):
             try:
                 with self.transaction(isolation, read_only) as tx:
-                    return work(tx)
+                    made = work(tx)
+                    core.check_made(made, blocking=True)
+                    return made
             except (TransactionConflict, TransactionAborted) as exc:
                 conflict = core.conflict_of(exc)
                 if conflict is None or attempt == retries:
