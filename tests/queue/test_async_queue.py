@@ -371,6 +371,23 @@ async def test_a_generator_handler_is_refused_and_a_returned_generator_fails_its
         assert "generator" in ((await rows(queue))[0].last_error or "")
 
 
+async def test_an_awaitable_an_async_handler_returns_is_awaited_as_its_work(url: str) -> None:
+    """`return send(lease)` in an async handler, its await forgotten: the message was acked
+    with the coroutine never awaited, its work not done."""
+    async with fresh_queue(url) as queue:
+        await queue.enqueue({"n": 1})
+        sent: list[int] = []
+
+        async def send(lease: Lease) -> None:
+            sent.append(lease.payload["n"])
+
+        async def handler(lease: Lease) -> Any:
+            return send(lease)
+
+        summary = await queue.process(handler)
+        assert summary.processed == 1 and sent == [1]
+
+
 async def test_cancelling_run_while_a_handler_runs_still_stops_cleanly(url: str) -> None:
     """The handler's own CancelledError is a failure; the worker's cancel of run() is not."""
     async with fresh_queue(url) as queue:

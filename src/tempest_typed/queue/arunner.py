@@ -238,9 +238,12 @@ class AsyncRunner(AsyncLoop):
         taken for a cancel)."""
         try:
             if self._handler_is_async:
-                await self.handler(lease)  # type: ignore[misc]  # is_async_handler() checked it gives an awaitable
-                return None
-            result = await self._on_thread(lease)
+                result = await self.handler(lease)  # type: ignore[misc]  # is_async_handler() checked it gives an awaitable
+            else:
+                result = await self._on_thread(lease)
+            # an awaitable returned is the handler's work: a plain function calling an async
+            # one, or `return send(lease)` in an async one, its await forgotten (acked with
+            # the coroutine never awaited, its work not done)
             if inspect.isawaitable(result):
                 await result
             refuse_generator(result)
