@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Never, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, Never, Protocol, TypeVar
 from uuid import UUID, uuid4
 
 from .. import sql
@@ -51,7 +51,12 @@ __all__ = ["CREATE_ATTEMPTS", "QueueCore", "created_meanwhile"]
 
 if TYPE_CHECKING:
     from ..engine.core import EngineCore
-    from .shell import LoopShell
+
+class _Stoppable(Protocol):
+    """A worker loop as stop() sees it (shell.py's LoopShell): a flag it reads."""
+
+    _stop_requested: bool
+
 
 #: the engine a queue runs on: Engine (Queue) or AsyncEngine (AsyncQueue)
 E = TypeVar("E", bound="EngineCore")
@@ -137,7 +142,7 @@ class QueueCore(Generic[E]):
         self._last_sweep = float("-inf")
         #: the worker loops of this queue now running (run(), process()): stop() asks each
         #: of them, however many run on this one object
-        self._loops: set[LoopShell] = set()
+        self._loops: set[_Stoppable] = set()
         #: a stop() asked while no run() was running: the next run() to look stops at once
         #: (a plain flag, safe to set from a signal handler)
         self._stop_pending = False
