@@ -558,6 +558,10 @@ class Dialect:
             self.typed_value(node, out)
         elif name == "cast":
             self.write_cast(node, out)
+        elif name == "round" and node.source_kind == "int":
+            # an int rounded to 0 or more places is itself; SQLite's ROUND yields a REAL,
+            # which past 2**53 is another int (2**63 - 1 came back as 2**63)
+            self.visit_value(args[0], out)
         elif name == "round":
             self.write_round(node, out)
         elif name == "date_trunc":
