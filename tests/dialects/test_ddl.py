@@ -116,7 +116,7 @@ EVERYTHING_SQLITE = '''CREATE TABLE IF NOT EXISTS "everything" (
     "id" INTEGER PRIMARY KEY,
     "name" TEXT NOT NULL,
     "label" TEXT,
-    "code" TEXT NOT NULL,
+    "code" TEXT NOT NULL CHECK (length("code") <= 12),
     "state" TEXT NOT NULL CHECK ("state" IN ('on', 'off')),
     "count" INTEGER NOT NULL,
     "ratio" REAL NOT NULL,

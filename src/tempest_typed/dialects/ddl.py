@@ -52,6 +52,9 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
         if col.kind == "literal":
             allowed = ", ".join(dialect.literal(v) for v in col.literal_values)
             parts.append(f"CHECK ({dialect.quote_identifier(col.name)} IN ({allowed}))")
+        length_check = dialect.length_check(col)
+        if length_check is not None:
+            parts.append(length_check)
         if col.references:
             table, target = split_reference(meta, col)
             if dialect.inline_references:

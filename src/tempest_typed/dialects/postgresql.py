@@ -218,6 +218,13 @@ class PostgreSQLDialect(Dialect):
         return self._TYPES[col.kind]
 
     @override
+    def length_check(self, col: ColumnMeta) -> str | None:
+        # bytea holds any length, where MySQL's VARBINARY(n) refuses a longer value
+        if col.kind != "bytes" or col.max_length is None:
+            return None
+        return f"CHECK (length({self.quote_identifier(col.name)}) <= {col.max_length})"
+
+    @override
     def copy_from_sql(self, table: str, columns: list[str], binary: bool = False) -> str:
         q = self.quote_identifier
         text = f"COPY {q(table)} ({', '.join(q(c) for c in columns)}) FROM STDIN"

@@ -172,6 +172,15 @@ class SQLiteDialect(Dialect):
         return self._TYPES[col.kind]
 
     @override
+    def length_check(self, col: ColumnMeta) -> str | None:
+        # TEXT and BLOB hold any length: values() and set() refuse a longer bound value, but
+        # a computed one (from_select, an expression in set()) was stored where PostgreSQL's
+        # and MySQL's VARCHAR refuse it, and lookups rely on no row being longer
+        if col.max_length is None:
+            return None
+        return f"CHECK (length({self.quote_identifier(col.name)}) <= {col.max_length})"
+
+    @override
     def identity(self, col: ColumnMeta) -> str:
         # Only a column declared exactly INTEGER PRIMARY KEY becomes the rowid alias.
         return "PRIMARY KEY"
