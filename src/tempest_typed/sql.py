@@ -29,6 +29,7 @@ from .row import Row
 from .sqltext import PLACEHOLDER, check_fragment, check_unicode
 from .statements.aggregate import AggregateFunction
 from .statements.base import Statement
+from .statements.compound import SetQuery
 from .statements.compute import DATE_PARTS, DATE_UNITS
 from .statements.cte import NamedSelect, named, recursive
 from .statements.query import Query
@@ -240,6 +241,10 @@ def _exists(query: object, negated: bool) -> ExistsCondition:
         return ExistsCondition(query.key, query.values, negated, query.correlated)
     if isinstance(query, Query):
         return ExistsCondition(query._key(), query._values, negated, query._ctx.correlated)
+    if isinstance(query, SetQuery):
+        raise ValidationError(
+            f"sql.{name}() takes a select, a join or an as_subquery(...), got a set operation "
+            "(union, intersect, except_); name it with sql.cte() and pass a select of that")
     what = "an insert, update or delete" if isinstance(query, Statement) else repr(query)
     raise ValidationError(
         f"sql.{name}() takes a select, a join or an as_subquery(...), got {what}"
