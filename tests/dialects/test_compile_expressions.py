@@ -133,7 +133,7 @@ def test_expressions_in_where_and_set_are_bound() -> None:
         {"title": sql.lower(sql.value("HELLO"))})
     assert stmt.compile("postgresql") == (
         'UPDATE "posts" SET "likes" = ("likes" + CAST(%s AS bigint)) WHERE "title" = '
-        'LOWER(CAST(%s AS text))', (1, "HELLO"))
+        'LOWER(CAST(%s AS text) COLLATE "C")', (1, "HELLO"))
 
 
 def test_join_labels_follow_the_models() -> None:

@@ -71,7 +71,8 @@ def test_the_defaults_are_bound_values_of_each_member_of_a_set_operation() -> No
         'WITH '
         '"tempest_selected" ("id", "title") AS (SELECT "id", "title" FROM "eng_fs_source" '
         'WHERE "id" = %s UNION ALL SELECT "id", "title" FROM "eng_fs_source" WHERE "id" = %s) '
-        'SELECT "id", "title", CAST(%s AS bigint) AS "qty", CAST(%s AS text) AS "state", '
-        'CAST(%s AS numeric) AS "price", CAST(%s AS text) AS "note", CAST(%s AS jsonb) AS '
+        'SELECT "id", "title", CAST(%s AS bigint) AS "qty", CAST(%s AS text) COLLATE "C" AS '
+        '"state", CAST(%s AS numeric) AS "price", CAST(%s AS text) COLLATE "C" AS "note", '
+        'CAST(%s AS jsonb) AS '
         '"tags" FROM "tempest_selected"')
     assert compiled.params[:6] == (1, 1, 7, "new", Decimal("1.50"), "n/a")

@@ -461,6 +461,14 @@ class MySQLDialect(Dialect):
     def typed_value(self, node: Function, out: _Out) -> None:
         # A date or datetime is sent as quoted text: bare, the column it makes (sql.value,
         # or beside a DATE column in coalesce/CASE) was text, and read back as a str.
+        if node.kind in ("str", "literal"):
+            # bare, text takes the connection's collation, which ignores case: a GROUP BY,
+            # DISTINCT or UNION of values alone merged 'b' and 'B', and ORDER BY sorted them
+            # unlike the columns' binary collation (and the other databases)
+            out.parts.append("CAST(")
+            self.visit_value(node.args[0], out)
+            out.parts.append(" AS CHAR CHARACTER SET utf8mb4) COLLATE " + self.text_collation)
+            return
         cast = {"date": "DATE", "datetime": "DATETIME(6)"}.get(node.kind)
         if cast is None:
             super().typed_value(node, out)

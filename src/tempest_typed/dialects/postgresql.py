@@ -294,10 +294,13 @@ class PostgreSQLDialect(Dialect):
 
     @override
     def typed_value(self, node: Function, out: _Out) -> None:
-        # psycopg sends an int as the smallest type that holds it, and a str as unknown
+        # psycopg sends an int as the smallest type that holds it, and a str as unknown. Text
+        # takes the columns' "C" collation: in the database's default one, values alone
+        # sorted, grouped and were upper()/lower()-cased unlike the columns
         out.parts.append("CAST(")
         self.visit_value(node.args[0], out)
-        out.parts.append(f" AS {self._VALUE_TYPES[node.kind]})")
+        out.parts.append(f" AS {self._VALUE_TYPES[node.kind]})"
+                         + (' COLLATE "C"' if node.kind in ("str", "literal") else ""))
 
     @override
     def write_cast(self, node: Function, out: _Out) -> None:
