@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tempest_typed import Model, column, insert, select, sql
+from tempest_typed import Model, column, insert, join, select, sql
 
 
 class Word(Model, table="eng_text_values_words"):
@@ -56,3 +56,19 @@ async def test_text_of_values_alone_behaves_as_a_column(db: Any) -> None:
     }))).one()
     assert folded.val_up == folded.col_up
     assert folded.val_low == ("é" if folded.col_up == "É" else "É")
+
+
+@pytest.mark.asyncio
+async def test_a_named_select_of_values_is_looked_up_exactly(db: Any) -> None:
+    # MariaDB matched 'b' = 'B' and 'b' = 'b ' there (its connection collation pads spaces)
+    await db.execute(insert(Word).values([{"id": i, "text": w} for i, w in WORDS.items()]))
+    named = sql.cte("eng_text_values_named", select(Word, ["id"]).add_columns({
+        "w": sql.case(({"id": 2}, sql.value("b ")), ({"id": 3}, sql.value("B")),
+                      else_=sql.value("b"))}))
+    for condition in ({"w": "b"}, {"w": {"in": ["b", "x"]}}, {"w": {"like": "b"}}):
+        rows = (await db.execute(select(named, ["id"]).where(condition).order_by("id"))).all()
+        assert [r.id for r in rows] == [1, 4, 5, 6, 7]
+    pairs = (await db.execute(join(Word, "word").inner_join(named, "n", {"word.text": "n.w"})
+                              .order_by("word.id").order_by("n.id"))).all()
+    assert {(r.word.id, r.n.id) for r in pairs} == {(i, j) for i in (1, 7)
+                                                    for j in (1, 4, 5, 6, 7)} | {(2, 3)}
