@@ -1168,6 +1168,24 @@ def foreign_key_problem(meta: ModelMeta, key: ForeignKey, target: ModelMeta) -> 
     return None
 
 
+def foreign_key_pairs(meta: ModelMeta, key: ForeignKey) -> list[tuple[str, str]]:
+    """The key's (own SQL name, referenced SQL name) pairs, in the referenced key's order."""
+    # InnoDB takes a foreign key only over an index's columns in that index's order ("Foreign
+    # key constraint is incorrectly formed"), PostgreSQL and SQLite in any order: the order
+    # of the primary key or unique index of a model of the table, or as given where none says
+    pairs = [(meta.by_attr[own].name, theirs)
+             for own, theirs in zip(key.columns, key.table_columns, strict=True)]
+    wanted = {theirs for _, theirs in pairs}
+    for target in _defined_models_of(meta, key.table):
+        orders = [[c.name for c in target.primary_key]]
+        orders += [[target.by_attr[a].name for a in i.columns if a in target.by_attr]
+                   for i in target.indexes if i.unique and i.where is None]
+        order = next((o for o in orders if len(o) == len(pairs) and set(o) == wanted), None)
+        if order is not None:
+            return sorted(pairs, key=lambda pair: order.index(pair[1]))
+    return pairs
+
+
 def _check_foreign_key(meta: ModelMeta, key: ForeignKey) -> None:
     """Raise ValidationError for a foreign key whose own columns are unknown, or that does
     not fit a model of its table already defined (create_all() checks the others)."""

@@ -10,7 +10,7 @@ dialect (`Dialect.literal`).
 from __future__ import annotations
 
 from ..expressions import Expression
-from ..model import Index, ModelMeta, meta_of, split_reference
+from ..model import Index, ModelMeta, foreign_key_pairs, meta_of, split_reference
 from ..statements.where import condition_node, expression_node
 from .base import Dialect, _Out
 
@@ -64,8 +64,9 @@ def create_table_sql(meta: ModelMeta, dialect: Dialect) -> str:
         lines.append(" ".join(parts))
     if meta.primary_key and not inline_pk:
         lines.append(f"PRIMARY KEY ({', '.join(q(c.name) for c in meta.primary_key)})")
-    keys += [([meta.by_attr[attr].name for attr in key.columns], key.table,
-              list(key.table_columns)) for key in meta.foreign_keys]
+    for key in meta.foreign_keys:
+        pairs = foreign_key_pairs(meta, key)
+        keys.append(([own for own, _ in pairs], key.table, [theirs for _, theirs in pairs]))
     for n, (own, table, theirs) in enumerate(keys, 1):
         name = dialect.foreign_key_name(meta.table, n)
         lines.append((f"CONSTRAINT {q(name)} " if name is not None else "")
