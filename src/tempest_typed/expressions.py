@@ -187,9 +187,17 @@ class Call(Computed):
     def __repr__(self) -> str:
         if self.name in ("+", "-", "*", "/"):
             return f"({self.arguments[0]!r} {self.name} {self.arguments[1]!r})"
-        shown = [repr(self.option)] if self.option is not None else []
-        shown += [repr(a) for a in self.arguments]
+        keyword = _KEYWORD_OPTIONS.get(self.name)
+        if keyword is not None:  # a number given by keyword after the column: round, lag, lead
+            shown = [repr(a) for a in self.arguments] + [f"{keyword}={self.option}"]
+        else:
+            shown = [repr(self.option)] if self.option is not None else []
+            shown += [repr(a) for a in self.arguments]
         return f"sql.{self.name}({', '.join(shown)})"
+
+
+#: the functions whose option is a keyword argument after the column, by its name
+_KEYWORD_OPTIONS = {"round": "digits", "lag": "n", "lead": "n"}
 
 
 class TypedValue(Computed):

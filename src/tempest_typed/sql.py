@@ -403,7 +403,7 @@ def dense_rank() -> Call:
 
 def _offset(name: str, column: object, n: int) -> Call:
     if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 2**31 - 1:
-        raise ValidationError(f"sql.{name}(n=...) takes an int >= 0, got {n!r}")
+        raise ValidationError(f"sql.{name}(n=...) takes an int from 0 to {2**31 - 1}, got {n!r}")
     return Call(name, (column,), str(n))
 
 
