@@ -96,13 +96,13 @@ def test_case_binds_its_values_and_group_by_an_expression_is_by_position() -> No
     compiled = stmt.compile("sqlite")
     assert compiled.sql == (
         'SELECT "id", CASE WHEN "published_at" IS NULL THEN ? WHEN "likes" > ? THEN ? ELSE ? END '
-        'AS "state" FROM "posts" WHERE "shares" = ? ORDER BY "state" ASC')
+        'AS "state" FROM "posts" WHERE "shares" = ? ORDER BY 2 ASC')
     assert compiled.params == ("draft", 10, "hot", "live", 1)
     grouped = select(Post).aggregate([{"month": sql.date_trunc("month", "published_at")}],
                                      {"n": sql.count()}).order_by("month", "desc")
     assert grouped.compile("postgresql").sql == (
         'SELECT (date_trunc(\'month\', "published_at" AT TIME ZONE \'UTC\') AT TIME ZONE \'UTC\') '
-        'AS "month", COUNT(*) AS "n" FROM "posts" GROUP BY 1 ORDER BY "month" DESC NULLS LAST')
+        'AS "month", COUNT(*) AS "n" FROM "posts" GROUP BY 1 ORDER BY 1 DESC NULLS LAST')
 
 
 def test_windows_per_dialect() -> None:

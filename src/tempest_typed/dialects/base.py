@@ -182,7 +182,8 @@ class _Out:
     """The text and placeholder order being produced by one compilation."""
 
     __slots__ = ("group_labels", "hoisted", "in_lists", "int_checked", "kinds", "literals",
-                 "offset", "order", "pack_in", "parts", "qualifier", "scopes", "statement")
+                 "offset", "order", "pack_in", "parts", "qualifier", "scopes", "select_items",
+                 "statement")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
@@ -209,6 +210,8 @@ class _Out:
         self.in_lists = 0
         #: inside integer arithmetic whose result is checked for overflow (SQLite)
         self.int_checked = False
+        #: while a select's ORDER BY is written: its items, which name a label by position
+        self.select_items: tuple[object, ...] | None = None
 
 
 # A statement's SQL is compiled once per shape; a statement built again binds its values
@@ -941,7 +944,11 @@ class Dialect:
                 out.group_labels = saved
         if query.order:
             parts.append(" ORDER BY ")
-            self._comma_separated(query.order, self.order_item, out)
+            saved_items, out.select_items = out.select_items, tuple(query.items or ())
+            try:
+                self._comma_separated(query.order, self.order_item, out)
+            finally:
+                out.select_items = saved_items
         self.visit_limit_offset(query.limit, query.offset, out)
         if query.lock is not None:
             parts.append(" " + self.lock_clause(query, query.lock))
@@ -1059,7 +1066,12 @@ class Dialect:
     def order_item(self, item: OrderItem, out: _Out) -> None:
         """One ORDER BY item (NULLs sort first ascending and last descending everywhere)."""
         operand = item.operand
-        if isinstance(operand, Labeled):
+        items = out.select_items
+        if isinstance(operand, Labeled) and items is not None and operand in items:
+            # By position: a fetched column of the label's name (a model's SQL name, a joined
+            # table's column) made ORDER BY "label" ambiguous on PostgreSQL
+            out.parts.append(str(items.index(operand) + 1))
+        elif isinstance(operand, Labeled):
             out.parts.append(self.quote(operand.label))
         else:
             self.visit_value(operand, out)

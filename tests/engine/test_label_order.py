@@ -1,0 +1,45 @@
+"""order_by() a label that is also the SQL name of a fetched column (a model's `name=` or
+naming, a joined table's column) sorts by the label on every database: PostgreSQL refused
+`ORDER BY "pts"` as ambiguous, where MySQL and SQLite sorted by the label; ORDER BY names a
+label by its position."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tempest_typed import Model, column, insert, join, select, sql
+
+
+class Player(Model, table="eng_label_order_players", naming="camelCase"):
+    id: int = column(primary_key=True)
+    user_name: str = "x"
+    score: int = column(default=0, name="pts")
+
+
+class Team(Model, table="eng_label_order_teams"):
+    id: int = column(primary_key=True)
+    pts: int = 0
+
+
+MODELS = (Player, Team)
+
+
+@pytest.mark.asyncio
+async def test_a_label_named_as_a_fetched_sql_column_orders_by_the_label(db: Any) -> None:
+    await db.execute(insert(Player).values([{"id": 1, "user_name": "b", "score": 5},
+                                            {"id": 2, "user_name": "a", "score": 1},
+                                            {"id": 3, "user_name": "c", "score": 3}]))
+    await db.execute(insert(Team).values([{"id": 1, "pts": 1}, {"id": 2, "pts": 9},
+                                          {"id": 3, "pts": 4}]))
+    rows = (await db.execute(select(Player, ["id", "score"]).add_columns(
+        {"pts": sql.col("score") * -1}).order_by("pts"))).all()
+    assert [(r.id, r.pts) for r in rows] == [(1, -5), (3, -3), (2, -1)]
+    rows = (await db.execute(select(Player).add_columns(
+        {"userName": sql.upper("user_name")}).order_by("userName", "desc"))).all()
+    assert [r.userName for r in rows] == ["C", "B", "A"]
+    rows = (await db.execute(join(Player, "p").inner_join(Team, "t", {"p.id": "t.id"})
+                             .add_columns({"pts": sql.col("t.pts") - sql.col("p.score")})
+                             .order_by("pts").limit(2))).all()
+    assert [(r.p.id, r.pts) for r in rows] == [(1, -4), (3, 1)]
