@@ -43,3 +43,19 @@ async def test_a_label_named_as_a_fetched_sql_column_orders_by_the_label(db: Any
                              .add_columns({"pts": sql.col("t.pts") - sql.col("p.score")})
                              .order_by("pts").limit(2))).all()
     assert [(r.p.id, r.pts) for r in rows] == [(1, -4), (3, 1)]
+
+
+@pytest.mark.asyncio
+async def test_a_column_whose_sql_name_is_a_label_orders_by_the_column(db: Any) -> None:
+    # ORDER BY "pts" for Player.score sorted by the label "pts" (every database when the
+    # column was not fetched, MySQL and SQLite when it was; PostgreSQL: ambiguous)
+    await db.execute(insert(Player).values([{"id": 1, "score": 5}, {"id": 2, "score": 1},
+                                            {"id": 3, "score": 3}]))
+    flipped = {"pts": sql.col("score") * -1}
+    for fetched in (["id", "score"], ["id"], None):
+        query = select(Player) if fetched is None else select(Player, fetched)
+        rows = (await db.execute(query.add_columns(flipped).order_by("score"))).all()
+        assert [r.id for r in rows] == [2, 3, 1]
+    grouped = (await db.execute(select(Player).aggregate(["score"], {"pts": sql.count()})
+                                .order_by("score", "desc"))).all()
+    assert [(r.score, r.pts) for r in grouped] == [(5, 1), (3, 1), (1, 1)]

@@ -182,8 +182,8 @@ class _Out:
     """The text and placeholder order being produced by one compilation."""
 
     __slots__ = ("group_labels", "hoisted", "in_lists", "int_checked", "kinds", "literals",
-                 "offset", "order", "pack_in", "parts", "qualifier", "scopes", "select_items",
-                 "statement")
+                 "offset", "order", "order_table", "pack_in", "parts", "qualifier", "scopes",
+                 "select_items", "statement")
 
     def __init__(self, literals: list[object] | None = None) -> None:
         self.parts: list[str] = []
@@ -212,6 +212,8 @@ class _Out:
         self.int_checked = False
         #: while a select's ORDER BY is written: its items, which name a label by position
         self.select_items: tuple[object, ...] | None = None
+        #: and its quoted table, which names a column that a label's name would hide
+        self.order_table: str | None = None
 
 
 # A statement's SQL is compiled once per shape; a statement built again binds its values
@@ -944,11 +946,14 @@ class Dialect:
                 out.group_labels = saved
         if query.order:
             parts.append(" ORDER BY ")
-            saved_items, out.select_items = out.select_items, tuple(query.items or ())
+            saved_order = out.select_items, out.order_table
+            out.select_items = tuple(query.items or ())
+            out.order_table = (self.quote(query.source.meta.table)
+                               if query.source.alias is None else None)
             try:
                 self._comma_separated(query.order, self.order_item, out)
             finally:
-                out.select_items = saved_items
+                out.select_items, out.order_table = saved_order
         self.visit_limit_offset(query.limit, query.offset, out)
         if query.lock is not None:
             parts.append(" " + self.lock_clause(query, query.lock))
@@ -1073,6 +1078,16 @@ class Dialect:
             out.parts.append(str(items.index(operand) + 1))
         elif isinstance(operand, Labeled):
             out.parts.append(self.quote(operand.label))
+        elif isinstance(operand, ColumnMeta) and items and any(
+                isinstance(i, Labeled) and i.label == operand.name for i in items):
+            # a label of the column's SQL name: ORDER BY "name" was ambiguous on PostgreSQL,
+            # and sorted by the label on MySQL and SQLite
+            if operand in items:
+                out.parts.append(str(items.index(operand) + 1))
+            elif out.order_table is not None:
+                out.parts.append(out.order_table + "." + self.quote(operand.name))
+            else:
+                self.visit_value(operand, out)
         else:
             self.visit_value(operand, out)
         out.parts.append(" DESC" if item.descending else " ASC")
