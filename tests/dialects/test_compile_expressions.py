@@ -266,12 +266,12 @@ def test_set_operations_per_dialect() -> None:
     assert sqls(stmt) == {
         "postgresql": 'SELECT "id" FROM "posts" WHERE "likes" = %s UNION SELECT "id" FROM '
                       '"archive" EXCEPT SELECT "post_id" FROM "comments" WHERE "id" = %s ORDER BY '
-                      '"id" DESC NULLS LAST LIMIT 5',
+                      '1 DESC NULLS LAST LIMIT 5',
         "sqlite": 'SELECT "id" FROM "posts" WHERE "likes" = ? UNION SELECT "id" FROM "archive" '
-                  'EXCEPT SELECT "post_id" FROM "comments" WHERE "id" = ? ORDER BY "id" DESC '
+                  'EXCEPT SELECT "post_id" FROM "comments" WHERE "id" = ? ORDER BY 1 DESC '
                   'LIMIT 5',
         "mysql": 'SELECT `id` FROM `posts` WHERE `likes` = %s UNION SELECT `id` FROM `archive` '
-                 'EXCEPT SELECT `post_id` FROM `comments` WHERE `id` = %s ORDER BY `id` DESC '
+                 'EXCEPT SELECT `post_id` FROM `comments` WHERE `id` = %s ORDER BY 1 DESC '
                  'LIMIT 5',
     }
     assert stmt.compile("sqlite").params == (3, 9)

@@ -59,3 +59,17 @@ async def test_a_column_whose_sql_name_is_a_label_orders_by_the_column(db: Any) 
     grouped = (await db.execute(select(Player).aggregate(["score"], {"pts": sql.count()})
                                 .order_by("score", "desc"))).all()
     assert [(r.score, r.pts) for r in grouped] == [(5, 1), (3, 1), (1, 1)]
+
+
+@pytest.mark.asyncio
+async def test_a_set_operation_orders_by_the_field_it_names(db: Any) -> None:
+    # the first statement's output names were "id", "pts", "pts": ORDER BY "pts" was
+    # ambiguous on PostgreSQL and MySQL, and on SQLite sorted by the label for either field
+    await db.execute(insert(Player).values([{"id": 1, "score": 5}, {"id": 2, "score": 1}]))
+    first = select(Player, ["id", "score"]).add_columns({"pts": sql.col("score") * -1})
+    both = first.union_all(select(Team, ["id", "pts", "id"]))
+    await db.execute(insert(Team).values([{"id": 7, "pts": 3}]))
+    rows = (await db.execute(both.order_by("score"))).all()
+    assert [(r.id, r.score) for r in rows] == [(2, 1), (7, 3), (1, 5)]
+    rows = (await db.execute(both.order_by("pts", "desc"))).all()
+    assert [(r.id, r.pts) for r in rows] == [(7, 7), (2, -1), (1, -5)]

@@ -178,6 +178,13 @@ def shifted(order: Sequence[int | slice], start: int, end: int,
     return [i + shift if type(i) is int and start <= i < end else i for i in order]
 
 
+def _output_name(item: object) -> str:
+    """The output column name of a fetched column: its SQL name."""
+    if isinstance(item, ColumnMeta):
+        return item.name
+    return item.column.name if isinstance(item, QualifiedColumn) else ""
+
+
 class _Out:
     """The text and placeholder order being produced by one compilation."""
 
@@ -974,7 +981,19 @@ class Dialect:
             out.hoisted = saved
         if node.order:
             out.parts.append(" ORDER BY ")
-            self._comma_separated(node.order, self.order_item, out)
+            # by position too: the first statement's output names can repeat (a label of a
+            # fetched column's SQL name), and ORDER BY "name" was then ambiguous
+            first = node.parts[0]
+            saved_order = out.select_items, out.order_table
+            out.select_items = tuple(
+                item if isinstance(item, Labeled) else Labeled(_output_name(item), item)
+                for item in (first.items if first.items is not None
+                             else first.source.meta.columns))
+            out.order_table = None
+            try:
+                self._comma_separated(node.order, self.order_item, out)
+            finally:
+                out.select_items, out.order_table = saved_order
         self.visit_limit_offset(node.limit, node.offset, out)
 
     def visit_with(self, query: SelectQuery, out: _Out) -> None:
