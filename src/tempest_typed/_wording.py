@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
-    "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "EMPTY_WHERE", "DISTINCT_ROW_STANDS_FOR", "FRACTION_FOR_AN_INT",
+    "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "FRACTION_FOR_AN_INT",
     "JSON_NOT_COMPARED", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON",
     "NOW_IS_A_TIMESTAMP", "STEP_AGGREGATES", "STEP_COLUMNS", "STEP_COLUMN_NAMES",
     "STEP_LEFT_JOINS", "STEP_ORDERS", "STEP_READS_ITSELF", "STEP_READS_TWICE",
@@ -21,11 +21,6 @@ __all__ = [
 #: not read back as what was written.
 NOT_A_NUMBER: Final = "a bool is not a number here (write 1 or 0)"
 NOT_A_DATE: Final = "a datetime is not a date (pass its .date())"
-#: Why an empty where dict is refused (after "an empty where dict in where()").
-EMPTY_WHERE: Final = (
-    "matches every row; say what to match, or call unguarded() on an update/delete meant for "
-    "every row"
-)
 #: Why sql.now() is refused as the value of a column that is not a datetime: it is the
 #: current timestamp, not a date, a number or text.
 NOW_IS_A_TIMESTAMP: Final = "sql.now() is a timestamp, a value of datetime columns only"

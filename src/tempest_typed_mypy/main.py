@@ -21,7 +21,6 @@ from mypy.types import FunctionLike, Type
 
 from . import (
     aggregates,
-    arguments,
     column_lists,
     computed_columns,
     constructors,
@@ -45,7 +44,7 @@ from .lib.tables import collect_table
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.5.3"
+__version__ = "0.5.2"
 
 _S = "tempest_typed.statements"
 
@@ -84,7 +83,6 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     "tempest_typed.model.column": _column,
     "tempest_typed.sql.cte": ctes.named_select,
     "tempest_typed.sql.recursive_cte": ctes.named_select,
-    "tempest_typed.sql.expr": arguments.check_expr,
 }
 
 SIGNATURES: dict[str, Callable[[FunctionSigContext], FunctionLike]] = {
@@ -131,13 +129,6 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
        for op in ("union", "union_all", "intersect", "except_")},
     f"{_S}.compound.SetQuery.order_by": set_operations.order_by,
     f"{_S}.insert.Insert.from_select": insert_select.from_select,
-    **{f"{_S}.{cls}.{method}": check
-       for cls in ("select.Select", "join.Join", "aggregate.Grouped", "compound.SetQuery")
-       for method, check in (("limit", arguments.check_limit),
-                             ("offset", arguments.check_offset))},
-    **{f"tempest_typed.engine.{cls}.{method}": arguments.check_isolation
-       for cls in ("engine.Engine", "engine.Session", "aio.AsyncEngine", "aio.AsyncSession")
-       for method in ("transaction", "run_transaction")},
 }
 
 

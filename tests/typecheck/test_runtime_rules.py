@@ -5,12 +5,9 @@ order and that are text, and the families of compared columns."""
 from __future__ import annotations
 
 import pytest
-from tempest_typed_mypy import arguments
 from tempest_typed_mypy.lib import families, metadata, tables
 
-from tempest_typed import model, sql
-from tempest_typed.engine.drivers.base import ISOLATION_LEVELS
-from tempest_typed.errors import ValidationError
+from tempest_typed import model
 from tempest_typed.statements import nodes, where
 
 NAMES = ["Outbound", "OrderItem", "HTTPRequest", "nextAttemptAt", "next_attempt_at", "id",
@@ -38,20 +35,3 @@ def test_families_are_the_runtime_ones() -> None:
                 for family in set(families.values())}
 
     assert grouped(families.FAMILIES) == grouped(where.FAMILIES)
-
-
-TEMPLATES = ["", "a", "{}", "{} + {}", "{{}}", "{{ {} }}", "a {x}", "}", "{", "{}}", "{{{}}}",
-             "now() + {} * interval '1 second'", "{ }", "}}{{"]
-
-
-@pytest.mark.parametrize("template", TEMPLATES)
-def test_sql_expr_placeholders_are_counted_as_the_runtime_splits(template: str) -> None:
-    try:
-        runtime: int | str = len(sql._split_format(template)) - 1
-    except ValidationError as exc:
-        runtime = str(exc)
-    assert arguments.placeholders(template) == runtime
-
-
-def test_isolation_levels_are_the_runtime_ones() -> None:
-    assert arguments.ISOLATION_LEVELS == tuple(ISOLATION_LEVELS)

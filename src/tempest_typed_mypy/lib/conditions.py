@@ -27,13 +27,13 @@ from mypy.nodes import (
 )
 from mypy.types import Instance, LiteralType, get_proper_type
 
-from tempest_typed._wording import EMPTY_WHERE, FRACTION_FOR_AN_INT
+from tempest_typed._wording import FRACTION_FOR_AN_INT
 
 from .computed import COMPUTED, Typer
 from .correlation import correlate
 from .definitions import resolved
 from .families import RULE, same_family
-from .messages import AGGREGATE, ARGUMENT, OPERATOR, VALUE, column_name, describe, near
+from .messages import AGGREGATE, OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind, instance, non_null
 from .names import (
     COL,
@@ -57,9 +57,6 @@ __all__ = ["check_assigned", "check_condition", "check_given"]
 def check_condition(scope: Scope, expr: Expression) -> None:
     """Check one where input: a dict written in place, or and_/or_/not_ of them."""
     if isinstance(expr, DictExpr):
-        if not expr.items:
-            scope.fail(f"{scope.label}: an empty where dict in {scope.where} {EMPTY_WHERE}",
-                       expr, ARGUMENT)
         for key, spec in expr.items:
             if key is None:
                 continue

@@ -19,7 +19,7 @@ from mypy.types import Instance, Type, get_proper_type
 from .metadata import Column, ModelFacts
 
 __all__ = [
-    "AGGREGATE", "ARGUMENT", "COLUMN", "COMPARE", "INSERT", "OPERATOR", "PLAIN_NAME", "RAW", "VALUE",
+    "AGGREGATE", "COLUMN", "COMPARE", "INSERT", "OPERATOR", "PLAIN_NAME", "RAW", "VALUE",
     "column_name", "describe", "index_label", "listed", "near", "plain_name_problem",
     "unknown_column",
 ]
@@ -33,9 +33,6 @@ COMPARE = ErrorCode("tempest-compare", "Columns of different types compared (an 
                     "sql.col(), sql.scalar())", "tempest")
 AGGREGATE = ErrorCode("tempest-aggregate", "An aggregate of a column it does not apply to",
                       "tempest")
-ARGUMENT = ErrorCode("tempest-argument", "An argument the run time refuses: an empty where "
-                     "dict, a negative limit(), sql.expr() values that its placeholders do not "
-                     "match, an unknown isolation level", "tempest")
 RAW = ErrorCode("tempest-raw", "sql.raw() given something other than a literal string",
                 "tempest")
 

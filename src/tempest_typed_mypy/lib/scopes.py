@@ -44,11 +44,6 @@ class Scope:
         #: sql.excluded() may be written here: an upsert's set
         self.allow_excluded = allow_excluded
 
-    @property
-    def label(self) -> str:
-        """How messages name the statement's source: its model."""
-        return self.facts.name
-
     def fail(self, message: str, context: Context, code: ErrorCode) -> None:
         """Report an error at `context`."""
         self.api.fail(message, context, code=code)
@@ -177,14 +172,9 @@ class GroupScope(Scope):
         #: the grouped statement's own qualifiers (its table, or a join's aliases) -> model
         self.sources = sources or {}
         #: how messages name the grouped statement: `Order`, `join(u, o)`
-        self._label = label or facts.name
+        self.label = label or facts.name
         #: a join was grouped: its group columns are written `alias.column`
         self.joined = joined
-
-    @property
-    def label(self) -> str:
-        """How messages name the grouped statement: `Order`, `join(u, o)`."""
-        return self._label
 
     def lookup(self, name: str, context: Context, correlated: bool = False,
                where: str | None = None) -> Column | None:
