@@ -379,6 +379,9 @@ def test_a_named_union_binds_its_values_where_it_is_joined() -> None:
 def test_a_function_of_a_column_is_refused_in_values() -> None:
     with pytest.raises(ValidationError, match="no columns to read yet"):
         insert(Archive).values({"id": 1, "title": sql.lower("title")})
+    for ref in (sql.col("title"), sql.col("archive.title"), sql.expr("{}", sql.col("title"))):
+        with pytest.raises(ValidationError, match="no columns to read yet"):
+            insert(Archive).values({"id": 1, "title": ref})
     stmt = insert(Archive).values({"id": 1, "title": sql.lower(sql.value("ABC"))})
     assert stmt.compile("sqlite") == (
         'INSERT INTO "archive" ("id", "title") VALUES (?, LOWER(?))', (1, "ABC"))

@@ -67,6 +67,18 @@ async def test_now_and_sql_text_in_computed_values(db: Any) -> None:
     assert [(r.note2, r.more) for r in rows] == [("none", 301), ("x", 101), ("none", 51)]
 
 
+@pytest.mark.asyncio
+async def test_a_column_reference_in_values_is_refused(db: Any) -> None:
+    # A row being inserted has no column to read: SQLite took the quoted name for a string
+    # and stored "shop" in an int column, PostgreSQL and MySQL refused or read another column.
+    for value in (sql.col("shop"), sql.col("eng_sales.shop"),
+                  sql.expr("{} + 1", sql.col("shop"))):
+        with pytest.raises(ValidationError, match="in values\\(\\): a row being inserted has no "
+                           "columns to read yet"):
+            await db.execute(insert(Sale).values({"id": 1, "cents": value}))
+    assert (await db.execute(select(Sale))).all() == []
+
+
 def test_sql_text_with_no_type_beside_it_is_refused() -> None:
     with pytest.raises(ValidationError, match=r"SQL text has no type to read its value back as"):
         select(Sale, ["id"]).add_columns({"x": sql.expr("{}", 1)})

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeGuard, TypeVar
 
-from .._wording import FRACTION_FOR_AN_INT, NOW_IS_A_TIMESTAMP
+from .._wording import FRACTION_FOR_AN_INT, NO_COLUMNS_IN_VALUES, NOW_IS_A_TIMESTAMP
 from ..errors import ValidationError
 from ..expressions import (
     Backoff,
@@ -271,11 +271,7 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
         if expected is not None and not same_family(expected, col):
             raise _family_error(expected, col, repr(expr), where)
         if where == "values()" and columns_read(node):
-            raise ValidationError(
-                f"{expr!r} in values(): a row being inserted has no columns to read yet; pass "
-                "values (sql.value(x) inside a function), or insert(...).from_select(...) to "
-                "insert what a select computes"
-            )
+            raise ValidationError(f"{expr!r} in values(): {NO_COLUMNS_IN_VALUES}")
         return node
     raise ValidationError(f"unknown expression {expr!r} in {where}")
 
@@ -415,7 +411,10 @@ def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
                 f"{col.model_name}.{col.attr} is {col.type_name()}: sql.excluded("
                 f"{value.column!r}) is {other.type_name()} (in {where})"
             )
-        return expression_node(scope, value, values, where, allow_excluded, expected=col)
+        node = expression_node(scope, value, values, where, allow_excluded, expected=col)
+        if where == "values()" and columns_read(node):  # sql.col(), or one in sql.expr()
+            raise ValidationError(f"{value!r} in values(): {NO_COLUMNS_IN_VALUES}")
+        return node
     col.check_value(value, where)
     # Kept as a copy of its own (a bytearray, a JSON dict) or its plain value (an enum
     # member): a built statement never changes when the caller's object does.

@@ -27,7 +27,7 @@ from mypy.nodes import (
 )
 from mypy.types import Instance, LiteralType, get_proper_type
 
-from tempest_typed._wording import FRACTION_FOR_AN_INT
+from tempest_typed._wording import FRACTION_FOR_AN_INT, NO_COLUMNS_IN_VALUES
 
 from .computed import COMPUTED, Typer
 from .correlation import correlate
@@ -112,6 +112,9 @@ def check_given(scope: Scope, col: Column, expr: Expression, label: str | None =
     value): a computed sql.* expression must be of the column's family; anything else is a
     value (values.check_value). `label` names the place when `scope.where` does not."""
     held = resolved(scope.api, expr)
+    if callee_name(held) == COL and scope.where == "values()":
+        scope.fail(f"sql.col() in {label or scope.where}: {NO_COLUMNS_IN_VALUES}", expr, VALUE)
+        return
     if callee_name(held) in (COL, SCALAR, EXCLUDED):  # a reference, held in a variable or not
         check_value(scope, col, held, label)
         return
@@ -129,9 +132,7 @@ def check_given(scope: Scope, col: Column, expr: Expression, label: str | None =
     typer = Typer(scope, f"in {where}", where, check_condition)
     found = typer.value(expr)
     if typer.reads and scope.where == "values()":
-        scope.fail(f"{shown} in {where}: a row being inserted has no columns to read yet; pass "
-                   "values (sql.value(x) inside a function), or insert(...).from_select(...) "
-                   "to insert what a select computes", expr, VALUE)
+        scope.fail(f"{shown} in {where}: {NO_COLUMNS_IN_VALUES}", expr, VALUE)
         return
     if found is None or same_family(col.kind, found.kind):
         return
