@@ -772,8 +772,8 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
     cond = "_W | _g.Combined[_W] | ExistsCondition"
     lines += ['_W = TypeVar("_W")', "", "if _g.MYPY:"]
     for returned in ("_g.Combined[_W]", "_W"):
-        lines += [f"    def and_(*conditions: {cond}) -> {returned}: ...",
-                  f"    def or_(*conditions: {cond}) -> {returned}: ...",
+        lines += [f"    def and_(condition: {cond}, /, *conditions: {cond}) -> {returned}: ...",
+                  f"    def or_(condition: {cond}, /, *conditions: {cond}) -> {returned}: ...",
                   f"    def not_(condition: {cond}) -> {returned}: ..."]
         lines += ["else:"] if returned != "_W" else [""]
     lines += ['_A = TypeVar("_A", bound=LiteralString)', "",

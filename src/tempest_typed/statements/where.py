@@ -132,24 +132,30 @@ def _check_inputs(name: str, items: tuple[object, ...]) -> None:
             )
 
 
-def and_(*conditions: WhereInput) -> Condition:
-    """All of the conditions hold."""
-    _check_inputs("and_", conditions)
-    if not conditions:
-        # all of none holds for every row: it would pass for a where() that an update or
-        # delete must have, as an empty where dict would
-        raise ValidationError(
-            "and_() needs at least one condition: an empty and_() matches every row; say what "
-            "to match, or call unguarded() on an update/delete meant for every row")
-    return Condition("and", conditions)
+if TYPE_CHECKING:  # a type checker reports and_() or or_() of no condition
+    def and_(condition: WhereInput, /, *conditions: WhereInput) -> Condition:
+        """All of the conditions hold."""
 
+    def or_(condition: WhereInput, /, *conditions: WhereInput) -> Condition:
+        """At least one of the conditions holds."""
+else:
+    def and_(*conditions: WhereInput) -> Condition:
+        """All of the conditions hold."""
+        _check_inputs("and_", conditions)
+        if not conditions:
+            # all of none holds for every row: it would pass for a where() that an update or
+            # delete must have, as an empty where dict would
+            raise ValidationError(
+                "and_() needs at least one condition: an empty and_() matches every row; say "
+                "what to match, or call unguarded() on an update/delete meant for every row")
+        return Condition("and", conditions)
 
-def or_(*conditions: WhereInput) -> Condition:
-    """At least one of the conditions holds."""
-    _check_inputs("or_", conditions)
-    if not conditions:
-        raise ValidationError("or_() needs at least one condition")
-    return Condition("or", conditions)
+    def or_(*conditions: WhereInput) -> Condition:
+        """At least one of the conditions holds."""
+        _check_inputs("or_", conditions)
+        if not conditions:
+            raise ValidationError("or_() needs at least one condition")
+        return Condition("or", conditions)
 
 
 if TYPE_CHECKING:  # a type checker reports a call with another number of conditions
