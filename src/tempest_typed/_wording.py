@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
-    "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "FRACTION_FOR_AN_INT",
+    "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "EMPTY_WHERE", "FRACTION_FOR_AN_INT",
     "JSON_NOT_COMPARED", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON",
     "NOW_IS_A_TIMESTAMP", "NO_COLUMNS_IN_VALUES", "STEP_AGGREGATES", "STEP_COLUMNS", "STEP_COLUMN_NAMES",
     "STEP_LEFT_JOINS", "STEP_ORDERS", "STEP_READS_ITSELF", "STEP_READS_TWICE",
@@ -24,6 +24,11 @@ NOT_A_DATE: Final = "a datetime is not a date (pass its .date())"
 #: Why sql.now() is refused as the value of a column that is not a datetime: it is the
 #: current timestamp, not a date, a number or text.
 NOW_IS_A_TIMESTAMP: Final = "sql.now() is a timestamp, a value of datetime columns only"
+#: Why an empty where dict is refused (after "an empty where dict in <place>").
+EMPTY_WHERE: Final = (
+    "matches every row; say what to match, or call unguarded() on an update/delete meant for "
+    "every row"
+)
 #: Why an expression in insert().values() reads no column, and what to write instead.
 NO_COLUMNS_IN_VALUES: Final = (
     "a row being inserted has no columns to read yet; pass values (sql.value(x) inside a "

@@ -10,7 +10,7 @@ from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import Instance, Type, get_proper_type
 
 from .lib.conditions import check_assigned, check_condition, check_given
-from .lib.messages import INSERT, listed
+from .lib.messages import INSERT, VALUE, listed
 from .lib.metadata import ModelFacts, model_facts
 from .lib.names import NAMED_SELECT_CLASS
 from .lib.row_types import labels_of, named_select_facts, row_facts, row_type
@@ -136,6 +136,10 @@ def _assignments(scope: Scope, mapping: Expression, sets: bool = False) -> list[
     """Check `{column: value}`; the names it sets, or None when they are not all known.
     `sets`: the columns are set (an update's, an upsert's), not inserted."""
     if not isinstance(mapping, DictExpr):
+        return None
+    if sets and not mapping.items:  # values({}) is a row of defaults; set({}) sets nothing
+        scope.fail(f"{scope.facts.name}: {scope.where} needs at least one column to set", mapping,
+                   VALUE)
         return None
     names: list[str] | None = []
     for key, value in mapping.items:

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeGuard, TypeVar
 
-from .._wording import FRACTION_FOR_AN_INT, NO_COLUMNS_IN_VALUES, NOW_IS_A_TIMESTAMP
+from .._wording import EMPTY_WHERE, FRACTION_FOR_AN_INT, NO_COLUMNS_IN_VALUES, NOW_IS_A_TIMESTAMP
 from ..errors import ValidationError
 from ..expressions import (
     Backoff,
@@ -622,10 +622,7 @@ def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
 def _mapping_node(scope: Scope, mapping: Mapping[Any, Any], values: list[object],
                   where: str) -> ConditionNode:
     if not mapping:
-        raise ValidationError(
-            f"{scope.label}: an empty where dict in {where} matches every row; say what to "
-            "match, or call unguarded() on an update/delete meant for every row"
-        )
+        raise ValidationError(f"{scope.label}: an empty where dict in {where} {EMPTY_WHERE}")
     parts: list[ConditionNode] = []
     names = scope.names
     for attr, spec in mapping.items():

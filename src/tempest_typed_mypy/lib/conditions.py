@@ -27,7 +27,7 @@ from mypy.nodes import (
 )
 from mypy.types import Instance, LiteralType, get_proper_type
 
-from tempest_typed._wording import FRACTION_FOR_AN_INT, NO_COLUMNS_IN_VALUES
+from tempest_typed._wording import EMPTY_WHERE, FRACTION_FOR_AN_INT, NO_COLUMNS_IN_VALUES
 
 from .computed import COMPUTED, Typer
 from .correlation import correlate
@@ -47,7 +47,7 @@ from .names import (
     SUBQUERY,
     TEXT_OPERATORS,
 )
-from .scopes import Scope
+from .scopes import GroupScope, JoinScope, Scope
 from .syntax import callee_name, is_none, literal_str
 from .values import NARROWER_REFUSED, accepted, check_value, fits, narrower_refused
 
@@ -57,6 +57,11 @@ __all__ = ["check_assigned", "check_condition", "check_given"]
 def check_condition(scope: Scope, expr: Expression) -> None:
     """Check one where input: a dict written in place, or and_/or_/not_ of them."""
     if isinstance(expr, DictExpr):
+        if not expr.items:  # the run time refuses it: it would pass for an update's where()
+            label = scope.label if isinstance(scope, JoinScope | GroupScope) else scope.facts.name
+            scope.fail(f"{label}: an empty where dict in {scope.where} {EMPTY_WHERE}", expr,
+                       VALUE)
+            return
         for key, spec in expr.items:
             if key is None:
                 continue
