@@ -42,7 +42,8 @@ from .model import ColumnMeta, Model, ModelMeta, meta_of
 __all__ = ["StubError", "generate", "main", "models_of"]
 
 #: the builders the stub package declares per model; every other public name is re-exported
-_SHADOWED = ("and_", "delete", "insert", "join", "not_", "or_", "select", "update")
+_SHADOWED = ("Condition", "and_", "delete", "insert", "join", "not_", "or_", "select",
+             "update")
 
 _PYTHON_TYPES = {
     "str": "str", "int": "int", "float": "float", "bool": "bool", "decimal": "Decimal",
@@ -707,7 +708,7 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
              '"""tempest_typed, with select/insert/update/delete declared per model and and_/or_/'
              'not_ typed by where they go."""',
              "",
-             "from typing import Any, LiteralString, Never, TypeVar, overload",
+             "from typing import Any, LiteralString, Never, TypeAlias, TypeVar, overload",
              "",
              "from tempest_typed.statements import ExistsCondition",
              "from tempest_typed.statements.cte import NamedSelect",
@@ -718,6 +719,11 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
         lines.append(f"from tempest_typed.{home} import {items}")
     lines += [*sorted({f"import {m.__module__}" for m in models}),
               "import tempest_typed._generated as _g",
+              "",
+              "# what and_/or_/not_ return, typed by no where dict (a function annotated `->",
+              "# Condition`): every where() takes it, and a condition of a wrong dict is still",
+              "# refused (a where() that took the library's Condition would take any and_() too)",
+              "Condition: TypeAlias = _g.Combined[Any]",
               "",
               f"__all__ = {sorted(tempest_typed.__all__)!r}",
               "",

@@ -4,7 +4,7 @@
 # mypy: disable-error-code="override, overload-overlap, overload-cannot-match"
 """tempest_typed, with select/insert/update/delete declared per model and and_/or_/not_ typed by where they go."""
 
-from typing import Any, LiteralString, Never, TypeVar, overload
+from typing import Any, LiteralString, Never, TypeAlias, TypeVar, overload
 
 from tempest_typed.statements import ExistsCondition
 from tempest_typed.statements.cte import NamedSelect
@@ -15,9 +15,14 @@ from tempest_typed.engine import AsyncEngine as AsyncEngine, AsyncSession as Asy
 from tempest_typed.errors import ConfigurationError as ConfigurationError, DialectError as DialectError, IntegrityError as IntegrityError, LockNotAvailable as LockNotAvailable, MultipleResultsError as MultipleResultsError, NoResultError as NoResultError, QueryExecutionError as QueryExecutionError, SchemaError as SchemaError, TempestError as TempestError, TransactionAborted as TransactionAborted, TransactionConflict as TransactionConflict, ValidationError as ValidationError
 from tempest_typed.model import ForeignKey as ForeignKey, Index as Index, Model as Model, UNSET as UNSET, column as column
 from tempest_typed.row import Row as Row
-from tempest_typed.statements import Condition as Condition, Delete as Delete, Grouped as Grouped, Insert as Insert, Join as Join, NamedSelect as NamedSelect, Select as Select, SetQuery as SetQuery, Statement as Statement, Subquery as Subquery, Update as Update
+from tempest_typed.statements import Delete as Delete, Grouped as Grouped, Insert as Insert, Join as Join, NamedSelect as NamedSelect, Select as Select, SetQuery as SetQuery, Statement as Statement, Subquery as Subquery, Update as Update
 import typecheck_models
 import tempest_typed._generated as _g
+
+# what and_/or_/not_ return, typed by no where dict (a function annotated `->
+# Condition`): every where() takes it, and a condition of a wrong dict is still
+# refused (a where() that took the library's Condition would take any and_() too)
+Condition: TypeAlias = _g.Combined[Any]
 
 __all__ = ['AsyncEngine', 'AsyncSession', 'AsyncStream', 'Compiled', 'Condition', 'ConfigurationError', 'Delete', 'DialectError', 'Engine', 'ForeignKey', 'Grouped', 'Index', 'Insert', 'IntegrityError', 'Join', 'LockNotAvailable', 'Model', 'MultipleResultsError', 'NamedSelect', 'NoResultError', 'QueryExecutionError', 'Result', 'Row', 'SchemaError', 'Select', 'Session', 'SetQuery', 'Statement', 'Stream', 'Subquery', 'TempestError', 'Transaction', 'TransactionAborted', 'TransactionConflict', 'UNSET', 'Update', 'ValidationError', 'and_', 'column', 'create_async_engine', 'create_engine', 'delete', 'insert', 'join', 'not_', 'or_', 'select', 'sql', 'update']
 
