@@ -390,8 +390,8 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
     out += _where(cond, "Self")
     out.append(f"    def order_by(self, column: {n.column}, "
                'direction: Literal["asc", "desc"] = "asc") -> Self: ...')
-    for c in cols:
-        out += ["    @overload",
+    for c in cols:  # one column: one definition (mypy refuses an overload of one)
+        out += [*(["    @overload"] if len(cols) > 1 else []),
                 f"    def as_subquery(self, column: Literal[{c.attr!r}]) -> "
                 f"Subquery[{n.model}, {full[c.attr]}]: ..."]
     # sql.sum("total") is typed SumOf[Literal["total"]] (stubs' sql.pyi), so the dict of

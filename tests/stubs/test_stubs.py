@@ -162,6 +162,34 @@ def test_a_derived_model_is_overloaded_before_its_base(tmp_path: Path) -> None:
     assert proc.stdout.split() == ["True"], proc.stderr
 
 
+_SINGLE_OVERLOADS = """
+import ast, sys
+from collections import Counter
+from tempest_typed import stubs
+for path, text in stubs.generate(["tags"]).items():
+    for node in ast.walk(ast.parse(text)):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        names = Counter(f.name for f in body if isinstance(f, ast.FunctionDef)
+                        and any(getattr(d, "id", None) == "overload" for d in f.decorator_list))
+        print(*(f"{path}:{name}" for name, n in names.items() if n == 1))
+"""
+
+
+def test_a_model_of_one_column_gets_no_overload_of_one_definition(tmp_path: Path) -> None:
+    # mypy reports a lone @overload in the stubs ("Single overload definition, multiple
+    # required"), as an error of the user's run: as_subquery() of a one-column model was one
+    (tmp_path / "tags.py").write_text(
+        "from tempest_typed import Model, column\n"
+        "class Tag(Model):\n    name: str = column(primary_key=True)\n")
+    proc = subprocess.run([sys.executable, "-c", _SINGLE_OVERLOADS], cwd=tmp_path,
+                          capture_output=True, text=True,
+                          env={"PYTHONPATH": f"{tmp_path}:{SRC}"}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []
+
+
 # ---- pyright over the plugin's cases ------------------------------------------------------
 
 #: Errors with the stubs on lines the plugin accepts, each for a reason docs/static-checking.md
