@@ -433,6 +433,11 @@ class Typer:
                 continue
             for entry in item.items:
                 if name == "order_by" and isinstance(entry, TupleExpr) and entry.items:
+                    direction = (literal_str(self.api, entry.items[1])
+                                 if len(entry.items) == 2 else None)
+                    if direction is not None and direction not in ("asc", "desc"):
+                        self.scope.fail(f"{self._where('over')}: direction is 'asc' or 'desc', "
+                                        f"got {direction!r}", entry.items[1], VALUE)
                     entry = entry.items[0]
                 col = self.column(entry, "over")
                 if col is not None and col.kind == "json" and col.model:
