@@ -129,6 +129,9 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
        for op in ("union", "union_all", "intersect", "except_")},
     f"{_S}.compound.SetQuery.order_by": set_operations.order_by,
     f"{_S}.insert.Insert.from_select": insert_select.from_select,
+    **{f"{_S}.{cls}.{op}": statements.row_count
+       for cls in ("select.Select", "join.Join", "aggregate.Grouped", "compound.SetQuery")
+       for op in ("limit", "offset")},
 }
 
 

@@ -5,9 +5,11 @@ their precise type."""
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import DictExpr, Expression, ListExpr, TupleExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, MemberExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
-from mypy.types import Instance, Type, get_proper_type
+from mypy.types import Instance, LiteralType, Type, get_proper_type
+
+from tempest_typed.model import INT_MAX
 
 from .lib.conditions import check_assigned, check_condition, check_given
 from .lib.messages import INSERT, VALUE, listed
@@ -19,7 +21,7 @@ from .lib.syntax import arg, literal_str
 
 __all__ = [
     "as_subquery", "conflict_nothing", "conflict_update", "insert_values", "order_by",
-    "returning", "select_columns", "update_set", "where",
+    "returning", "row_count", "select_columns", "update_set", "where",
 ]
 
 
@@ -217,4 +219,23 @@ def conflict_update(ctx: MethodContext) -> Type:
         inner = Scope(scope.api, scope.facts, f"{label} {name}=")
         for condition in arg(ctx, name):
             check_condition(inner, condition)
+    return ctx.default_return_type
+
+
+def row_count(ctx: MethodContext) -> Type:
+    """`.limit(n)` / `.offset(n)`: a literal count must be an int from 0 to INT_MAX (not a
+    bool), as the builder checks it."""
+    name = ctx.context.callee.name if isinstance(ctx.context, CallExpr) and isinstance(
+        ctx.context.callee, MemberExpr) else "limit"
+    for typ, expr in zip(ctx.arg_types[0] if ctx.arg_types else [],
+                         ctx.args[0] if ctx.args else [], strict=False):
+        proper = get_proper_type(typ)
+        if isinstance(proper, Instance) and proper.last_known_value is not None:
+            proper = proper.last_known_value
+        if not isinstance(proper, LiteralType) or not isinstance(proper.value, int):
+            continue
+        n = proper.value
+        if isinstance(n, bool) or not 0 <= n <= INT_MAX:
+            ctx.api.fail(f"{name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}", expr,
+                         code=VALUE)
     return ctx.default_return_type
