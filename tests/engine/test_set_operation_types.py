@@ -64,3 +64,20 @@ def test_the_casts_per_dialect() -> None:
     with pytest.raises(ValidationError, match=r"the first statement's rows are Measure models, "
                                               r"whose n \(int\) cannot hold"):
         select(Measure).union(select(Measure, ["id", "f", "f", "d2", "d4"]))
+
+
+@pytest.mark.asyncio
+async def test_intersect_after_intersect_runs_and_after_union_is_refused(db: Any) -> None:
+    # the check compared the SQL keywords kept ("INTERSECT") with "intersect": a second
+    # intersect() was refused as if it followed a union
+    await db.execute(insert(Measure).values([{"id": i, "n": i % 3} for i in range(1, 7)]))
+    stmt = (select(Measure, ["id"]).where({"n": {"gt": 0}})
+            .intersect(select(Measure, ["id"]).where({"id": {"lt": 6}}))
+            .intersect(select(Measure, ["id"]).where({"id": {"gt": 1}})).order_by("id"))
+    assert [r.id for r in (await db.execute(stmt)).all()] == [2, 4, 5]
+    with pytest.raises(ValidationError, match=r"intersect\(\) after union\(\)/except_\(\)"):
+        select(Measure, ["id"]).union(select(Measure, ["id"])).intersect(
+            select(Measure, ["id"]))
+    with pytest.raises(ValidationError, match=r"intersect\(\) after union\(\)/except_\(\)"):
+        select(Measure, ["id"]).intersect(select(Measure, ["id"])).except_(
+            select(Measure, ["id"])).intersect(select(Measure, ["id"]))

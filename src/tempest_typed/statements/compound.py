@@ -144,7 +144,7 @@ class SetQuery(Statement[R_co]):
         if node.order or node.limit is not None or node.offset is not None:
             raise ValidationError(
                 f"{op}() after order_by()/limit(): combine every select first, then order")
-        if op == "intersect" and any(o != "intersect" for o in node.ops):
+        if op == "intersect" and any(o != _SQL["intersect"] for o in node.ops):
             raise ValidationError(
                 "intersect() after union()/except_(): PostgreSQL and MySQL would intersect "
                 "first, SQLite left to right; name the combined part with sql.cte() first, "
