@@ -30,7 +30,7 @@ from .lib.row_types import aliases_of, fields_of, labels_of, named_select_facts
 from .lib.scopes import optional
 from .lib.syntax import arg, literal_str
 
-__all__ = ["distinct", "order_by"]
+__all__ = ["chain", "distinct", "order_by"]
 
 #: how deep a chain of calls is followed (`q.where(...).order_by(...)...`)
 _CHAIN = 64
@@ -76,7 +76,7 @@ def _statement(typ: Type) -> _Fetched | None:
     return None
 
 
-def _chain(api: TypeChecker, expr: Expression) -> list[CallExpr]:
+def chain(api: TypeChecker, expr: Expression) -> list[CallExpr]:
     """The method calls a statement was built by, last first (the receiver's chain)."""
     calls: list[CallExpr] = []
     for _ in range(_CHAIN):
@@ -113,7 +113,7 @@ def order_by(ctx: MethodContext) -> None:
     api = ctx.api
     receiver = _receiver(ctx)
     distinct = receiver is not None and any(
-        call.callee.name == "distinct" for call in _chain(api, receiver)
+        call.callee.name == "distinct" for call in chain(api, receiver)
         if isinstance(call.callee, MemberExpr))
     for column in arg(ctx, "column"):
         name = literal_str(api, column)
@@ -149,7 +149,7 @@ def distinct(ctx: MethodContext) -> None:
     receiver = _receiver(ctx)
     if receiver is None:
         return
-    for call in reversed(_chain(api, receiver)):
+    for call in reversed(chain(api, receiver)):
         if not (isinstance(call.callee, MemberExpr) and call.callee.name == "order_by"
                 and call.args):
             continue

@@ -10,6 +10,7 @@ the other statement's NULL and its values beside a Literal column.
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
+from mypy.nodes import CallExpr, Context, Expression, MemberExpr
 from mypy.plugin import MethodContext
 from mypy.types import Instance, NoneType, Type, UnionType, get_proper_type
 
@@ -19,6 +20,7 @@ from .lib.metadata import column_kind, model_facts
 from .lib.names import SELECT
 from .lib.row_types import JOINED_MODELS, fields_row, joined_models, statement_fields
 from .lib.syntax import literal_str
+from .ordering import chain
 
 __all__ = ["combined", "order_by"]
 
@@ -34,6 +36,7 @@ def combined(ctx: MethodContext) -> Type:
     op = getattr(ctx.context, "callee", None)
     name = getattr(op, "name", "union")
     where = ctx.args[0][0]
+    _check_members(api, ctx.context, name, where)
     if joined_models(ctx.arg_types[0][0]):
         api.fail(f"{name}(): {JOINED_MODELS}", where, code=COMPARE)
     if first is None or other is None:
@@ -76,6 +79,48 @@ def combined(ctx: MethodContext) -> Type:
                  "the wider type", where, code=COMPARE)
         return ctx.default_return_type
     return default.copy_modified(args=[fields_row(api, widened)])
+
+
+_SET_OPERATIONS = frozenset({"union", "union_all", "intersect", "except_"})
+_OWN = frozenset({"order_by", "limit", "offset", "for_update", "for_share"})
+
+
+def _check_members(api: TypeChecker, context: Context, name: str, other: Expression) -> None:
+    """What the builder refuses of the statements combined, read from their chains of calls
+    as written: a member ordered, limited or locked; a set operation after the combined
+    result's order_by()/limit(); intersect() after union()/except_()."""
+    receiver = context.callee.expr if isinstance(context, CallExpr) and isinstance(
+        context.callee, MemberExpr) else None
+    calls = chain(api, receiver) if receiver is not None else []
+    names = [c.callee.name for c in calls if isinstance(c.callee, MemberExpr)]
+    combined = [n for n in names[:next((i for i, n in enumerate(names)
+                                        if n not in _SET_OPERATIONS | {"order_by", "limit",
+                                                                       "offset"}), len(names))]]
+    while combined and combined[-1] not in _SET_OPERATIONS:  # the first member's own calls
+        combined.pop()
+    if combined:  # the receiver is a combined select
+        if combined[0] not in _SET_OPERATIONS:
+            api.fail(f"{name}() after order_by()/limit(): combine every select first, then "
+                     "order", context, code=COMPARE)
+        if name == "intersect" and any(n in _SET_OPERATIONS and n != "intersect"
+                                       for n in combined):
+            api.fail("intersect() after union()/except_(): PostgreSQL and MySQL would "
+                     "intersect first, SQLite left to right; name the combined part with "
+                     "sql.cte() first, or intersect first", context, code=COMPARE)
+        members = [other]
+    else:
+        members = [*([receiver] if receiver is not None else []), other]
+    for member in members:
+        own = chain(api, member)
+        for call in own:
+            called = call.callee.name if isinstance(call.callee, MemberExpr) else ""
+            if called == "aggregate":
+                break  # what came before it is the grouped statement's
+            if called in _OWN:
+                api.fail(f"{name}(): a combined select takes no order_by(), limit(), "
+                         "offset() or lock of its own; call order_by()/limit() on the "
+                         "combined result", call.callee, code=COMPARE)
+                break
 
 
 def _texts(first: dict[str, Type], other: dict[str, Type]) -> set[str]:
