@@ -10,7 +10,7 @@ The labels follow the aggregate rules: identifiers, no clash with a fetched name
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import DictExpr
+from mypy.nodes import CallExpr, DictExpr, MemberExpr
 from mypy.plugin import MethodContext
 from mypy.types import Instance, Type, get_proper_type
 
@@ -21,12 +21,15 @@ from .lib.metadata import model_facts
 from .lib.row_types import fields_of, fields_row
 from .lib.scopes import JoinScope, Scope, source_scope
 from .lib.syntax import arg, literal_str
+from .ordering import chain
 
 __all__ = ["join_columns", "join_project", "select_columns"]
 
 
-def _labeled(ctx: MethodContext, scope: Scope, fetched: dict[str, Type]) -> Type:
-    """The statement's type with rows of `fetched` and then the labels of the dict given."""
+def _labeled(ctx: MethodContext, scope: Scope, fetched: dict[str, Type],
+             keep: bool = True) -> Type:
+    """The statement's type with rows of `fetched` and then the labels of the dict given
+    (`keep`: add_columns(), which a statement takes once; not a join's project())."""
     assert isinstance(ctx.api, TypeChecker)
     api = ctx.api
     given = arg(ctx, "columns")
@@ -35,6 +38,12 @@ def _labeled(ctx: MethodContext, scope: Scope, fetched: dict[str, Type]) -> Type
             or not default.args:
         return ctx.default_return_type
     name = scope.label if isinstance(scope, JoinScope) else scope.facts.name
+    context = ctx.context
+    if keep and isinstance(context, CallExpr) and isinstance(context.callee, MemberExpr) and any(
+            isinstance(c.callee, MemberExpr) and c.callee.name == "add_columns"
+            for c in chain(api, context.callee.expr)):
+        scope.fail(f"{name}: add_columns() is called once per statement: pass every computed "
+                   "column in one dict", context, VALUE)
     fields = dict(fetched)
     complete = True
     for key, value in given[0].items:
@@ -89,7 +98,7 @@ def _join(ctx: MethodContext, keep: bool) -> Type:
     if fields is None:
         return ctx.default_return_type
     fetched = {alias: fields.items[alias] for alias in scope.aliases} if keep else {}
-    return _labeled(ctx, scope, fetched)
+    return _labeled(ctx, scope, fetched, keep)
 
 
 def join_columns(ctx: MethodContext) -> Type:
