@@ -247,9 +247,11 @@ def test_no_error_where_the_plugin_reports_none(with_stubs: dict[str, Score]) ->
 def test_most_single_table_mistakes_are_reported_on_their_line(
         with_stubs: dict[str, Score]) -> None:
     one = with_stubs["one table"]
-    # measured 104/133 (78.2%); the misses are what a stub cannot say (an empty where dict
-    # is a value of every where dict's type, too): docs/static-checking.md
-    assert one.share >= 0.78, f"{one.caught}/{one.expected}"
+    # measured 104 of 137 lines (75.9%); the misses are what a stub cannot say (an empty
+    # where dict is a value of every where dict's type, a template's placeholders are text):
+    # docs/static-checking.md. Held by count, as the other groups are: the share falls
+    # whenever the plugin learns a check no type can express, which is no loss of the stubs'
+    assert one.caught >= 104, f"{one.caught}/{one.expected}"
 
 
 @pytest.mark.pyright
@@ -431,10 +433,10 @@ def test_plain_mypy_reports_most_single_table_mistakes_with_the_stubs(
     with_stubs = _mypy_scores(every_case, mypy_found[True])
     without = _mypy_scores(every_case, mypy_found[False])
     one = with_stubs["one table"]
-    # measured 100/133 (75.2%) with the stubs, 18/133 without; mypy misses what pyright
+    # measured 100 of 137 lines (73.0%) with the stubs, 18 without; mypy misses what pyright
     # catches where it solves a list of names or an alias to `str`, and sql.raw()'s
-    # LiteralString (docs/static-checking.md)
-    assert one.share >= 0.75, f"{one.caught}/{one.expected}"
+    # LiteralString (docs/static-checking.md); held by count, as pyright's is
+    assert one.caught >= 100, f"{one.caught}/{one.expected}"
     assert without["one table"].caught * 4 < one.caught, without["one table"]
     assert all(s.false_positives == [] for s in without.values())
     # joins and aggregates: measured 1/28 and 5/19 with the stubs, none without
