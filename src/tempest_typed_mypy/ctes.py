@@ -28,7 +28,7 @@ from tempest_typed._wording import (
 )
 
 from .lib.families import same_family
-from .lib.messages import COMPARE, VALUE
+from .lib.messages import COMPARE, PLAIN_NAME, VALUE, plain_name_problem
 from .lib.metadata import column_kind
 from .lib.row_types import JOINED_MODELS, fields_row, joined_models, statement_fields
 from .lib.syntax import literal_str
@@ -159,12 +159,18 @@ def _is(expr: Expression, table: object) -> bool:
 
 
 def _check_name(ctx: FunctionContext, api: TypeChecker) -> None:
-    """The name is no table of a model the module sees (its own or imported), compared as
-    the databases that fold a table name's case do: the named select would hide it."""
+    """The name is a plain name (an identifier, no keyword, no leading '_'), and no table of
+    a model the module sees (its own or imported), compared as the databases that fold a
+    table name's case do: the named select would hide it."""
     if not ctx.args or not ctx.args[0]:
         return
     name = literal_str(api, ctx.args[0][0])
     if name is None:
+        return
+    problem = plain_name_problem(name)
+    if problem is not None:
+        api.fail(f"sql.cte({name!r}, ...): the name {problem}; it names the select as a table "
+                 f"and qualifies its columns: write {PLAIN_NAME}", ctx.args[0][0], code=VALUE)
         return
     folded = name.casefold()
     for table, models in visible_models(api.modules, api.tree.fullname).items():

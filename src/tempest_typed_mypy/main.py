@@ -76,6 +76,8 @@ FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
     f"{_S}.select.select": statements.select_columns,
     "tempest_typed.sql.raw": raw.check_raw,
     "tempest_typed.sql.expr": raw.check_expr,
+    "tempest_typed.sql.lag": statements.row_offset,
+    "tempest_typed.sql.lead": statements.row_offset,
     "tempest_typed.model.Index": indexes.check_index,
     "tempest_typed.model.ForeignKey": foreign_keys.check_foreign_key,
     f"{_S}.join.join": joins.start,

@@ -5,7 +5,7 @@ their precise type."""
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, MemberExpr, TupleExpr
+from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, MemberExpr, NameExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import Instance, LiteralType, Type, get_proper_type
 
@@ -21,7 +21,7 @@ from .lib.syntax import arg, literal_str
 
 __all__ = [
     "as_subquery", "conflict_nothing", "conflict_update", "insert_values", "order_by",
-    "returning", "row_count", "select_columns", "update_set", "where",
+    "returning", "row_count", "row_offset", "select_columns", "update_set", "where",
 ]
 
 
@@ -219,6 +219,29 @@ def conflict_update(ctx: MethodContext) -> Type:
         inner = Scope(scope.api, scope.facts, f"{label} {name}=")
         for condition in arg(ctx, name):
             check_condition(inner, condition)
+    return ctx.default_return_type
+
+
+def _literal_int(typ: Type) -> int | None:
+    """The int (or bool) a literal argument's type says, or None."""
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.last_known_value is not None:
+        proper = proper.last_known_value
+    if isinstance(proper, LiteralType) and isinstance(proper.value, int):
+        return proper.value
+    return None
+
+
+def row_offset(ctx: FunctionContext) -> Type:
+    """`sql.lag(c, n)` / `sql.lead(c, n)`: a literal `n` from 0 (not a bool), as the builder
+    checks it."""
+    name = ctx.context.callee.name if isinstance(ctx.context, CallExpr) and isinstance(
+        ctx.context.callee, MemberExpr | NameExpr) else "lag"
+    for typ, expr in zip(ctx.arg_types[1] if len(ctx.arg_types) > 1 else [],
+                         ctx.args[1] if len(ctx.args) > 1 else [], strict=False):
+        n = _literal_int(typ)
+        if n is not None and (isinstance(n, bool) or not 0 <= n <= 2**31 - 1):
+            ctx.api.fail(f"sql.{name}(n=...) takes an int >= 0, got {n!r}", expr, code=VALUE)
     return ctx.default_return_type
 
 
