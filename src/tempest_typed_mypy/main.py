@@ -69,7 +69,30 @@ def _join_order_by(ctx: MethodContext) -> Type:
 def _distinct(ctx: MethodContext) -> Type:
     """`.distinct()` of a select or a join."""
     ordering.distinct(ctx)
+    ordering.lock_rule(ctx)
     return ctx.default_return_type
+
+
+def _aggregate(ctx: MethodContext) -> Type:
+    """`.aggregate(...)` of a select or a join."""
+    ordering.lock_rule(ctx)
+    return aggregates.aggregate(ctx)
+
+
+def _lock(ctx: MethodContext) -> Type:
+    """`.for_update()`/`.for_share()` of a select or an aggregate."""
+    ordering.lock_rule(ctx)
+    return ctx.default_return_type
+
+
+def _join_lock_update(ctx: MethodContext) -> Type:
+    ordering.lock_rule(ctx)
+    return joins.lock_update(ctx)
+
+
+def _join_lock_share(ctx: MethodContext) -> Type:
+    ordering.lock_rule(ctx)
+    return joins.lock_share(ctx)
 
 
 FUNCTIONS: dict[str, Callable[[FunctionContext], Type]] = {
@@ -116,10 +139,12 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.join.Join.where": joins.where,
     f"{_S}.join.Join.order_by": _join_order_by,
     f"{_S}.join.Join.as_subquery": joins.as_subquery,
-    f"{_S}.join.Join.for_update": joins.lock_update,
-    f"{_S}.join.Join.for_share": joins.lock_share,
-    f"{_S}.select.Select.aggregate": aggregates.aggregate,
-    f"{_S}.join.Join.aggregate": aggregates.aggregate,
+    f"{_S}.join.Join.for_update": _join_lock_update,
+    f"{_S}.join.Join.for_share": _join_lock_share,
+    **{f"{_S}.{cls}.{lock}": _lock for cls in ("select.Select", "aggregate.Grouped")
+       for lock in ("for_update", "for_share")},
+    f"{_S}.select.Select.aggregate": _aggregate,
+    f"{_S}.join.Join.aggregate": _aggregate,
     f"{_S}.aggregate.Grouped.where": joins.where,
     f"{_S}.aggregate.Grouped.order_by": joins.order_by,
     f"{_S}.aggregate.Grouped.as_subquery": joins.as_subquery,

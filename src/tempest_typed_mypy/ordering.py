@@ -25,12 +25,12 @@ from tempest_typed._wording import (
 from .lib.definitions import resolved
 from .lib.messages import COMPARE, OPERATOR, column_name
 from .lib.metadata import Column, column_kind, model_facts
-from .lib.names import JOIN, SELECT
+from .lib.names import GROUPED, JOIN, SELECT
 from .lib.row_types import aliases_of, fields_of, labels_of, named_select_facts
 from .lib.scopes import optional
 from .lib.syntax import arg, literal_str
 
-__all__ = ["chain", "distinct", "order_by"]
+__all__ = ["chain", "distinct", "lock_rule", "order_by"]
 
 #: how deep a chain of calls is followed (`q.where(...).order_by(...)...`)
 _CHAIN = 64
@@ -156,3 +156,53 @@ def distinct(ctx: MethodContext) -> None:
         ordered = literal_str(api, call.args[0])
         if ordered in statement.columns and ordered not in statement.labels:
             _not_fetched(api, statement, ordered, ctx.context)
+
+
+_LOCKS = frozenset({"for_update", "for_share"})
+_WHOLE_ROWS = frozenset({"distinct", "aggregate"})
+
+
+def lock_rule(ctx: MethodContext) -> None:
+    """A lock (`for_update()`/`for_share()`) with `distinct()` or `aggregate()`, in either
+    order: no database locks an aggregated or distinct row (the run time's DialectError, on
+    every dialect). Reported at the call that makes the pair."""
+    context = ctx.context
+    if not (isinstance(context, CallExpr) and isinstance(context.callee, MemberExpr)):
+        return
+    assert isinstance(ctx.api, TypeChecker)
+    api = ctx.api
+    called = context.callee.name
+    earlier = [c.callee.name for c in chain(api, context.callee.expr)
+               if isinstance(c.callee, MemberExpr)]
+    proper = get_proper_type(ctx.type)
+    grouped = isinstance(proper, Instance) and proper.type.fullname == GROUPED
+    lock: str | None
+    if called in _LOCKS:
+        what = "aggregate()" if grouped or "aggregate" in earlier else (
+            "distinct()" if "distinct" in earlier else None)
+        lock = called
+    else:
+        lock = next((n for n in earlier if n in _LOCKS), None)
+        what = f"{called}()" if lock is not None else None
+    if what is None or lock is None:
+        return
+    label = _label(proper)
+    api.fail(f"{label}: {lock}() with {what}: an aggregated or distinct row is no row of the "
+             "table to lock; lock the rows in a separate select (in the same transaction), "
+             "then aggregate", context, code=OPERATOR)
+
+
+def _label(proper: Type) -> str:
+    """How the run time names the statement: `select(Order)`, `join(u, o)`."""
+    if isinstance(proper, Instance) and proper.type.fullname == GROUPED and len(proper.args) > 1:
+        proper = get_proper_type(proper.args[1])
+        facts = model_facts(proper)
+        if facts is not None:
+            return f"select({facts.name})"
+        fields = fields_of(proper)
+        return f"join({', '.join(fields.items)})" if fields is not None else "aggregate()"
+    statement = _statement(proper)
+    if statement is None:
+        return "the statement"
+    return statement.label if statement.label.startswith("join(") \
+        else f"select({statement.label})"
