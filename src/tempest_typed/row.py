@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import keyword
 import operator
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, ClassVar, Generic, SupportsIndex, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, SupportsIndex, overload
 
 from typing_extensions import TypeVar
 
@@ -61,13 +62,34 @@ class Row(tuple[Any, ...], Generic[F_co]):
             "(add the column to select(...) or returning(...))"
         )
 
-    def keys(self) -> tuple[str, ...]:
-        """The fetched column names, in order."""
-        return self.__row_fields__
+    if TYPE_CHECKING:
+        # A column may be named like a method of the row (a tuple's count() and index(), its
+        # own keys() and asdict()): the row class's property for it then holds the column's
+        # value. Declared as properties, these reach the mypy plugin's attribute hook, which
+        # gives a fetched column of that name its type (a method is never passed to it).
+        @property
+        def count(self) -> Callable[[Any], int]:
+            """The number of values equal to the argument (tuple.count)."""
 
-    def asdict(self) -> dict[str, Any]:
-        """The row as a dict of column name to value."""
-        return dict(zip(self.__row_fields__, self, strict=True))
+        @property
+        def index(self) -> Callable[..., int]:
+            """The position of the first value equal to the argument (tuple.index)."""
+
+        @property
+        def keys(self) -> Callable[[], tuple[str, ...]]:
+            """The fetched column names, in order."""
+
+        @property
+        def asdict(self) -> Callable[[], dict[str, Any]]:
+            """The row as a dict of column name to value."""
+    else:
+        def keys(self) -> tuple[str, ...]:
+            """The fetched column names, in order."""
+            return self.__row_fields__
+
+        def asdict(self) -> dict[str, Any]:
+            """The row as a dict of column name to value."""
+            return dict(zip(self.__row_fields__, self, strict=True))
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in zip(self.__row_fields__, self, strict=False))

@@ -36,8 +36,15 @@ def row_attribute(ctx: AttributeContext) -> Type:
         return ctx.default_attr_type
     if name in fields.items:
         return fields.items[name]
+    if name in _ROW_METHODS:  # the row's own count(), index(), keys(), asdict()
+        return ctx.default_attr_type
     ctx.api.fail(_missing(name, fields), ctx.context, code=COLUMN)
     return AnyType(TypeOfAny.from_error)
+
+
+#: the row's methods, declared as properties for the type checker (tempest_typed.row): a
+#: fetched column of one of these names is read as the column, as the run time's row does
+_ROW_METHODS = frozenset({"count", "index", "keys", "asdict"})
 
 
 def row_item(ctx: MethodContext) -> Type:
