@@ -16,12 +16,12 @@ from mypy.types import Instance, Type, get_proper_type
 
 from .lib.computed import computed_type
 from .lib.conditions import check_condition
+from .lib.definitions import chain
 from .lib.messages import PLAIN_NAME, VALUE, plain_name_problem
 from .lib.metadata import model_facts
 from .lib.row_types import fields_of, fields_row
 from .lib.scopes import JoinScope, Scope, source_scope
 from .lib.syntax import arg, literal_str
-from .ordering import chain
 
 __all__ = ["join_columns", "join_project", "select_columns"]
 

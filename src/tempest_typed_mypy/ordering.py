@@ -22,7 +22,7 @@ from tempest_typed._wording import (
     NOT_ORDERED_BY_JSON,
 )
 
-from .lib.definitions import resolved
+from .lib.definitions import chain
 from .lib.messages import COMPARE, OPERATOR, column_name
 from .lib.metadata import Column, column_kind, model_facts
 from .lib.names import GROUPED, JOIN, SELECT
@@ -30,10 +30,7 @@ from .lib.row_types import aliases_of, fields_of, labels_of, named_select_facts
 from .lib.scopes import optional
 from .lib.syntax import arg, literal_str
 
-__all__ = ["chain", "distinct", "lock_rule", "order_by"]
-
-#: how deep a chain of calls is followed (`q.where(...).order_by(...)...`)
-_CHAIN = 64
+__all__ = ["distinct", "lock_rule", "order_by"]
 
 
 class _Fetched:
@@ -74,18 +71,6 @@ def _statement(typ: Type) -> _Fetched | None:
         labels = labels_of(proper.args[0])
         return _Fetched(f"join({', '.join(aliases)})", columns, [*columns, *labels], labels)
     return None
-
-
-def chain(api: TypeChecker, expr: Expression) -> list[CallExpr]:
-    """The method calls a statement was built by, last first (the receiver's chain)."""
-    calls: list[CallExpr] = []
-    for _ in range(_CHAIN):
-        expr = resolved(api, expr)
-        if not (isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr)):
-            break
-        calls.append(expr)
-        expr = expr.callee.expr
-    return calls
 
 
 def _receiver(ctx: MethodContext) -> Expression | None:

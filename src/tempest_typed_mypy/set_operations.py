@@ -14,13 +14,13 @@ from mypy.nodes import CallExpr, Context, Expression, MemberExpr
 from mypy.plugin import MethodContext
 from mypy.types import Instance, NoneType, Type, UnionType, get_proper_type
 
+from .lib.definitions import chain
 from .lib.families import RULE, same_family
 from .lib.messages import COLUMN, COMPARE, describe, listed, near
 from .lib.metadata import column_kind, model_facts
 from .lib.names import SELECT
 from .lib.row_types import JOINED_MODELS, fields_row, joined_models, statement_fields
 from .lib.syntax import literal_str
-from .ordering import chain
 
 __all__ = ["combined", "order_by"]
 

@@ -17,6 +17,7 @@ from mypy.checker import TypeChecker
 from mypy.nodes import (
     AssignmentStmt,
     Block,
+    CallExpr,
     ClassDef,
     Decorator,
     DelStmt,
@@ -26,6 +27,7 @@ from mypy.nodes import (
     IfStmt,
     ListExpr,
     MatchStmt,
+    MemberExpr,
     MypyFile,
     NameExpr,
     OperatorAssignmentStmt,
@@ -48,7 +50,7 @@ from mypy.patterns import (
     StarredPattern,
 )
 
-__all__ = ["assigned", "resolved"]
+__all__ = ["assigned", "chain", "resolved"]
 
 #: how many names resolved() follows, one to the next, before it gives up
 _DEPTH = 8
@@ -200,3 +202,19 @@ def resolved(api: TypeChecker, expr: Expression) -> Expression:
             return expr
         expr = value
     return expr
+
+
+#: how deep a chain of calls is followed (`q.where(...).order_by(...)...`)
+_CHAIN = 64
+
+
+def chain(api: TypeChecker, expr: Expression) -> list[CallExpr]:
+    """The method calls a statement was built by, last first (the receiver's chain)."""
+    calls: list[CallExpr] = []
+    for _ in range(_CHAIN):
+        expr = resolved(api, expr)
+        if not (isinstance(expr, CallExpr) and isinstance(expr.callee, MemberExpr)):
+            break
+        calls.append(expr)
+        expr = expr.callee.expr
+    return calls
