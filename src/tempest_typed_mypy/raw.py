@@ -7,9 +7,6 @@ from mypy.nodes import ARG_POS, StrExpr
 from mypy.plugin import FunctionContext
 from mypy.types import Instance, LiteralType, Type, get_proper_type
 
-from tempest_typed.errors import ValidationError
-from tempest_typed.sql import _checked_parts, _split_format
-
 from .lib.messages import RAW, describe
 
 __all__ = ["check_expr", "check_raw"]
@@ -44,6 +41,11 @@ def check_expr(ctx: FunctionContext) -> Type:
     if not isinstance(typ, LiteralType) or not isinstance(typ.value, str):
         return ctx.default_return_type  # a t-string, or text the run time checks
     template = ctx.args[0][0]
+    # The builder's own checks, imported when a literal template is first met: the plugin's
+    # entry point loads no runtime module (tests/test_lazy_package.py), and a quote-aware
+    # reading of SQL text is no rule to keep a second copy of.
+    from tempest_typed.errors import ValidationError
+    from tempest_typed.sql import _checked_parts, _split_format
     try:
         parts = _checked_parts(_split_format(typ.value))
     except ValidationError as exc:

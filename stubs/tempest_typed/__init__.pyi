@@ -21,8 +21,13 @@ import tempest_typed._generated as _g
 
 # what and_/or_/not_ return, typed by no where dict (a function annotated `->
 # Condition`): every where() takes it, and a condition of a wrong dict is still
-# refused (a where() that took the library's Condition would take any and_() too)
-Condition: TypeAlias = _g.Combined[Any]
+# refused (a where() that took the library's Condition would take any and_() too).
+# To pyright the three are typed as the dict they combine (below), and a declared
+# type that holds them would be narrowed to that dict on assignment: Any there
+if _g.MYPY:
+    Condition: TypeAlias = _g.Combined[Any]
+else:
+    Condition: TypeAlias = Any
 
 __all__ = ['AsyncEngine', 'AsyncSession', 'AsyncStream', 'Compiled', 'Condition', 'ConfigurationError', 'Delete', 'DialectError', 'Engine', 'ForeignKey', 'Grouped', 'Index', 'Insert', 'IntegrityError', 'Join', 'LockNotAvailable', 'Model', 'MultipleResultsError', 'NamedSelect', 'NoResultError', 'QueryExecutionError', 'Result', 'Row', 'SchemaError', 'Select', 'Session', 'SetQuery', 'Statement', 'Stream', 'Subquery', 'TempestError', 'Transaction', 'TransactionAborted', 'TransactionConflict', 'UNSET', 'Update', 'ValidationError', 'and_', 'column', 'create_async_engine', 'create_engine', 'delete', 'insert', 'join', 'not_', 'or_', 'select', 'sql', 'update']
 

@@ -35,3 +35,9 @@ def test_families_are_the_runtime_ones() -> None:
                 for family in set(families.values())}
 
     assert grouped(families.FAMILIES) == grouped(where.FAMILIES)
+
+
+def test_the_largest_count_is_the_runtime_one() -> None:
+    from tempest_typed_mypy import statements
+
+    assert statements.INT_MAX == model.INT_MAX
