@@ -36,6 +36,7 @@ from . import (
     server_defaults,
     set_operations,
     statements,
+    transactions,
 )
 from .lib.metadata import collect_model
 from .lib.names import MODEL, RESULT, ROW
@@ -160,6 +161,9 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     **{f"{_S}.{cls}.{op}": statements.row_count
        for cls in ("select.Select", "join.Join", "aggregate.Grouped", "compound.SetQuery")
        for op in ("limit", "offset")},
+    **{f"tempest_typed.engine.{cls}.{method}": transactions.check_isolation
+       for cls in ("engine.Engine", "engine.Session", "aio.AsyncEngine", "aio.AsyncSession")
+       for method in ("transaction", "run_transaction")},
 }
 
 

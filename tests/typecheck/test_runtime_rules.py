@@ -41,3 +41,10 @@ def test_the_largest_count_is_the_runtime_one() -> None:
     from tempest_typed_mypy import statements
 
     assert statements.INT_MAX == model.INT_MAX
+
+
+def test_isolation_levels_are_the_runtime_ones() -> None:
+    from tempest_typed_mypy import transactions
+
+    from tempest_typed.engine.drivers.base import ISOLATION_LEVELS
+    assert transactions.ISOLATION_LEVELS == tuple(ISOLATION_LEVELS)
