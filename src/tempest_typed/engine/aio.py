@@ -74,7 +74,7 @@ class AsyncSession(SessionCore):
                 except Exception:
                     self._broken = True
                 conn, self._conn = self._conn, None
-                await self._io.release(conn, broken=self._broken)
+                await self._io.release(conn, broken=self._broken or self._changed)
             else:
                 self._depth, self._owed = 0, []
             self._closed = True
@@ -197,6 +197,7 @@ class AsyncSession(SessionCore):
         try:
             if self._depth:
                 self._driver.check_in_transaction(sql)
+            self._changed |= self._driver.changes_session(sql)
             if self._stream is not None:
                 await self._drive(self._settle_stream_steps())
             self._check_usable()

@@ -437,6 +437,9 @@ class SessionCore:
         self._driver: DriverRules = engine._driver
         self._conn: Any = None
         self._broken = False
+        #: execute_sql() set what the connection keeps past this session (a SET): closed,
+        #: not pooled, when the session ends, so that no later user inherits it
+        self._changed = False
         self._depth = 0
         self._savepoints = 0
         self._closed = False

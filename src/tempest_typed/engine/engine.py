@@ -66,7 +66,7 @@ class Session(SessionCore):
                 except Exception:
                     self._broken = True
                 conn, self._conn = self._conn, None
-                self._io.release(conn, broken=self._broken)
+                self._io.release(conn, broken=self._broken or self._changed)
             else:
                 self._depth, self._owed = 0, []
             self._closed = True
@@ -189,6 +189,7 @@ class Session(SessionCore):
         try:
             if self._depth:
                 self._driver.check_in_transaction(sql)
+            self._changed |= self._driver.changes_session(sql)
             if self._stream is not None:
                 self._drive(self._settle_stream_steps())
             self._check_usable()

@@ -44,6 +44,11 @@ _LEADING = re.compile(r"(?:\s+|--[^\n]*(?:\n|$)|#[^\n]*(?:\n|$)|/\*(?!!)(?:.|\n)
 # The statements that end or begin a transaction, or set a savepoint in it, on any database.
 _CONTROL = re.compile(r"(BEGIN|START|COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE)\b",
                       re.IGNORECASE)
+# The statements that set what a connection keeps for whoever uses it next: a setting, a
+# variable or a role (SET, RESET), but not those that end with their transaction or statement
+# (SET LOCAL, SET TRANSACTION, SET CONSTRAINTS, MariaDB's SET STATEMENT ... FOR).
+_SESSION_STATE = re.compile(
+    r"(?:SET|RESET)\b(?!\s+(?:LOCAL|TRANSACTION|CONSTRAINTS?|STATEMENT)\b)", re.IGNORECASE)
 
 
 def statement_start(sql: str) -> int:
@@ -161,6 +166,12 @@ class DriverRules:
             "rollback would then undo nothing); leave the block to commit, raise out of it to "
             "roll back, and open a nested transaction() for a savepoint"
         )
+
+    def changes_session(self, sql: str) -> bool:
+        """Whether execute_sql() text sets state that its connection would keep for the next
+        user of the pooled connection (SET lock_timeout, SET @v, SET ROLE, RESET): the
+        connection is then closed, not pooled, when its session ends."""
+        return _SESSION_STATE.match(sql, statement_start(sql)) is not None
 
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         """The tempest_typed error for a driver exception."""
