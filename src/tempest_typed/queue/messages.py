@@ -119,8 +119,7 @@ class Lease:
         return watch.gone.is_set() or time.monotonic() >= watch.deadline
 
     def wait_lost(self, timeout: float | None = None) -> bool:
-        """Block until the lease is lost (True) or `timeout` seconds have passed (False); a
-        blocking call, for handlers on threads (an async handler reads `lost`)."""
+        """Block the thread until the lease is lost (True) or `timeout` seconds pass (False)."""
         end = math.inf if timeout is None else time.monotonic() + timeout
         watch = self._watch
         while not self.lost:
