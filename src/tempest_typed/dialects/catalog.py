@@ -181,6 +181,13 @@ class Catalog:
         """DROP INDEX for an index of a table (quoted names given)."""
         return f"DROP INDEX {index}"
 
+    def own_index_names(self, table: str, key: Sequence[str], unique: Sequence[str],
+                        identity: str | None) -> set[str]:
+        """The names the database gives what it makes with a table (the index of its primary
+        key `key`, of its `unique` columns, the sequence of its `identity` column), which an
+        index of the model's own cannot bear."""
+        return set()
+
 
 def _null(nullable: bool) -> str:
     return "NULL" if nullable else "NOT NULL"

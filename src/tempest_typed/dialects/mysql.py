@@ -258,6 +258,12 @@ class MySQLCatalog(Catalog):
     def drop_index(self, index: str, table: str) -> str:
         return f"DROP INDEX {index} ON {table}"
 
+    @override
+    def own_index_names(self, table: str, key: Sequence[str], unique: Sequence[str],
+                        identity: str | None) -> set[str]:
+        # the primary key's index is PRIMARY; a unique column's is named as the column
+        return ({"PRIMARY"} if key else set()) | set(unique)
+
 
 class MariaDBCatalog(MySQLCatalog):
     """MySQL's catalog, where a JSON column is LONGTEXT with a json_valid() check."""

@@ -139,6 +139,16 @@ class PostgreSQLCatalog(Catalog):
         return _INDEX, (name,)
 
     @override
+    def own_index_names(self, table: str, key: Sequence[str], unique: Sequence[str],
+                        identity: str | None) -> set[str]:
+        # PostgreSQL's own choice (ChooseRelationName): table_pkey, table_column_key,
+        # table_column_seq; one past 63 bytes is cut by rules of its own, left to the read-back
+        names = {f"{table}_pkey"} if key else set()
+        names |= {f"{table}_{column}_key" for column in unique}
+        names |= {f"{table}_{identity}_seq"} if identity is not None else set()
+        return {name for name in names if len(name.encode()) <= 63}
+
+    @override
     def index_of(self, table: str, rows: Sequence[Any]) -> ExistingIndex | None:
         if not rows:
             return None

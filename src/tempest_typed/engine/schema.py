@@ -34,7 +34,7 @@ from ..model import (
 
 __all__ = [
     "ExistingIndex", "TableColumn", "check_models", "compare_tables", "dependency_order",
-    "index_differences", "model_set_differences", "read_columns", "reference_differences",
+    "index_differences", "model_set_differences", "own_name_differences", "read_columns", "reference_differences",
     "referenced_tables", "table_differences",
 ]
 
@@ -246,6 +246,28 @@ def _existing_shown(name: str, existing: ExistingIndex, dialect: Dialect) -> str
     return dialect.catalog.shown_predicate(name, existing, names)
 
 
+def own_name_differences(models: Sequence[type], dialect: Dialect) -> list[SchemaDifference]:
+    """Indexes named as the database names what it makes with their table (PostgreSQL's
+    `table_pkey`, MySQL's index of a unique column): found before anything is created, where
+    CREATE TABLE would make that object and the index be taken for it."""
+    catalog = dialect.catalog
+    found: list[SchemaDifference] = []
+    for meta in [meta_of(m) for m in models]:
+        identity = next((c.name for c in meta.columns if c.autoincrement), None)
+        own = {catalog.key(name) for name in catalog.own_index_names(
+            meta.table, [c.name for c in meta.columns if c.primary_key],
+            [c.name for c in meta.columns if c.unique], identity)}
+        for index in meta.indexes:
+            if catalog.key(index.name) in own:
+                found.append(SchemaDifference(
+                    meta.table, None, "index name taken", _index_shown(meta, index, dialect),
+                    f"{index.name}, the name {dialect.display_name} gives the index made for "
+                    "the table's key or a unique column",
+                    f"give {meta.name} Index {index.name!r} another name: the database "
+                    "chooses that name for its own"))
+    return found
+
+
 def model_set_differences(models: Sequence[type]) -> list[SchemaDifference]:
     """Index names that the models given together would use on two tables. The same on
     every dialect: PostgreSQL and SQLite name indexes per schema (MySQL per table), and a
@@ -427,7 +449,8 @@ def compare_steps(dialect: Dialect, models: Sequence[type], *, missing_ok: bool)
         if table not in found:
             found[table] = catalog.columns_of((yield from _run(sql, (table,))))
     missing, differences = compare_tables(found, dialect, models, missing_ok=missing_ok)
-    differences = taken + differences + model_set_differences(models)
+    differences = (taken + differences + model_set_differences(models)
+                   + own_name_differences(models, dialect))
     differences += reference_differences(models, found.get, dialect)
     for model in models:
         meta = meta_of(model)
