@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
-    "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR", "EMPTY_WHERE", "FRACTION_FOR_AN_INT",
-    "JSON_NOT_COMPARED", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON",
-    "NOW_IS_A_TIMESTAMP", "NO_COLUMNS_IN_VALUES", "STEP_AGGREGATES", "STEP_COLUMNS", "STEP_COLUMN_NAMES",
+    "ASYNC_HANDLER", "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR",
+    "EMPTY_WHERE", "FRACTION_FOR_AN_INT", "GENERATOR_HANDLER", "JSON_NOT_COMPARED", "NOT_A_DATE",
+    "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON", "NOW_IS_A_TIMESTAMP",
+    "NO_COLUMNS_IN_VALUES", "STEP_AGGREGATES", "STEP_COLUMNS", "STEP_COLUMN_NAMES",
     "STEP_LEFT_JOINS", "STEP_ORDERS", "STEP_READS_ITSELF", "STEP_READS_TWICE",
     "WINDOW_NOT_BY_JSON",
 ]
@@ -88,3 +89,12 @@ STEP_READS_TWICE: Final = (
     "the step reads the table being defined {times} times; no database allows more than "
     "once: join it once"
 )
+#: Why a blocking worker refuses an async handler: calling it only makes a coroutine, and the
+#: message would be acked without its work done.
+ASYNC_HANDLER: Final = ("an async handler is awaited by AsyncQueue (of an async engine); "
+                        "Queue calls its handler on a thread and would ack the message with "
+                        "the coroutine never awaited, its work not done")
+#: Why no worker takes a generator function as its handler: calling one runs none of its body.
+GENERATOR_HANDLER: Final = ("calling a generator function (its body holds `yield`) runs none "
+                            "of its body, and the message would be acked with its work not "
+                            "done; return (or raise) instead of yielding")

@@ -27,6 +27,7 @@ from . import (
     ctes,
     exists,
     foreign_keys,
+    handlers,
     indexes,
     insert_select,
     joins,
@@ -45,7 +46,7 @@ from .lib.tables import collect_table
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.5.3"
+__version__ = "0.5.4"
 
 _S = "tempest_typed.statements"
 
@@ -161,6 +162,10 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     **{f"{_S}.{cls}.{op}": statements.row_count
        for cls in ("select.Select", "join.Join", "aggregate.Grouped", "compound.SetQuery")
        for op in ("limit", "offset")},
+    **{f"tempest_typed.queue.queue.Queue.{method}": handlers.check_handler
+       for method in ("run", "process")},
+    **{f"tempest_typed.queue.aio.AsyncQueue.{method}": handlers.check_async_handler
+       for method in ("run", "process")},
     **{f"tempest_typed.engine.{cls}.{method}": transactions.check_isolation
        for cls in ("engine.Engine", "engine.Session", "aio.AsyncEngine", "aio.AsyncSession")
        for method in ("transaction", "run_transaction")},

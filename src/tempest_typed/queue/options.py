@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Final
 from uuid import UUID
 
+from .._wording import ASYNC_HANDLER, GENERATOR_HANDLER
 from ..errors import ValidationError
 from .messages import Message
 
@@ -77,25 +78,12 @@ def handler_option(name: str, handler: object, *, blocking: bool = False) -> Non
         raise ValidationError(f"{name} is a generator function: {GENERATOR_HANDLER}")
 
 
-#: why no worker takes a generator function as its handler: calling one runs none of its body
-GENERATOR_HANDLER: Final = ("calling a generator function (its body holds `yield`) runs none "
-                            "of its body, and the message would be acked with its work not "
-                            "done; return (or raise) instead of yielding")
-
-
 def refuse_generator(made: object) -> None:
     """A handler's result that is a generator (its body never ran) fails the message."""
     if inspect.isgenerator(made) or inspect.isasyncgen(made):
         if inspect.isgenerator(made):
             made.close()
         raise ValidationError(f"the handler returned {made!r}: {GENERATOR_HANDLER}")
-
-
-#: why a blocking worker refuses an async handler: calling it only makes a coroutine, and the
-#: message would be acked without its work done
-ASYNC_HANDLER: Final = ("an async handler is awaited by AsyncQueue (of an async engine); "
-                        "Queue calls its handler on a thread and would ack the message with "
-                        "the coroutine never awaited, its work not done")
 
 
 def is_async_handler(handler: object) -> bool:
