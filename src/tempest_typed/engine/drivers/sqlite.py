@@ -14,6 +14,7 @@ its pool, PRAGMAs and busy timeout, and nothing of it is written twice or genera
 from __future__ import annotations
 
 import asyncio
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -35,11 +36,15 @@ from .base import (
     hinted,
     isolation_sql,
     pool_exhausted,
+    statement_start,
 )
 from .driver import Driver, Pool
 from .driver_async import AsyncDriver, acquire_within
 
 __all__ = ["SQLiteDriver", "SQLiteRules", "ThreadedDriver", "threaded_sqlite_driver"]
+
+#: a PRAGMA that sets what the connection keeps (PRAGMA foreign_keys = OFF), not one that reads
+_PRAGMA_SET = re.compile(r"PRAGMA\s+(?:\w+\.)?\w+\s*=", re.IGNORECASE)
 
 _INTEGRITY_KINDS = {
     "SQLITE_CONSTRAINT_UNIQUE": "unique", "SQLITE_CONSTRAINT_PRIMARYKEY": "unique",
@@ -99,8 +104,16 @@ class SQLiteRules(DriverRules):
         "bytes": t.to_bytes,
     }
 
-    def __init__(self) -> None:
+    def __init__(self, memory: bool = False) -> None:
         self.dialect = get_dialect("sqlite")
+        #: the database lives in its one connection, which is never closed to drop a setting
+        self.memory = memory
+
+    @override
+    def changes_session(self, sql: str) -> bool:
+        # PRAGMA foreign_keys = OFF (and the like) stays on the connection; in memory, the
+        # one connection is the database and stays (documented)
+        return not self.memory and _PRAGMA_SET.match(sql, statement_start(sql)) is not None
 
     @override
     def adapt_untyped(self, value: Any) -> Any:
@@ -162,9 +175,9 @@ class SQLiteDriver(Driver):
                  synchronous: str | None = None,
                  connect_args: dict[str, Any] | None = None) -> None:
         # The options arrive checked by create_engine() (engine/options.py).
-        self.rules = SQLiteRules()
         self.path = url.database or ":memory:"
         self.memory = self.path == ":memory:"
+        self.rules = SQLiteRules(self.memory)
         self.busy_timeout = busy_timeout
         self.journal_mode = journal_mode or "wal"
         self.synchronous = synchronous
