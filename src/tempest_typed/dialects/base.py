@@ -260,6 +260,9 @@ class Dialect:
     paramstyle: ClassVar[str] = "format"
     #: the most bound parameters one statement may carry
     max_params: ClassVar[int] = 65535
+    #: the column kinds whose SQL type holds any length, so that a max_length is a CHECK
+    #: (length_check); elsewhere the type holds it (varchar(n), VARBINARY(n))
+    unbounded_kinds: ClassVar[frozenset[str]] = frozenset()
     # What the database can do: the layers above ask these, never a dialect's name.
     #: the statement kinds that take RETURNING
     supports_returning: ClassVar[frozenset[str]] = frozenset({"insert", "update", "delete"})
@@ -715,7 +718,9 @@ class Dialect:
 
     def length_check(self, col: ColumnMeta) -> str | None:
         """The CHECK that holds a column to its max_length where its type does not."""
-        return None
+        if col.max_length is None or col.kind not in self.unbounded_kinds:
+            return None
+        return f"CHECK (length({self.quote_identifier(col.name)}) <= {col.max_length})"
 
     def without_partial_index(self, meta: ModelMeta, index: Index, where: Condition) -> None:
         """Where the database has no partial index: refuse an index whose WHERE matters, or

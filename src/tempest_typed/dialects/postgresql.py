@@ -183,6 +183,8 @@ class PostgreSQLDialect(Dialect):
     catalog_class = PostgreSQLCatalog
     paramstyle = "format"
     max_params = 65535
+    # bytea holds any length, where MySQL's VARBINARY(n) refuses a longer value
+    unbounded_kinds = frozenset({"bytes"})
     supports_listen_notify = True
     worker_holds_connection = True
     connection_id_sql = "SELECT pg_backend_pid()"
@@ -227,12 +229,6 @@ class PostgreSQLDialect(Dialect):
             return f"numeric({col.precision}, {col.scale})"
         return self._TYPES[col.kind]
 
-    @override
-    def length_check(self, col: ColumnMeta) -> str | None:
-        # bytea holds any length, where MySQL's VARBINARY(n) refuses a longer value
-        if col.kind != "bytes" or col.max_length is None:
-            return None
-        return f"CHECK (length({self.quote_identifier(col.name)}) <= {col.max_length})"
 
     @override
     def copy_from_sql(self, table: str, columns: list[str], binary: bool = False) -> str:

@@ -151,6 +151,10 @@ class SQLiteDialect(Dialect):
     catalog_class = SQLiteCatalog
     paramstyle = "qmark"
     max_params = 32766
+    # TEXT and BLOB hold any length: values() and set() refuse a longer bound value, but a
+    # computed one (from_select, an expression in set()) was stored where PostgreSQL's and
+    # MySQL's VARCHAR refuse it, and lookups rely on no row being longer
+    unbounded_kinds = frozenset({"str", "literal", "bytes"})
     supports_row_locks = False
     supports_update_from = False  # its RETURNING reads only the table updated
     display_name = "SQLite"
@@ -171,14 +175,6 @@ class SQLiteDialect(Dialect):
     def column_type(self, col: ColumnMeta) -> str:
         return self._TYPES[col.kind]
 
-    @override
-    def length_check(self, col: ColumnMeta) -> str | None:
-        # TEXT and BLOB hold any length: values() and set() refuse a longer bound value, but
-        # a computed one (from_select, an expression in set()) was stored where PostgreSQL's
-        # and MySQL's VARCHAR refuse it, and lookups rely on no row being longer
-        if col.max_length is None:
-            return None
-        return f"CHECK (length({self.quote_identifier(col.name)}) <= {col.max_length})"
 
     @override
     def identity(self, col: ColumnMeta) -> str:
