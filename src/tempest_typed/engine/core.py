@@ -27,6 +27,7 @@ from collections.abc import Callable, Generator, Sequence
 from itertools import chain
 from typing import Any, Final, TypeVar
 
+from .._calls import discard_unrun, unrun_call
 from ..dialects import CompiledShape, Dialect, shifted
 from ..errors import (
     ConfigurationError,
@@ -290,11 +291,11 @@ def check_work(work: object, *, blocking: bool) -> None:
         raise ConfigurationError(
             "run_transaction(work) takes a function of the transaction's session (e.g. "
             f"`def work(tx): ...`), got {work!r}")
-    functions = (work, getattr(work, "__call__", None))  # noqa: B004  # a callable object
-    if any(inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f) for f in functions):
+    unrun = unrun_call(work)
+    if unrun == "generator":
         raise ConfigurationError(f"run_transaction(work): {work!r} is a generator function "
                                  f"(its body holds `yield`): {_GENERATOR_WORK}")
-    if blocking and any(inspect.iscoroutinefunction(f) for f in functions):
+    if blocking and unrun == "async":
         raise ConfigurationError(f"run_transaction(work): {work!r} is an async function: "
                                  f"{_ASYNC_WORK}")
 
@@ -310,14 +311,11 @@ def check_made(made: object, *, blocking: bool) -> None:
     """Refuse what a run_transaction() `work(tx)` returned when it is not the work done: on
     the blocking engine an awaitable or a generator, on the async one anything that is not
     an awaitable (it is awaited). Raised inside the transaction, which rolls back."""
-    if inspect.isgenerator(made) or inspect.isasyncgen(made):
-        if inspect.isgenerator(made):
-            made.close()
+    unrun = discard_unrun(made, awaitable=blocking)
+    if unrun == "generator":
         raise ConfigurationError(f"run_transaction(work) returned {made!r}, a generator: "
                                  f"{_GENERATOR_WORK}")
-    if blocking and inspect.isawaitable(made):
-        if inspect.iscoroutine(made):
-            made.close()
+    if unrun == "awaitable":
         raise ConfigurationError(f"run_transaction(work) returned {made!r}, an awaitable: "
                                  f"{_ASYNC_WORK}")
     if not blocking and not inspect.isawaitable(made):

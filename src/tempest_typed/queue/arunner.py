@@ -27,7 +27,7 @@ from ..model import meta_of
 from .loop_aio import AsyncLoop
 from .messages import Lease, error_text
 from .notify import notify_channel, notify_trigger
-from .options import is_async_handler, refuse_generator
+from .options import is_async_handler, refuse_unrun
 from .shell import SLICE, THREADS, logger
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ class AsyncRunner(AsyncLoop):
             # the coroutine never awaited, its work not done)
             if inspect.isawaitable(result):
                 await result
-            refuse_generator(result)
+            refuse_unrun(result, blocking=False)
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():

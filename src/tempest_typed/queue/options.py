@@ -4,13 +4,13 @@ a ValidationError naming it and what is accepted."""
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import math
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import Final
 from uuid import UUID
 
+from .._calls import discard_unrun, unrun_call
 from .._wording import ASYNC_HANDLER, GENERATOR_HANDLER
 from ..errors import ValidationError
 from .messages import Message
@@ -70,26 +70,26 @@ def handler_option(name: str, handler: object, *, blocking: bool = False) -> Non
     """A handler: something to call with each Lease (`blocking`: not an async function)."""
     if not callable(handler):
         raise ValidationError(f"{name} must be a function taking a Lease, got {handler!r}")
-    if blocking and is_async_handler(handler):
+    unrun = unrun_call(handler)
+    if blocking and unrun == "async":
         raise ValidationError(f"{name}: {ASYNC_HANDLER}")
-    call = getattr(handler, "__call__", None)  # noqa: B004  # an object with a generator __call__
-    if any(inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f)
-           for f in (handler, call)):
+    if unrun == "generator":
         raise ValidationError(f"{name} is a generator function: {GENERATOR_HANDLER}")
 
 
-def refuse_generator(made: object) -> None:
-    """A handler's result that is a generator (its body never ran) fails the message."""
-    if inspect.isgenerator(made) or inspect.isasyncgen(made):
-        if inspect.isgenerator(made):
-            made.close()
+def refuse_unrun(made: object, *, blocking: bool) -> None:
+    """A handler's result whose work never ran fails the message: a generator, and on a
+    blocking queue an awaitable (e.g. of a lambda calling an async function)."""
+    unrun = discard_unrun(made, awaitable=blocking)
+    if unrun == "generator":
         raise ValidationError(f"the handler returned {made!r}: {GENERATOR_HANDLER}")
+    if unrun == "awaitable":
+        raise ValidationError(f"the handler returned {made!r}: {ASYNC_HANDLER}")
 
 
 def is_async_handler(handler: object) -> bool:
     """Whether calling `handler` gives an awaitable to await on a loop."""
-    call = getattr(handler, "__call__", None)  # noqa: B004  # an object with an async __call__
-    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
+    return unrun_call(handler) == "async"
 
 
 def age_option(name: str, value: object) -> float:

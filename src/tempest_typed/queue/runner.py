@@ -15,7 +15,6 @@ one thread at a time; the decisions stay the book's, taken under `_lock` as befo
 
 from __future__ import annotations
 
-import inspect
 import signal
 import threading
 import time
@@ -25,10 +24,9 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from ..engine import Engine, Session
-from ..errors import ValidationError
 from .loop import Loop
 from .messages import error_text
-from .options import ASYNC_HANDLER, refuse_generator
+from .options import refuse_unrun
 from .shell import SLICE, THREADS
 
 if TYPE_CHECKING:
@@ -120,12 +118,7 @@ class Runner(Loop):
         while lease is not None:
             error: str | None = None
             try:
-                made = self.handler(lease)
-                if inspect.isawaitable(made):  # e.g. a lambda calling an async function
-                    if inspect.iscoroutine(made):
-                        made.close()
-                    raise ValidationError(f"the handler returned {made!r}: {ASYNC_HANDLER}")
-                refuse_generator(made)
+                refuse_unrun(self.handler(lease), blocking=True)
             except BaseException as exc:  # any failure is the message's own, recorded by its nack
                 error = error_text(exc)
             lease = self._handled_next(lease, error)
