@@ -34,8 +34,8 @@ from ..model import (
 
 __all__ = [
     "ExistingIndex", "TableColumn", "check_models", "compare_tables", "dependency_order",
-    "index_differences", "model_set_differences", "own_name_differences", "read_columns", "reference_differences",
-    "referenced_tables", "table_differences",
+    "index_differences", "model_set_differences", "own_name_differences", "read_columns",
+    "reference_differences", "referenced_tables", "table_differences",
 ]
 
 #: runs one catalog query with its parameters and returns the rows

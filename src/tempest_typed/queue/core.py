@@ -52,6 +52,7 @@ __all__ = ["CREATE_ATTEMPTS", "QueueCore", "created_meanwhile"]
 if TYPE_CHECKING:
     from ..engine.core import EngineCore
 
+
 class _Stoppable(Protocol):
     """A worker loop as stop() sees it (shell.py's LoopShell): a flag it reads."""
 

@@ -276,8 +276,6 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
         node, col = computed(scope, expr, values, where, excluded=allow_excluded)
         if expected is not None and not same_family(expected, col):
             raise _family_error(expected, col, repr(expr), where)
-        if where == "values()" and columns_read(node):
-            raise ValidationError(f"{expr!r} in values(): {NO_COLUMNS_IN_VALUES}")
         return node
     raise ValidationError(f"unknown expression {expr!r} in {where}")
 
@@ -418,7 +416,7 @@ def checked_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
                 f"{value.column!r}) is {other.type_name()} (in {where})"
             )
         node = expression_node(scope, value, values, where, allow_excluded, expected=col)
-        if where == "values()" and columns_read(node):  # sql.col(), or one in sql.expr()
+        if where == "values()" and columns_read(node):  # any expression that reads one
             raise ValidationError(f"{value!r} in values(): {NO_COLUMNS_IN_VALUES}")
         return node
     col.check_value(value, where)
