@@ -40,6 +40,7 @@ from ..errors import (
 from ..sqltext import check_statement_text
 from ..statements.base import Statement
 from ..statements.delete import Delete
+from ..statements.insert import RowCells
 from ..statements.nodes import (
     ConflictUpdate,
     DeleteStatement,
@@ -562,27 +563,30 @@ class SessionCore:
     def _execute_steps(self, stmt: Statement[Any], prepared: _Prepared) -> Steps:
         """A statement that runs as several: a batch, or chunks of a too-large insert."""
         if prepared.batch is not None:
-            return self._batch_steps(prepared, prepared.batch, stmt._values,
-                                     getattr(stmt, "_tuples", None))
+            return self._batch_steps(prepared, prepared.batch, stmt)
         return self._chunk_steps(stmt)
 
     def _batch_steps(self, prepared: _Prepared, batch: tuple[_Prepared, int, int, int],
-                     values: tuple[object, ...], tuples: list[tuple[Any, ...]] | None) -> Steps:
-        """A multi-row insert as the one-row statement run once per row, atomically."""
+                     stmt: Statement[Any]) -> Steps:
+        """A multi-row insert as the one-row statement run once per row, atomically (its
+        values read in one tuple only where its cells are not at hand a column at a time)."""
         single, n_rows, width, start = batch
-        param_sets: list[Sequence[object]]
-        binders = single.column_binders(width) if tuples is not None and start == 0 else None
-        if tuples is not None and binders is not None:
-            param_sets = adapt_rows(binders, tuples)  # type: ignore[assignment]  # tuples of values, as the rows
+        cells: RowCells | None = getattr(stmt, "_cells", None)
+        param_sets: Sequence[Sequence[object]] | RowCells
+        binders = single.column_binders(width) if cells is not None and start == 0 else None
+        if cells is not None and binders is not None:
+            param_sets = adapt_rows(binders, cells.columns)
         elif not single.rows_only(start, width):
             end = start + width
+            values = stmt._values
             param_sets = [
                 single.params(values, shifted(single.order, start, end, first))
                 for first in range(0, n_rows * width, width)
             ]
-        elif tuples is not None:
-            param_sets = tuples  # type: ignore[assignment]  # tuples of values, as the rows
+        elif cells is not None:
+            param_sets = cells  # each row made as it is written
         else:
+            values = stmt._values
             param_sets = [values[i:i + width] for i in range(0, n_rows * width, width)]
         returning = prepared.build is not None
         run = (self._run_many_steps(single.sql, param_sets, returning) if prepared.copy is None
@@ -629,11 +633,12 @@ class SessionCore:
             answers.append((yield ("run", (sql, params), sql, params)))
         return answers
 
-    def _run_many_steps(self, sql: str, param_sets: list[Sequence[object]],
+    def _run_many_steps(self, sql: str, param_sets: Sequence[Sequence[object]] | RowCells,
                         returning: bool) -> Steps:
-        return (yield ("run_many", (sql, param_sets, returning), sql, ()))
+        listed = param_sets.rows() if isinstance(param_sets, RowCells) else param_sets
+        return (yield ("run_many", (sql, listed, returning), sql, ()))
 
-    def _copy_steps(self, plan: CopyPlan, rows: list[Sequence[object]]) -> Steps:
+    def _copy_steps(self, plan: CopyPlan, rows: Sequence[Sequence[object]] | RowCells) -> Steps:
         """The rows as one bulk copy, in the statement's transaction: binary when the batch
         is large enough to pay for reading its columns' types from the catalog first (read
         in the same transaction, never remembered: a table another program altered is seen)
@@ -664,20 +669,19 @@ class SessionCore:
 
     def _each_chunk(self, stmt: Statement[Any], key: InsertStatement, rows: RowParams) -> Steps:
         engine = self._engine
-        values = stmt._values
         n_rows, start = rows.n_rows, rows.start
         width = len(key.columns)
         whole = engine._prepared_for(stmt)
         n_params = len(whole.order)
         per_chunk = max(1, (engine._max_params - (n_params - n_rows * width)) // width)
         # The rows alone, a column at a time through their adapters (the chunks then slices
-        # of them), where the statement binds nothing else and they come as tuples.
-        tuples: list[tuple[Any, ...]] | None = getattr(stmt, "_tuples", None)
+        # of them), where the statement binds nothing else and keeps its cells by column.
+        cells: RowCells | None = getattr(stmt, "_cells", None)
         adapted: list[tuple[Any, ...]] | None = None
-        binders = (whole.column_binders(n_rows * width) if tuples is not None and start == 0
+        binders = (whole.column_binders(n_rows * width) if cells is not None and start == 0
                    else None)
-        if tuples is not None and binders is not None:
-            adapted = adapt_rows(binders[:width], tuples)
+        if cells is not None and binders is not None:
+            adapted = adapt_rows(binders[:width], cells.columns)
         out_rows: list[Any] | None = None
         count = 0
         sql = ""
@@ -689,9 +693,10 @@ class SessionCore:
             if adapted is not None and prepared.in_value_order:
                 params: Sequence[object] = list(chain.from_iterable(adapted[first:first + size]))
             elif prepared.rows_only(start, end):
-                params = values[shift:shift + end]
+                params = stmt._values[shift:shift + end]  # made flat once, on first use
             else:
-                params = prepared.params(values, shifted(prepared.order, start, end, shift))
+                params = prepared.params(stmt._values,
+                                         shifted(prepared.order, start, end, shift))
             fetched, affected = yield ("run", (prepared.sql, params), prepared.sql, params)
             count += max(affected, 0)
             sql = prepared.sql

@@ -35,10 +35,10 @@ def adapt_column(bind: Adapter, cells: Sequence[Any]) -> Sequence[Any]:
 
 
 def adapt_rows(binders: Sequence[Adapter | None],
-               rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The rows of a batch with column i adapted by binders[i] (None: as it is), a column at
-    a time (SQLite batch of 100,000 seven-column rows: BENCHMARKS.md, "Bulk writes")."""
-    columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+               cells: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+    """The rows of a batch given a column at a time, column i adapted by binders[i] (None:
+    as it is) (SQLite batch of 100,000 seven-column rows: BENCHMARKS.md, "Bulk writes")."""
+    columns = list(cells)
     for i, bind in enumerate(binders):
         if bind is not None:
             columns[i] = adapt_column(bind, columns[i])

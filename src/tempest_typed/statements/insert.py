@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as _dt
-import gc
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
@@ -225,14 +223,37 @@ def _same_dicts(meta: ModelMeta, items: list[Any]) -> list[Any] | None:
     return items
 
 
+class RowCells:
+    """A batch of plain rows held a column at a time: no tuple per row is made while the
+    statement is built (nor kept alive for the collector to walk); iterating it makes the
+    rows as they are written (measured: BENCHMARKS.md, "Fast paths")."""
+
+    __slots__ = ("columns", "n_rows")
+
+    def __init__(self, columns: list[Sequence[Any]], n_rows: int) -> None:
+        self.columns = columns
+        self.n_rows = n_rows
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return zip(*self.columns, strict=True)
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """The rows as a list of tuples."""
+        return list(zip(*self.columns, strict=True))
+
+
 def _plain_rows(meta: ModelMeta, items: list[Any],
                 columns: tuple[ColumnMeta, ...]) -> tuple[tuple[ColumnMeta, ...],
-                                                          list[tuple[Any, ...]]] | None:
-    """The columns and the rows as value tuples, when every row is a dict with the same keys,
-    needs no default filled in, and every cell is a plain value its column certainly holds;
-    None to take the general path (which also finds and names what is wrong).
+                                                          RowCells] | None:
+    """The columns and the rows' cells a column at a time, when every row is a dict with the
+    same keys, needs no default filled in, and every cell is a plain value its column
+    certainly holds; None to take the general path (which also finds and names what is
+    wrong).
 
-    A batch is tested a whole column at a time at C speed (map, set, zip)
+    A batch is tested a whole column at a time at C speed (map, set)
     (measured: BENCHMARKS.md, "Fast paths").
     """
     first = items[0]
@@ -249,65 +270,47 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
         for col, value in zip(cols, row, strict=True):
             if not col.accepts(value) and (value is not None or not col.nullable):
                 return None
-        return cols, [row]
+        return cols, RowCells([[value] for value in row], 1)
     if set(map(type, items)) != {dict} or set(map(len, items)) != {len(first)}:
         return None
+    cells: list[Sequence[Any]] = []
     try:
-        with _collector_paused(len(items)):
-            rows = list(map(getter, items))
-            for col, cells in zip(cols, zip(*rows, strict=True), strict=True):
-                if not _plain_cells(col, cells):
-                    return None
+        for col in cols:
+            column = list(map(itemgetter(col.attr), items))
+            if not _plain_cells(col, column):
+                return None
+            cells.append(column)
     except KeyError:
         return None
-    return cols, rows
-
-
-@contextlib.contextmanager
-def _collector_paused(n_rows: int) -> Iterator[None]:
-    """The cyclic GC paused while the row tuples of a batch of 1,000 rows or more are made:
-    it would otherwise run over every live object a few times (the result builder pauses it
-    likewise), and the tuples hold no cycle."""
-    paused = n_rows >= 1000 and gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
+    return cols, RowCells(cells, len(items))
 
 
 def _plain_instances(meta: ModelMeta, items: list[Any],
                      columns: tuple[ColumnMeta, ...]) -> tuple[tuple[ColumnMeta, ...],
-                                                               list[tuple[Any, ...]]] | None:
+                                                               RowCells] | None:
     """_plain_rows() of instances of the model itself: every column read a whole column at
     a time; one left UNSET in every row (an identity, a server default) is left out."""
     if set(map(type, items)) != {meta.model}:
         return None
-    every = meta.columns
-    getter = attrgetter(*(c.attr for c in every))
     unset_type = type(UNSET)
-    with _collector_paused(len(items)):
-        rows = list(map(getter, items)) if len(every) > 1 else [(getter(i),) for i in items]
-        kept: list[int] = []
-        for i, (col, cells) in enumerate(zip(every, zip(*rows, strict=True), strict=True)):
-            if unset_type in set(map(type, cells)):  # by type: no __eq__ of each cell
-                if col.required or any(c is not UNSET for c in cells):
-                    return None  # the general path names what is missing, or mixes rows
-                continue
-            if not _plain_cells(col, cells):
-                return None
-            kept.append(i)
-        if not kept:
+    kept: list[ColumnMeta] = []
+    cells: list[Sequence[Any]] = []
+    for col in meta.columns:
+        column = list(map(attrgetter(col.attr), items))
+        if unset_type in set(map(type, column)):  # by type: no __eq__ of each cell
+            if col.required or any(c is not UNSET for c in column):
+                return None  # the general path names what is missing, or mixes rows
+            continue
+        if not _plain_cells(col, column):
             return None
-        cols = tuple(every[i] for i in kept)
-        if columns and cols != columns:
-            return None
-        if len(kept) < len(every):
-            pick = itemgetter(*kept)
-            rows = list(map(pick, rows)) if len(kept) > 1 else [(pick(r),) for r in rows]
-    return cols, rows
+        kept.append(col)
+        cells.append(column)
+    if not kept:
+        return None
+    cols = tuple(kept)
+    if columns and cols != columns:
+        return None
+    return cols, RowCells(cells, len(items))
 
 
 _Plan = tuple[tuple[ColumnMeta, ...], Callable[[Any], tuple[Any, ...]]]
@@ -339,16 +342,16 @@ def _plan(meta: ModelMeta, keys: tuple[object, ...]) -> _Plan | None:
     return plan
 
 
-def _plain_cells(col: ColumnMeta, cells: tuple[Any, ...]) -> bool:
+def _plain_cells(col: ColumnMeta, cells: Sequence[Any]) -> bool:
     """True when every cell is a value the column certainly holds (no expression either)."""
     types = set(map(type, cells))
     if type(None) in types:
         if not col.nullable:
             return False
         types.discard(type(None))
-        cells = tuple(c for c in cells if c is not None)
-        if not cells:
-            return True
+        if not types:
+            return True  # NULL in every row
+        cells = [c for c in cells if c is not None]
     exact = _EXACT.get(col.kind)
     if types == {exact} and exact in (int, float, str):
         if col.max_length is not None and max(map(len, cells)) > col.max_length:
@@ -371,23 +374,38 @@ _TARGETS: dict[tuple[ModelMeta, tuple[object, ...], str, bool], tuple[ColumnMeta
 class Insert(Statement[R_co], Generic[M_co, R_co]):
     """INSERT INTO model (...) VALUES (...) [ON CONFLICT ...] [RETURNING ...]."""
 
-    __slots__ = ("_columns", "_conflict", "_returning", "_rows", "_tuples")
+    __slots__ = ("_cells", "_columns", "_conflict", "_flat", "_returning", "_rows")
 
     _columns: tuple[ColumnMeta, ...]
     _rows: RowParams | tuple[tuple[Value, ...], ...] | SelectQuery | Compound
     _conflict: ConflictNothing | ConflictUpdate | None
     _returning: Returning
-    _tuples: list[tuple[Any, ...]] | None
+    _cells: RowCells | None
+    _flat: tuple[object, ...] | None
+
+    @property
+    def _values(self) -> tuple[object, ...]:
+        """The statement's values in order: for rows held a column at a time, made on first
+        use (a batch written by COPY or run row by row never needs them in one tuple;
+        measured: BENCHMARKS.md, "Fast paths")."""
+        flat = self._flat
+        if flat is None:
+            flat = self._flat = tuple(chain.from_iterable(self._cells or ()))
+        return flat
+
+    @_values.setter
+    def _values(self, values: tuple[object, ...]) -> None:
+        self._flat = values
 
     def _clone(self) -> Insert[M_co, R_co]:
         new: Insert[M_co, R_co] = object.__new__(Insert)
         new._meta = self._meta
-        new._values = self._values
+        new._flat = self._flat
         new._columns = self._columns
         new._rows = self._rows
         new._conflict = self._conflict
         new._returning = self._returning
-        new._tuples = self._tuples
+        new._cells = self._cells
         return new
 
     def _key(self) -> InsertStatement:
@@ -474,7 +492,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         new._columns = tuple(columns)
         new._rows = key
         new._values = values
-        new._tuples = None
+        new._cells = None
         return new
 
     def values(self, rows: M_co | Mapping[str, object] | Sequence[M_co | Mapping[str, object]]
@@ -503,16 +521,22 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         if not given or block is not None:
             plain_rows = _plain_rows(meta, items, self._columns)
             if plain_rows is not None:
-                columns, tuples = plain_rows
+                columns, cells = plain_rows
                 new = self._clone()
                 new._columns = columns
                 first_row = block.start if block is not None else start
                 added = block.n_rows if block is not None else 0
-                new._rows = RowParams(added + len(tuples), first_row)
-                new._values = (*self._values, *chain.from_iterable(tuples))
-                # The rows as tuples, for a driver that takes one parameter set per row:
-                # only while they are the statement's only values, in one block from 0.
-                new._tuples = tuples if not self._values else None
+                new._rows = RowParams(added + len(cells), first_row)
+                # The cells kept a column at a time, for a driver that takes one parameter
+                # set per row or a bulk copy: only while they are the statement's only
+                # values, in one block from 0; the values in one tuple are then made from
+                # them when first asked for.
+                if self._values:
+                    new._values = (*self._values, *chain.from_iterable(cells))
+                    new._cells = None
+                else:
+                    new._flat = None
+                    new._cells = cells
                 if self._conflict is not None:
                     new._check_repeated_keys()
                 return new
@@ -534,7 +558,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
             # no value, which the dialect writes as DEFAULT VALUES or its own spelling.
             new = self._clone()
             new._rows = self._row_nodes() + ((),) * len(mappings)
-            new._tuples = None
+            new._cells = None
             return new
         values = list(self._values)
         plain = True
@@ -556,7 +580,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 _check_exact_cells(col, [v for m in mappings if type(v := m[attr]) is exact])
         new = self._clone()
         new._columns = columns
-        new._tuples = None
+        new._cells = None
         if plain and not given:
             values.extend(mapping[col.attr] for mapping in mappings for col in columns)
             new._rows = RowParams(len(mappings), start)
@@ -764,5 +788,5 @@ def insert(model: type[M], /) -> Insert[M, Never]:
     stmt._rows = ()
     stmt._conflict = None
     stmt._returning = None
-    stmt._tuples = None
+    stmt._cells = None
     return stmt

@@ -10,7 +10,7 @@ decides without waiting is its rules' (base.py's DriverRules), which both copies
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from typing import Any
 
@@ -70,7 +70,7 @@ class Driver:
         rows affected). Elsewhere, in turn: the caller holds a transaction around them."""
         return [self.run(conn, sql, params) for sql, params in statements]
 
-    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+    def run_many(self, conn: Any, sql: str, params: Sequence[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         """Execute one statement per parameter set: (the rows all returned, rows affected)."""
         rows: list[Any] = []
@@ -81,7 +81,7 @@ class Driver:
             total += max(count, 0)
         return (rows if returning else None), total
 
-    def copy_rows(self, conn: Any, sql: str, rows: list[Sequence[Any]],
+    def copy_rows(self, conn: Any, sql: str, rows: Iterable[Sequence[Any]],
                         types: Sequence[str] | None) -> tuple[list[Any] | None, int]:
         """Write the rows with the bulk copy `sql` (where `rules.copies_rows()` says yes),
         in binary as these column `types` when given: (None, rows written)."""

@@ -8,9 +8,10 @@ decides without waiting is its rules' (base.py's DriverRules), which both copies
 from __future__ import annotations
 
 import asyncio  # sync: import threading
-from collections.abc import (  # sync: from collections.abc import Callable, Sequence
+from collections.abc import (  # sync: from collections.abc import Callable, Iterable, Sequence
     Awaitable,
     Callable,
+    Iterable,
     Sequence,
 )
 from contextlib import suppress
@@ -83,7 +84,7 @@ class AsyncDriver:
         rows affected). Elsewhere, in turn: the caller holds a transaction around them."""
         return [await self.run(conn, sql, params) for sql, params in statements]
 
-    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+    async def run_many(self, conn: Any, sql: str, params: Sequence[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         """Execute one statement per parameter set: (the rows all returned, rows affected)."""
         rows: list[Any] = []
@@ -94,7 +95,7 @@ class AsyncDriver:
             total += max(count, 0)
         return (rows if returning else None), total
 
-    async def copy_rows(self, conn: Any, sql: str, rows: list[Sequence[Any]],
+    async def copy_rows(self, conn: Any, sql: str, rows: Iterable[Sequence[Any]],
                         types: Sequence[str] | None) -> tuple[list[Any] | None, int]:
         """Write the rows with the bulk copy `sql` (where `rules.copies_rows()` says yes),
         in binary as these column `types` when given: (None, rows written)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from typing_extensions import override
@@ -227,7 +227,7 @@ class PsycopgDriver(Driver):
         return [(_fetched(cur), cur.rowcount) for cur in used]
 
     @override
-    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+    def run_many(self, conn: Any, sql: str, params: Sequence[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:
             cur.executemany(sql, params, returning=returning)
@@ -243,7 +243,7 @@ class PsycopgDriver(Driver):
             return rows, total
 
     @override
-    def copy_rows(self, conn: Any, sql: str, rows: list[Sequence[Any]],
+    def copy_rows(self, conn: Any, sql: str, rows: Iterable[Sequence[Any]],
                         types: Sequence[str] | None) -> tuple[list[Any] | None, int]:
         with conn.cursor() as cur:
             with cur.copy(sql) as copy:

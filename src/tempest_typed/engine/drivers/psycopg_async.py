@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 from typing_extensions import override
@@ -249,7 +249,7 @@ class AsyncPsycopgDriver(AsyncDriver):
         return [(await _fetched(cur), cur.rowcount) for cur in used]
 
     @override
-    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+    async def run_many(self, conn: Any, sql: str, params: Sequence[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         async with conn.cursor() as cur:
             await cur.executemany(sql, params, returning=returning)
@@ -265,7 +265,7 @@ class AsyncPsycopgDriver(AsyncDriver):
             return rows, total
 
     @override
-    async def copy_rows(self, conn: Any, sql: str, rows: list[Sequence[Any]],
+    async def copy_rows(self, conn: Any, sql: str, rows: Iterable[Sequence[Any]],
                         types: Sequence[str] | None) -> tuple[list[Any] | None, int]:
         async with conn.cursor() as cur:
             async with cur.copy(sql) as copy:

@@ -251,7 +251,7 @@ class SQLiteDriver(Driver):
         return rows, cur.rowcount
 
     @override
-    def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+    def run_many(self, conn: Any, sql: str, params: Sequence[Sequence[Any]],
                  returning: bool) -> tuple[list[Any] | None, int]:
         cur = conn.executemany(sql, params)
         return None, max(int(cur.rowcount), 0)
@@ -348,7 +348,7 @@ class ThreadedDriver(AsyncDriver):
         return await self._thread(self._driver.run, conn, sql, params)  # type: ignore[no-any-return]  # the blocking driver's (rows, count)
 
     @override
-    async def run_many(self, conn: Any, sql: str, params: list[Sequence[Any]],
+    async def run_many(self, conn: Any, sql: str, params: Sequence[Sequence[Any]],
                        returning: bool) -> tuple[list[Any] | None, int]:
         """Execute one statement per parameter set on a worker thread."""
         return await self._thread(self._driver.run_many, conn, sql, params, returning)  # type: ignore[no-any-return]  # the blocking driver's (rows, count)
