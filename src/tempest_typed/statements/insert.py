@@ -247,11 +247,11 @@ class RowCells:
 
 def _plain_rows(meta: ModelMeta, items: list[Any],
                 columns: tuple[ColumnMeta, ...]) -> tuple[tuple[ColumnMeta, ...],
-                                                          RowCells] | None:
-    """The columns and the rows' cells a column at a time, when every row is a dict with the
-    same keys, needs no default filled in, and every cell is a plain value its column
-    certainly holds; None to take the general path (which also finds and names what is
-    wrong).
+                                                          RowCells | tuple[Any, ...]] | None:
+    """The columns and the rows' cells a column at a time (one row: its values), when every
+    row is a dict with the same keys, needs no default filled in, and every cell is a plain
+    value its column certainly holds; None to take the general path (which also finds and
+    names what is wrong).
 
     A batch is tested a whole column at a time at C speed (map, set)
     (measured: BENCHMARKS.md, "Fast paths").
@@ -264,19 +264,19 @@ def _plain_rows(meta: ModelMeta, items: list[Any],
     plan = _plan(meta, tuple(first))
     if plan is None or (columns and plan[0] != columns):
         return None
-    cols, getter = plan
+    cols, getter, cell_getters = plan
     if len(items) == 1:
         row = getter(first)
         for col, value in zip(cols, row, strict=True):
             if not col.accepts(value) and (value is not None or not col.nullable):
                 return None
-        return cols, RowCells([[value] for value in row], 1)
+        return cols, row
     if set(map(type, items)) != {dict} or set(map(len, items)) != {len(first)}:
         return None
     cells: list[Sequence[Any]] = []
     try:
-        for col in cols:
-            column = list(map(itemgetter(col.attr), items))
+        for col, cell in zip(cols, cell_getters, strict=True):
+            column = list(map(cell, items))
             if not _plain_cells(col, column):
                 return None
             cells.append(column)
@@ -313,7 +313,8 @@ def _plain_instances(meta: ModelMeta, items: list[Any],
     return cols, RowCells(cells, len(items))
 
 
-_Plan = tuple[tuple[ColumnMeta, ...], Callable[[Any], tuple[Any, ...]]]
+_Plan = tuple[tuple[ColumnMeta, ...], Callable[[Any], tuple[Any, ...]],
+              tuple[Callable[[Any], Any], ...]]
 _PLANS: dict[tuple[ModelMeta, tuple[object, ...]], _Plan | None] = {}
 
 
@@ -331,11 +332,12 @@ def _plan(meta: ModelMeta, keys: tuple[object, ...]) -> _Plan | None:
             and names >= meta.defaults.keys()):
         cols = tuple(c for c in meta.columns if c.attr in names)
         attrs = [c.attr for c in cols]
+        cell_getters = tuple(itemgetter(attr) for attr in attrs)
         if len(attrs) == 1:
             only = attrs[0]
-            plan = (cols, lambda row: (row[only],))
+            plan = (cols, lambda row: (row[only],), cell_getters)
         else:
-            plan = (cols, itemgetter(*attrs))
+            plan = (cols, itemgetter(*attrs), cell_getters)
     if len(_PLANS) >= 4096:
         _PLANS.clear()
     _PLANS[meta, keys] = plan
@@ -526,15 +528,20 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 new._columns = columns
                 first_row = block.start if block is not None else start
                 added = block.n_rows if block is not None else 0
-                new._rows = RowParams(added + len(cells), first_row)
-                # The cells kept a column at a time, for a driver that takes one parameter
-                # set per row or a bulk copy: only while they are the statement's only
-                # values, in one block from 0; the values in one tuple are then made from
-                # them when first asked for.
-                if self._values:
+                # One row is its values. A batch's cells are kept a column at a time, for a
+                # driver that takes one parameter set per row or a bulk copy: only while they
+                # are the statement's only values, in one block from 0; the values in one
+                # tuple are then made from them when first asked for.
+                if isinstance(cells, tuple):
+                    new._rows = RowParams(added + 1, first_row)
+                    new._values = (*self._values, *cells) if self._values else cells
+                    new._cells = None
+                elif self._values:
+                    new._rows = RowParams(added + len(cells), first_row)
                     new._values = (*self._values, *chain.from_iterable(cells))
                     new._cells = None
                 else:
+                    new._rows = RowParams(len(cells), first_row)
                     new._flat = None
                     new._cells = cells
                 if self._conflict is not None:
