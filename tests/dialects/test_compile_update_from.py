@@ -10,6 +10,7 @@ from uuid import UUID
 import pytest
 
 from tempest_typed import DialectError, Update, ValidationError, select, sql, update
+from tempest_typed.dialects import get_dialect
 
 from ..models import Outbound
 
@@ -32,7 +33,7 @@ def test_postgresql_updates_from_the_picked_rows_and_returns_their_due_time() ->
         '"picked"."next_attempt_at" AS "picked_next_attempt_at"')
     # the set's values, then the picking select's
     assert compiled.params == ("sending", "queued")
-    fields = compiled.shape.result
+    fields = get_dialect("postgresql").shape(picked_update()).result
     assert isinstance(fields, tuple)
     assert [f.name for f in fields] == ["id", "attempts",
                                                        "picked_next_attempt_at"]
@@ -81,7 +82,7 @@ def test_postgresql_settles_first_and_counts_what_it_settled_in_one_statement() 
         '"settled") AS "one" LEFT JOIN "changed" ON TRUE')
     # the settling update's values first, as the text binds them
     assert compiled.params == ("sent", A1, A2, "mail", "sending", "queued")
-    fields = compiled.shape.result
+    fields = get_dialect("postgresql").shape(settling_update()).result
     assert isinstance(fields, tuple)
     assert [f.name for f in fields] == ["settled", "id", "attempts", "picked_next_attempt_at"]
 

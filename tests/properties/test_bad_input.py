@@ -328,7 +328,7 @@ def run_everywhere(engines: dict[str, Engine], stmt: Any) -> None:
         try:
             with engine.transaction() as tx:
                 result = tx.execute(stmt)
-                if stmt.compile(engine.dialect).shape.result is not None:
+                if engine.dialect.shape(stmt).result is not None:
                     result.all()
                 tx.execute(select(Kitchen)).all()  # what was written reads back
                 raise _Rollback

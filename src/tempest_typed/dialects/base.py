@@ -130,34 +130,32 @@ class CompiledShape:
         self.result = result
 
 
-class Compiled:
-    """A compiled statement: `sql` and its `params` in placeholder order."""
+class Compiled(tuple[str, tuple[object, ...]]):
+    """A compiled statement: `sql` and its `params` in placeholder order; a pair, so that
+    `sql, params = stmt.compile(...)` types each (Dialect.shape() gives how it was made)."""
 
-    __slots__ = ("params", "shape", "sql")
+    __slots__ = ()
 
-    def __init__(self, sql: str, params: tuple[object, ...], shape: CompiledShape) -> None:
-        self.sql = sql
-        self.params = params
-        self.shape = shape
+    def __new__(cls, sql: str, params: tuple[object, ...]) -> Compiled:
+        """The pair of `sql` and `params`."""
+        return tuple.__new__(cls, (sql, params))
 
-    def __iter__(self) -> Any:
-        """Unpack as `sql, params = stmt.compile(...)`."""
-        yield self.sql
-        yield self.params
+    @property
+    def sql(self) -> str:
+        """The SQL text."""
+        return self[0]
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Compiled):
-            return (self.sql, self.params) == (other.sql, other.params)
-        if isinstance(other, tuple):
-            return (self.sql, self.params) == other
-        return NotImplemented
+    @property
+    def params(self) -> tuple[object, ...]:
+        """The parameters, in placeholder order."""
+        return self[1]
 
     def __hash__(self) -> int:
         # by the text alone: a parameter may be a list (an array, a JSON document)
-        return hash(self.sql)
+        return hash(self[0])
 
     def __repr__(self) -> str:
-        return f"Compiled(sql={self.sql!r}, params={self.params!r})"
+        return f"Compiled(sql={self[0]!r}, params={self[1]!r})"
 
 
 #: the field of an update settling rows before picked ones that counts the rows it settled
@@ -351,18 +349,16 @@ class Dialect:
         key = stmt._key()
         shape = self._shapes.get(key) or self.shape_of_key(key)
         values = stmt._values
-        # Made without calling the class, whose Python __init__ costs more than the stores
-        # (measured: BENCHMARKS.md, "Fast paths").
-        compiled = object.__new__(Compiled)
-        compiled.sql = shape.sql
+        params: tuple[object, ...]
         if shape.packed:  # an array is bound as a list (a driver takes no tuple for one)
-            compiled.params = tuple([list(values[i]) if isinstance(i, slice) else values[i]
-                                     for i in shape.order])
+            params = tuple([list(values[i]) if isinstance(i, slice) else values[i]
+                            for i in shape.order])
         else:
-            compiled.params = (values if shape.in_order and len(values) == len(shape.order)
-                               else tuple([values[i] for i in shape.order]))
-        compiled.shape = shape
-        return compiled
+            params = (values if shape.in_order and len(values) == len(shape.order)
+                      else tuple([values[i] for i in shape.order]))
+        # Made without calling the class, whose Python __new__ costs a call more
+        # (measured: BENCHMARKS.md, "Fast paths").
+        return tuple.__new__(Compiled, (shape.sql, params))
 
     def _compile_key(self, key: StatementNode) -> CompiledShape:
         out = _Out()
