@@ -38,6 +38,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 __all__ = ["PsycopgDriver"]
 
 
+
+
 class _RecentFirstPool(ConnectionPool[Any]):
     """psycopg_pool's pool, handing out the connection returned last.
 

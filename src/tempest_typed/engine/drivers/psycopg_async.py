@@ -10,8 +10,10 @@ psycopg are these three.
 
 from __future__ import annotations
 
+import asyncio  # async only
 import contextlib
 import gc
+import logging  # async only
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -35,6 +37,26 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 __all__ = ["AsyncPsycopgDriver"]
+
+
+# async only: begin
+#: the name psycopg_pool gives this driver's pools in its log
+POOL_NAME: Final = "tempest_typed"
+
+
+class _CancelledAttempts(logging.Filter):
+    """Leaves out psycopg_pool's warning that a connection attempt of this driver's pool
+    failed when a cancel ended it (asyncio.run() ending its tasks; the pool is closed then,
+    _close_when_cancelled): it read "error connecting in 'tempest_typed': " with no reason."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        return not (isinstance(args, tuple) and len(args) == 2 and args[0] == POOL_NAME
+                    and isinstance(args[1], asyncio.CancelledError))
+
+
+logging.getLogger("psycopg.pool").addFilter(_CancelledAttempts())
+# async only: end
 
 
 class _RecentFirstPool(AsyncConnectionPool[Any]):
@@ -74,6 +96,7 @@ class AsyncPsycopgDriver(AsyncDriver):
             connection_class=self._watched(),
         )  # no check=: _checked_conn() pings, without the pool's backoff
         self._opened = False  # async only
+        self._closer: asyncio.Task[None] | None = None  # async only
 
     def _watched(self) -> type[psycopg.AsyncConnection[Any]]:
         """The pool's connection class, telling the rules how each attempt of the pool ends."""
@@ -146,6 +169,8 @@ class AsyncPsycopgDriver(AsyncDriver):
         if not self._opened:
             self._opened = True
             await self._pool.open(wait=False)
+            self._closer = asyncio.get_running_loop().create_task(
+                self._close_when_cancelled(), name="tempest_typed pool closer")
         # async only: end
         if rules._refused is not None:
             await self._probe()
@@ -196,9 +221,29 @@ class AsyncPsycopgDriver(AsyncDriver):
 
     @override
     async def close(self) -> None:
+        closer, self._closer = self._closer, None  # async only
+        if closer is not None:  # async only
+            closer.cancel()  # async only
         await self._pool.close()
 
     # async only: begin
+    async def _close_when_cancelled(self) -> None:
+        """Wait until cancelled, then close the pool.
+
+        asyncio.run() ends by cancelling every task left and waiting for them all; the
+        pool's task connecting a connection takes that cancel for a failed attempt and tries
+        again, so a program that never disposed of its engine hung there. This task, cancelled
+        with the others, closes the pool, which ends its tasks.
+        """
+        try:
+            await asyncio.get_running_loop().create_future()
+        except asyncio.CancelledError:
+            if self._closer is not None:  # cancelled by the loop's end, not by close()
+                self._closer = None
+                await self._pool.close(timeout=1.0)
+            raise
+
+
     @override
     async def listen(self, channel: str) -> Listener:
         rules = self.rules
