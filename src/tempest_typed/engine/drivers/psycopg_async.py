@@ -56,6 +56,17 @@ class _CancelledAttempts(logging.Filter):
 
 
 logging.getLogger("psycopg.pool").addFilter(_CancelledAttempts())
+
+
+async def _others_done() -> None:
+    """Return once every task of the loop is done but the pools' own and this one."""
+    current = asyncio.current_task()
+    while True:
+        others = [task for task in asyncio.all_tasks() if task is not current
+                  and not task.get_name().startswith(POOL_NAME)]
+        if not others:
+            return
+        await asyncio.wait(others)
 # async only: end
 
 
@@ -170,7 +181,7 @@ class AsyncPsycopgDriver(AsyncDriver):
             self._opened = True
             await self._pool.open(wait=False)
             self._closer = asyncio.get_running_loop().create_task(
-                self._close_when_cancelled(), name="tempest_typed pool closer")
+                self._close_when_cancelled(), name=f"{POOL_NAME} pool closer")
         # async only: end
         if rules._refused is not None:
             await self._probe()
@@ -233,13 +244,15 @@ class AsyncPsycopgDriver(AsyncDriver):
         asyncio.run() ends by cancelling every task left and waiting for them all; the
         pool's task connecting a connection takes that cancel for a failed attempt and tries
         again, so a program that never disposed of its engine hung there. This task, cancelled
-        with the others, closes the pool, which ends its tasks.
+        with the others, closes the pool once the program's own tasks are done (a cancelled
+        queue worker hands its messages back through it first), which ends its tasks.
         """
         try:
             await asyncio.get_running_loop().create_future()
         except asyncio.CancelledError:
             if self._closer is not None:  # cancelled by the loop's end, not by close()
                 self._closer = None
+                await _others_done()
                 await self._pool.close(timeout=1.0)
             raise
 
