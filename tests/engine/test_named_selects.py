@@ -126,3 +126,14 @@ async def test_a_named_select_is_never_named_like_a_table(db: Any) -> None:
     first = sql.cte("first_node", select(Node, ["id"]).where({"id": 1}))
     rows = (await db.execute(select(first).union_all(select(Node, ["id"])))).all()
     assert sorted(r.id for r in rows) == [1, 1, 2, 3]
+
+
+@pytest.mark.asyncio
+async def test_a_named_select_with_values_joined_under_two_aliases(db: Any) -> None:
+    await db.execute(insert(Node).values(ROWS))
+    # its WITH is written once, its bound value once: the statement carried it per alias and
+    # both went to the driver ("the query has 1 placeholders but 2 parameters were passed")
+    heavy = sql.cte("heavy", select(Node, ["id", "parent_id"]).where({"weight": {"gt": 0.1}}))
+    pairs = (join(heavy, "a").inner_join(heavy, "b", {"a.id": "b.parent_id"})
+             .project({"up": "a.id", "down": "b.id"}))
+    assert [tuple(r) for r in (await db.execute(pairs)).all()] == [(1, 2)]

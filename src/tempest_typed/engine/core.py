@@ -550,7 +550,9 @@ class SessionCore:
         if prepared.batch is not None:
             return prepared, None
         values = stmt._values
-        if prepared.passes_values:
+        # a value can be written once and read twice (a named select joined under two
+        # aliases carries its values per alias): the values are then no parameter list
+        if prepared.passes_values and len(values) == len(prepared.order):
             if len(values) > engine._max_params:
                 return prepared, None
             return prepared, values
