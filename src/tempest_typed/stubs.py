@@ -533,7 +533,9 @@ def _computed(n: _Names, cols: Sequence[ColumnMeta]) -> list[str]:
     parts = [f"TextOf[{text}]", f"LengthOf[{text}]", f"NumberOf[{numbers}]", f"ColOf[{every}]",
              f"TruncOf[{of(('datetime', 'date'))}]", f"PartOf[{of(('datetime', 'date'))}]",
              f"TimePartOf[{of(('datetime',))}]"]
-    families = [_TEXT, _NUMBERS, *({k} for k in ("datetime", "date", "bool", "uuid", "bytes"))]
+    # and JSON beside JSON, which coalesce moves without comparing
+    families = [_TEXT, _NUMBERS,
+                *({k} for k in ("datetime", "date", "bool", "uuid", "bytes", "json"))]
     parts += list(dict.fromkeys(f"CoalesceOf[{of(f)}]" for f in families))
     parts += [f"SumOver[{numbers}, {every}]", f"OrderOver[{of(_ORDERED | _TEXT)}, {every}]",
               f"CountOver[{of(set(_PYTHON_TYPES) | {'literal'})}, {every}]",

@@ -8,7 +8,7 @@ from mypy.checker import TypeChecker
 from mypy.plugin import MethodContext
 from mypy.types import Instance, Type, get_proper_type
 
-from .lib.families import same_family
+from .lib.families import moves_to
 from .lib.messages import COLUMN, COMPARE, INSERT, column_name, describe, unknown_column
 from .lib.metadata import column_kind, model_facts
 from .lib.row_types import statement_fields
@@ -44,7 +44,7 @@ def from_select(ctx: MethodContext) -> Type:
                      code=COLUMN)
             continue
         given.add(name)
-        if not same_family(col.kind, column_kind(typ)[0]):
+        if not moves_to(col.kind, column_kind(typ)[0]):
             api.fail(f'{call}: {column_name(col)} is {describe(col.type, api.options)} but the '
                      f'select\'s "{name}" is {describe(typ, api.options)}; the columns must be '
                      "of one family", where, code=COMPARE)

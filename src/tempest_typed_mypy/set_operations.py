@@ -49,7 +49,13 @@ def combined(ctx: MethodContext) -> Type:
     widened = dict(first)
     for (a, a_type), (b, b_type) in zip(first.items(), other.items(), strict=True):
         a_kind, b_kind = column_kind(a_type)[0], column_kind(b_type)[0]
-        if not same_family(a_kind, b_kind):
+        if a_kind == b_kind == "json":
+            if name != "union_all":  # union_all moves them beside each other, never compares
+                api.fail(f'{name}(): "{a}" and "{b}" are JSON columns, which are not compared, '
+                         f"so {name}() cannot tell rows with them apart the same way on every "
+                         "database; use union_all(), or combine the selects without them",
+                         where, code=COMPARE)
+        elif not same_family(a_kind, b_kind):
             api.fail(f'{name}(): column "{a}" is {describe(a_type, api.options)} but "{b}" is '
                      f"{describe(b_type, api.options)}; combined columns must be pairwise of "
                      f"one family ({RULE.partition('(')[2]}", where, code=COMPARE)
@@ -155,4 +161,7 @@ def order_by(ctx: MethodContext) -> Type:
         hint = f'; did you mean "{guess}"?' if guess else ""
         ctx.api.fail(f'order_by("{name}") of a combined select names a column of the first '
                      f"statement{hint} (columns: {listed(fields)})", columns[0], code=COLUMN)
+    elif name is not None and column_kind(fields[name])[0] == "json":
+        ctx.api.fail(f'order_by("{name}") of a combined select: "{name}" is a JSON column, '
+                     "which is not compared; order by another column", columns[0], code=COMPARE)
     return ctx.default_return_type

@@ -450,7 +450,7 @@ class AccountRow(Row[Any], Named[_F_contra], Generic[_F_contra]):
     @overload
     def __getitem__(self, key: slice) -> tuple[Any, ...]: ...
 
-AccountComputed = TextOf[Literal['email']] | LengthOf[Literal['email']] | NumberOf[Literal['id', 'balance']] | ColOf[AccountColumn] | TruncOf[Literal['born']] | PartOf[Literal['born']] | TimePartOf[Never] | CoalesceOf[Literal['email']] | CoalesceOf[Literal['id', 'balance']] | CoalesceOf[Never] | CoalesceOf[Literal['born']] | CoalesceOf[Literal['active']] | CoalesceOf[Literal['owner_id']] | SumOver[Literal['id', 'balance'], AccountColumn] | OrderOver[Literal['id', 'email', 'balance', 'born'], AccountColumn] | CountOver[Literal['id', 'email', 'active', 'balance', 'born', 'owner_id'], AccountColumn] | WindowOver[AccountColumn, AccountColumn] | Opaque | Now
+AccountComputed = TextOf[Literal['email']] | LengthOf[Literal['email']] | NumberOf[Literal['id', 'balance']] | ColOf[AccountColumn] | TruncOf[Literal['born']] | PartOf[Literal['born']] | TimePartOf[Never] | CoalesceOf[Literal['email']] | CoalesceOf[Literal['id', 'balance']] | CoalesceOf[Never] | CoalesceOf[Literal['born']] | CoalesceOf[Literal['active']] | CoalesceOf[Literal['owner_id']] | CoalesceOf[Literal['tags']] | SumOver[Literal['id', 'balance'], AccountColumn] | OrderOver[Literal['id', 'email', 'balance', 'born'], AccountColumn] | CountOver[Literal['id', 'email', 'active', 'balance', 'born', 'owner_id'], AccountColumn] | WindowOver[AccountColumn, AccountColumn] | Opaque | Now
 
 class AccountLabeledRow(Row[Any], Named[_F_contra | _L_contra], Generic[_F_contra, _L_contra]):
     @property
@@ -1194,7 +1194,7 @@ class UserRow(Row[Any], Named[_F_contra], Generic[_F_contra]):
     @overload
     def __getitem__(self, key: slice) -> tuple[Any, ...]: ...
 
-UserComputed = TextOf[Literal['email', 'country']] | LengthOf[Literal['email', 'country']] | NumberOf[Literal['id', 'credit_limit', 'manager_id']] | ColOf[UserColumn] | TruncOf[Never] | PartOf[Never] | TimePartOf[Never] | CoalesceOf[Literal['email', 'country']] | CoalesceOf[Literal['id', 'credit_limit', 'manager_id']] | CoalesceOf[Never] | CoalesceOf[Literal['avatar']] | SumOver[Literal['id', 'credit_limit', 'manager_id'], UserColumn] | OrderOver[Literal['id', 'email', 'country', 'credit_limit', 'manager_id'], UserColumn] | CountOver[Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'avatar'], UserColumn] | WindowOver[UserColumn, UserColumn] | Opaque | Now
+UserComputed = TextOf[Literal['email', 'country']] | LengthOf[Literal['email', 'country']] | NumberOf[Literal['id', 'credit_limit', 'manager_id']] | ColOf[UserColumn] | TruncOf[Never] | PartOf[Never] | TimePartOf[Never] | CoalesceOf[Literal['email', 'country']] | CoalesceOf[Literal['id', 'credit_limit', 'manager_id']] | CoalesceOf[Never] | CoalesceOf[Literal['avatar']] | CoalesceOf[Literal['settings']] | SumOver[Literal['id', 'credit_limit', 'manager_id'], UserColumn] | OrderOver[Literal['id', 'email', 'country', 'credit_limit', 'manager_id'], UserColumn] | CountOver[Literal['id', 'email', 'country', 'credit_limit', 'manager_id', 'avatar'], UserColumn] | WindowOver[UserColumn, UserColumn] | Opaque | Now
 
 class UserLabeledRow(Row[Any], Named[_F_contra | _L_contra], Generic[_F_contra, _L_contra]):
     @property

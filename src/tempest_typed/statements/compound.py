@@ -159,6 +159,13 @@ class SetQuery(Statement[R_co]):
                 "selects need the same number of columns"
             )
         for a, b in zip(first, fields, strict=True):
+            if a.kind == b.kind == "json":
+                if op == "union_all":
+                    continue  # moved beside each other, never compared
+                raise ValidationError(
+                    f"{op}(): {a.name!r} and {b.name!r} are JSON columns, which are not "
+                    f"compared, so {op}() cannot tell rows with them apart the same way on "
+                    "every database; use union_all(), or combine the selects without them")
             family = FAMILIES.get(a.kind)
             if family is None or family != FAMILIES.get(b.kind):
                 raise ValidationError(
@@ -205,6 +212,10 @@ class SetQuery(Statement[R_co]):
             )
         if direction not in ("asc", "desc"):
             raise ValidationError(f"order_by({column!r}, {direction!r}): 'asc' or 'desc'")
+        if any(f.name == column and f.kind == "json" for f in self._fields):
+            raise ValidationError(
+                f"order_by({column!r}) of a combined select: {column!r} is a JSON column, "
+                "which is not compared; order by another column")
         name, item = found
         labeled = item if isinstance(item, Labeled) else Labeled(name, item)
         ordered: OrderItem = order_item(labeled, direction == "desc", True)

@@ -256,10 +256,10 @@ def _call(scope: Scope, expr: Call, values: list[object], where: str,
             return made("decimal", nullable)
         return made("int", nullable)
     if name == "coalesce":
-        from .where import same_family
+        from .where import moves_to
 
         for col in cols[1:]:
-            if not same_family(first, col):
+            if not moves_to(first, col):
                 raise ValidationError(
                     f"{shown} in {where}: {_name(first)} is {first.type_name()} but "
                     f"{_name(col)} is {col.type_name()}; coalesce takes values of one family"
@@ -300,7 +300,7 @@ def _name(col: ColumnMeta) -> str:
 
 def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
           windows: bool, excluded: bool) -> tuple[Value, ColumnMeta]:
-    from .where import condition_node, same_family
+    from .where import condition_node, moves_to
 
     shown = f"sql.case() in {where}"
     conditions = []
@@ -320,7 +320,7 @@ def _case(scope: Scope, expr: CaseValue, values: list[object], where: str,
                        _adopted([c for _, c in results], "sql.case()", where), strict=True))
     first = results[0][1]
     for _, col in results[1:]:
-        if not same_family(first, col):
+        if not moves_to(first, col):
             raise ValidationError(
                 f"{shown}: the branches are {first.type_name()} and {col.type_name()}; a CASE "
                 "yields values of one family"

@@ -213,7 +213,9 @@ def recursive(name: str, base: object, step: Callable[[NamedSelect[Any]], object
         fields = result_fields(key)
     targets: list[tuple[str, int | None] | None] = []
     for col, field in zip(head.meta.columns, fields, strict=True):
-        if FAMILIES.get(col.kind) is None or FAMILIES.get(col.kind) != FAMILIES.get(field.kind):
+        # UNION ALL: a JSON column beside JSON is moved, not compared
+        if not (col.kind == field.kind == "json") and (
+                FAMILIES.get(col.kind) is None or FAMILIES.get(col.kind) != FAMILIES.get(field.kind)):
             raise ValidationError(
                 f"{shown}: column {col.attr!r} is {col.kind} in the base but {field.kind} in "
                 "the step"

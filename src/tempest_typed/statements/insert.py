@@ -449,7 +449,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         to this model's by name (the select's row field names are attributes of this model)."""
         from .compound import SetQuery, result_fields
         from .query import Query
-        from .where import same_family
+        from .where import moves_to
 
         meta = self._meta
         call = f"insert({meta.name}).from_select()"
@@ -474,7 +474,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 nullable=True, primary_key=False, has_default=False, server_default=None,
                 autoincrement=False, unique=False, max_length=None, literal_values=(),
                 references=None, position=0, indexed=False)
-            if not same_family(col, probe):
+            if not moves_to(col, probe):
                 raise ValidationError(
                     f"{call}: {meta.name}.{col.attr} is {col.type_name()} but the select's "
                     f"{field.name!r} is {field.kind}; the columns must be of one family")

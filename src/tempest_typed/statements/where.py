@@ -200,7 +200,18 @@ def same_family(a: ColumnMeta, b: ColumnMeta) -> bool:
     return family is not None and family == FAMILIES.get(b.kind)
 
 
+def moves_to(target: ColumnMeta, source: ColumnMeta) -> bool:
+    """True when a value of `source` can be stored in `target` or stand beside its values
+    (set, from_select, union_all, coalesce): one family, or JSON beside JSON, which moving
+    a value does not compare."""
+    return same_family(target, source) or (target.kind == "json" and source.kind == "json")
+
+
 def _family_error(col: ColumnMeta, other: ColumnMeta, what: str, where: str) -> ValidationError:
+    if col.kind == "json" and other.kind == "json":
+        return ValidationError(
+            f"{col.model_name}.{col.attr} and {what} ({other.model_name}.{other.attr}) are JSON "
+            f"columns, which are not compared (in {where}); compare a column of another type")
     return ValidationError(
         f"{col.model_name}.{col.attr} is {col.type_name()}, but {what} is "
         f"{other.model_name}.{other.attr} of type {other.type_name()} (in {where}): compared "
@@ -274,7 +285,7 @@ def expression_node(scope: Scope | ModelMeta, expr: Expression, values: list[obj
 
     if is_computed(expr):
         node, col = computed(scope, expr, values, where, excluded=allow_excluded)
-        if expected is not None and not same_family(expected, col):
+        if expected is not None and not moves_to(expected, col):
             raise _family_error(expected, col, repr(expr), where)
         return node
     raise ValidationError(f"unknown expression {expr!r} in {where}")
@@ -313,7 +324,7 @@ def column_reference(scope: Scope, name: object, where: str,
             CORRELATIONS[0] += 1
             return OuterColumn(qualifier, attr, expected)
     operand, col = found
-    if expected is not None and not same_family(expected, col):
+    if expected is not None and not moves_to(expected, col):
         raise _family_error(expected, col, f"sql.col({name!r})", where)
     if col is expected and scope.meta is not None and where.startswith(("where", "having")):
         # the one table's column against itself: true of every row (NULL where it is NULL),
@@ -336,7 +347,7 @@ def _scalar_node(scope: Scope, col: ColumnMeta | None, value: ScalarValue, value
             f"sql.scalar() takes a one-column subquery, select(...).as_subquery(column), got "
             f"{type(sub).__name__} (in {where})"
         )
-    if col is not None and not same_family(col, sub.column):
+    if col is not None and not moves_to(col, sub.column):
         raise _family_error(col, sub.column, "the sql.scalar() subquery's column", where)
     if sub.correlated:
         check_outer(scope, sub.key, where)
@@ -792,7 +803,7 @@ def check_outer(scope: Scope, query: SelectQuery, where: str) -> None:
             col = found[1]
         else:
             col = meta.column(ref.attr, f"sql.col({ref.qualifier + '.' + ref.attr!r}) in {where}")
-        if ref.expected is not None and not same_family(ref.expected, col):
+        if ref.expected is not None and not moves_to(ref.expected, col):
             raise _family_error(ref.expected, col, f"sql.col('{ref.qualifier}.{ref.attr}')",
                                 where)
 

@@ -44,7 +44,7 @@ from mypy.types import (
 from tempest_typed._wording import JSON_NOT_COMPARED, WINDOW_NOT_BY_JSON
 
 from .definitions import assigned, resolved
-from .families import same_family
+from .families import moves_to
 from .messages import AGGREGATE, OPERATOR, VALUE, column_name, describe, listed, near
 from .metadata import Column, column_kind, instance, non_null
 from .names import AGGREGATE_FUNCTION, COL, EXCLUDED, SCALAR, SUBQUERY
@@ -369,7 +369,7 @@ class Typer:
                 return None
             return _value_column(first.type, f"sql.{func}()")
         for col, item in zip(cols[1:], args[1:], strict=True):
-            if not same_family(first.kind, col.kind):
+            if not moves_to(first.kind, col.kind):
                 self.scope.fail(f'sql.coalesce() {self.place}: {_named(first)} is '
                                 f"{describe(first.type, api.options)} but {_named(col)} is "
                                 f"{describe(col.type, api.options)}; coalesce takes values "
@@ -414,7 +414,7 @@ class Typer:
         cols = [r for r in results if r is not None]
         first = cols[0]
         for col in cols[1:]:
-            if not same_family(first.kind, col.kind):
+            if not moves_to(first.kind, col.kind):
                 self.scope.fail(f'sql.case() {self.place}: the branches are '
                                 f"{describe(first.type, self.api.options)} and "
                                 f"{describe(col.type, self.api.options)}; a CASE yields "

@@ -32,7 +32,7 @@ from tempest_typed._wording import EMPTY_WHERE, FRACTION_FOR_AN_INT, NO_COLUMNS_
 from .computed import COMPUTED, Typer
 from .correlation import correlate
 from .definitions import resolved
-from .families import RULE, same_family
+from .families import RULE, moves_to
 from .messages import AGGREGATE, OPERATOR, VALUE, column_name, describe, near
 from .metadata import ORDERED_KINDS, TEXT_KINDS, Column, column_kind, instance, non_null
 from .names import (
@@ -139,7 +139,7 @@ def check_given(scope: Scope, col: Column, expr: Expression, label: str | None =
     if typer.reads and scope.where == "values()":
         scope.fail(f"{shown} in {where}: {NO_COLUMNS_IN_VALUES}", expr, VALUE)
         return
-    if found is None or same_family(col.kind, found.kind):
+    if found is None or moves_to(col.kind, found.kind):
         return
     options = scope.api.options
     scope.fail(f"{column_name(col)} expects {describe(col.type, options)}, got "

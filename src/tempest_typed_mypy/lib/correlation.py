@@ -162,7 +162,7 @@ def _reference(outer: Scope, own: Qualifiers, name: str, path: list[_Names],
         return
     if expected is not None:
         compared(outer, expected, optional(col) if left else col, f'sql.col("{name}")',
-                 f"a subquery of {outer.where}", context)
+                 f"a subquery of {outer.where}", context, moved=True)
 
 
 def _table(facts: ModelFacts) -> str | None:

@@ -11,7 +11,7 @@ from .messages import COMPARE, column_name, describe
 from .metadata import Column
 from .scopes import Scope
 
-__all__ = ["FAMILIES", "RULE", "compared", "same_family"]
+__all__ = ["FAMILIES", "RULE", "compared", "moves_to", "same_family"]
 
 #: the runtime's families (tempest_typed.statements.where.FAMILIES; test_runtime_rules.py
 #: compares them)
@@ -31,11 +31,18 @@ def same_family(a: str, b: str) -> bool:
     return family is not None and family == FAMILIES.get(b)
 
 
+def moves_to(target: str, source: str) -> bool:
+    """Whether a value of kind `source` can be stored in a `target` column or stand beside its
+    values (set, from_select, union_all, coalesce): one family, or JSON beside JSON, which
+    moving a value does not compare (the run time's where.moves_to)."""
+    return same_family(target, source) or target == source == "json"
+
+
 def compared(scope: Scope, col: Column, other: Column, what: str, where: str,
-             context: Context) -> None:
+             context: Context, moved: bool = False) -> None:
     """Report `col` compared with `other` (named `what` where it was written) across
-    families."""
-    if same_family(col.kind, other.kind):
+    families; `moved`: `other`'s value is stored in `col`, not compared with it."""
+    if (moves_to if moved else same_family)(col.kind, other.kind):
         return
     options = scope.api.options
     json = "; JSON columns are not compared" if "json" in (col.kind, other.kind) else ""

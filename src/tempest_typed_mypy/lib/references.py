@@ -14,7 +14,7 @@ from mypy.nodes import CallExpr, Context, Expression
 from mypy.types import Instance, get_proper_type
 
 from .correlation import correlate
-from .families import RULE, compared, same_family
+from .families import RULE, compared, moves_to
 from .messages import COLUMN, COMPARE, column_name, describe, unknown_column
 from .metadata import Column, column_kind
 from .names import COL, SUBQUERY
@@ -74,7 +74,8 @@ def check_reference(scope: Scope, col: Column, expr: Expression, where: str) -> 
                        f'table, give that statement an alias, join({col.model}, "outer"), and '
                        f'write sql.col("outer.{col.attr}")', expr, COMPARE)
             return
-        compared(scope, col, other, f'sql.col("{name}")', where, expr)
+        compared(scope, col, other, f'sql.col("{name}")', where, expr,
+                 moved=not where.startswith(("where", "having")))
         return
     sub = get_proper_type(scope.api.lookup_type_or_none(arg))
     if not (isinstance(sub, Instance) and sub.type.fullname == SUBQUERY and len(sub.args) == 2):
@@ -82,7 +83,7 @@ def check_reference(scope: Scope, col: Column, expr: Expression, where: str) -> 
     correlate(scope, arg)
     yields = sub.args[1]
     kind, _, _ = column_kind(yields)
-    if same_family(col.kind, kind):
+    if moves_to(col.kind, kind):
         return
     options = scope.api.options
     scope.fail(f"{column_name(col)} is {describe(col.type, options)}, but sql.scalar() yields "
