@@ -535,3 +535,23 @@ def test_a_wrong_number_of_arguments_is_a_validation_error_naming_the_fix() -> N
         with pytest.raises(ValidationError, match=message):
             call()
     assert select(Account, ["id"]).as_subquery(column="id") is not None
+
+
+def test_two_selects_named_alike_that_differ_in_a_value_are_refused() -> None:
+    # one WITH names both: the second's rows were the first's, without a word, when the two
+    # selects differed in a bound value only
+    paid = sql.cte("c", select(Account, ["id", "owner"]).where({"closed": True}))
+    open_ = sql.cte("c", select(Account, ["id", "owner"]).where({"closed": False}))
+    shown = "two different selects are named 'c'; give each sql.cte() its own name"
+    with pytest.raises(ValidationError, match=re.escape(f"join(a).inner_join(): {shown}")):
+        join(paid, "a").inner_join(open_, "b", {"a.owner": "b.owner"})
+    with pytest.raises(ValidationError, match=re.escape(f"union_all(): {shown}")):
+        select(paid, ["id"]).union_all(select(open_, ["id"]))
+    with pytest.raises(ValidationError, match=re.escape(f"union(): {shown}")):
+        join(paid, "a").project({"i": "a.id"}).union(
+            join(Account, "x").inner_join(open_, "b", {"x.id": "b.id"}).project({"i": "x.id"}))
+    # the same select (or one built alike, with equal values) twice is one definition
+    again = sql.cte("c", select(Account, ["id", "owner"]).where({"closed": True}))
+    both = join(paid, "a").inner_join(again, "b", {"a.id": "b.id"}).project({"i": "a.id"})
+    assert both.compile("postgresql").params == (True,)
+    assert select(paid, ["id"]).union(select(again, ["id"])).compile("sqlite").params == (True,)

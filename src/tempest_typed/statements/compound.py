@@ -173,13 +173,20 @@ class SetQuery(Statement[R_co]):
                     "columns must be pairwise of one family (numbers, text, bool, datetime, "
                     "date, UUID, bytes)"
                 )
+        from .cte import check_one_select_per_name
+
+        offsets = (*node.offsets, len(self._values))
+        check_one_select_per_name(
+            [(s, at) for part, at in zip((*node.parts, key), offsets, strict=True)
+             for s in (part.source, *(j.source for j in part.joins))],
+            (*self._values, *values), f"{op}()")
         parts = _widened(op, (*node.parts, key))
         new: SetQuery[R_co] = object.__new__(SetQuery)
         new._meta = self._meta
         new._fields = result_fields(parts[0]) if parts[0] is not node.parts[0] else first
         new._values = (*self._values, *values)
         new._node = node._replace(parts=parts,
-                                  offsets=(*node.offsets, len(self._values)),
+                                  offsets=offsets,
                                   ops=(*node.ops, _SQL[op]))
         return new
 

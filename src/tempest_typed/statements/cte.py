@@ -10,7 +10,7 @@ statement's values where the source is added.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 from .._wording import (
@@ -43,7 +43,7 @@ from .nodes import (
 )
 from .query import Query
 
-__all__ = ["NamedSelect", "cte_source", "named", "recursive"]
+__all__ = ["NamedSelect", "check_one_select_per_name", "cte_source", "named", "recursive"]
 
 #: the type of its rows (the named statement's), as the type checker knows them
 R_co = TypeVar("R_co", covariant=True)
@@ -158,7 +158,8 @@ def named(name: str, statement: object) -> NamedSelect[Any]:
     if isinstance(statement, SetQuery):
         compound = statement._key()
         meta = table_of(name, compound.parts[0])
-        definition = CommonTable(name, tuple(c.name for c in meta.columns), compound, 0, None, 0)
+        definition = CommonTable(name, tuple(c.name for c in meta.columns), compound, 0, None, 0,
+                                 len(statement._values))
         return NamedSelect(name, meta, definition, statement._values)
     if not isinstance(statement, Query):
         raise ValidationError(
@@ -172,7 +173,8 @@ def named(name: str, statement: object) -> NamedSelect[Any]:
         )
     node = statement._key()
     meta = table_of(name, node)
-    definition = CommonTable(name, tuple(c.name for c in meta.columns), node, 0, None, 0)
+    definition = CommonTable(name, tuple(c.name for c in meta.columns), node, 0, None, 0,
+                             len(statement._values))
     return NamedSelect(name, meta, definition, statement._values)
 
 
@@ -228,7 +230,8 @@ def recursive(name: str, base: object, step: Callable[[NamedSelect[Any]], object
         else:
             query = _cast_items(query, targets)
     meta = _widened(head.meta, targets)
-    whole = definition._replace(query=query, step=key, step_offset=len(head.values))
+    whole = definition._replace(query=query, step=key, step_offset=len(head.values),
+                                length=len(head.values) + len(made._values))
     return NamedSelect(name, meta, whole, (*head.values, *made._values))
 
 
@@ -335,3 +338,28 @@ def cte_source(source: object, alias: str | None,
                                          step_offset=definition.step_offset + len(values))
     return Source(source.meta, alias, definition), (*values, *source.values)
 
+
+
+def check_one_select_per_name(sources: Sequence[tuple[Source, int]],
+                              values: tuple[object, ...], shown: str) -> None:
+    """Refuse two different selects under one name where one WITH names them both (the
+    tables of a join, of the members of a set operation): it is written once, so the second
+    select's rows were silently the first's, even when the two differ in a value only.
+    `sources` are the tables with where their statement's values start in `values`."""
+    seen: dict[str, tuple[CommonTable, int]] = {}
+    for source, base in sources:
+        definition = source.definition
+        if definition is None:
+            continue
+        start = base + definition.offset
+        if definition.name not in seen:
+            seen[definition.name] = (definition, start)
+            continue
+        first, at = seen[definition.name]
+        a = values[at:at + first.length]
+        b = values[start:start + definition.length]
+        if (first.query != definition.query or first.step != definition.step
+                or len(a) != len(b) or any(x is not y and x != y for x, y in zip(a, b, strict=True))):
+            raise ValidationError(
+                f"{shown}: two different selects are named {definition.name!r}; give each "
+                "sql.cte() its own name")

@@ -15,7 +15,7 @@ from ..model import Model, ModelMeta, meta_of
 from ..row import PLAIN_NAME, Row, plain_name_problem
 from .aggregate import AggregateFunction, Grouped, grouped
 from .base import R_co
-from .cte import NamedSelect, cte_source
+from .cte import NamedSelect, check_one_select_per_name, cte_source
 from .nodes import And, Compare, Condition, JoinClause, QualifiedColumn, SelectQuery, Source
 from .query import Context, Query, with_columns
 from .scope import join_scope
@@ -89,6 +89,10 @@ class Join(Query[R_co]):
         condition = pairs[0] if len(pairs) == 1 else And(tuple(pairs))
         source = named[0] if named is not None else Source(meta, alias)
         clause = JoinClause(kind, source, condition)
+        if named is not None:
+            check_one_select_per_name(
+                [(ctx.source, 0), *((j.source, 0) for j in ctx.joins), (source, 0)],
+                named[1], call)
         return self._with("joins", (*ctx.joins, clause), named[1] if named is not None else None,
                           scope=scope)
 

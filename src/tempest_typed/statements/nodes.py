@@ -317,7 +317,8 @@ FALSE = FalseCondition()
 
 class CommonTable(NamedTuple):
     """`[RECURSIVE] name (columns) AS (query [UNION ALL step])`: a named select (sql.cte), its
-    values from the enclosing statement's values[offset] (the step's from step_offset)."""
+    `length` values from the enclosing statement's values[offset] (the step's from
+    step_offset)."""
 
     name: str
     columns: tuple[str, ...]
@@ -325,6 +326,7 @@ class CommonTable(NamedTuple):
     offset: int
     step: SelectQuery | None
     step_offset: int
+    length: int = 0
     tag: Literal["cte"] = "cte"
 
 
