@@ -137,3 +137,24 @@ async def test_a_named_select_with_values_joined_under_two_aliases(db: Any) -> N
     pairs = (join(heavy, "a").inner_join(heavy, "b", {"a.id": "b.parent_id"})
              .project({"up": "a.id", "down": "b.id"}))
     assert [tuple(r) for r in (await db.execute(pairs)).all()] == [(1, 2)]
+
+
+@pytest.mark.asyncio
+async def test_a_named_select_s_computed_column_under_a_label(db: Any) -> None:
+    await db.execute(insert(Node).values(ROWS))
+    # SUM of an int column is a numeric on PostgreSQL and MariaDB: read back as an int when
+    # selected as it is, it came back a Decimal under a label (a join's project(),
+    # add_columns())
+    sums = sql.cte("sums", select(Node).aggregate(["name"], {"total": sql.sum("id"),
+                                                             "mean": sql.avg("id")}))
+    projected = (await db.execute(join(sums, "s").project({"n": "s.name", "t": "s.total",
+                                                           "m": "s.mean"})
+                                  .order_by("n"))).all()
+    added = (await db.execute(select(sums, ["name"]).add_columns({"t": sql.col("total")})
+                              .order_by("name"))).all()
+    assert [tuple(r) for r in projected] == [("child", 2, 2.0), ("leaf", 3, 3.0),
+                                             ("root", 1, 1.0)]
+    assert [type(r.t) for r in projected] == [int, int, int]
+    assert [type(r.m) for r in projected] == [float, float, float]
+    assert [(r.name, r.t, type(r.t)) for r in added] == [
+        ("child", 2, int), ("leaf", 3, int), ("root", 1, int)]

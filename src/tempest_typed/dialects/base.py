@@ -1359,7 +1359,10 @@ def _field(item: Value | Labeled) -> ResultField:
             assert isinstance(inner, tuple) and len(inner) == 1  # as_subquery() selects one
             return inner[0]._replace(name=item.label)
         col = _column_of(value)
-        return ResultField(item.label, col.kind, False, col.scale)
+        # a named select's column under a label (a join's project(), add_columns()) holds
+        # what the database computed (SUM of an int column: a numeric on PostgreSQL) as it
+        # does unlabeled
+        return ResultField(item.label, col.kind, type(col) is DerivedColumn, col.scale)
     col = _column_of(item)
     return ResultField(col.attr, col.kind, type(col) is DerivedColumn, col.scale)
 
