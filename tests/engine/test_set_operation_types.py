@@ -81,3 +81,16 @@ async def test_intersect_after_intersect_runs_and_after_union_is_refused(db: Any
     with pytest.raises(ValidationError, match=r"intersect\(\) after union\(\)/except_\(\)"):
         select(Measure, ["id"]).intersect(select(Measure, ["id"])).except_(
             select(Measure, ["id"])).intersect(select(Measure, ["id"]))
+
+
+@pytest.mark.asyncio
+async def test_a_column_beside_another_statement_s_aggregate(db: Any) -> None:
+    await db.execute(insert(Measure).values([{"id": 1, "n": 3}, {"id": 2, "n": 4}]))
+    # PostgreSQL and MariaDB give an int column beside a SUM of ints as a numeric: the rows,
+    # typed by the first statement, came back Decimals
+    rows = (await db.execute(select(Measure, ["n"]).union_all(
+        select(Measure).aggregate([], {"total": sql.sum("n")})))).all()
+    assert sorted((r.n, type(r.n)) for r in rows) == [(3, int), (4, int), (7, int)]
+    rows = (await db.execute(select(Measure, ["id", "n"]).where({"id": 1}).union_all(
+        select(Measure).aggregate(["id"], {"m": sql.max("n")}).where({"id": 2})))).all()
+    assert sorted((r.id, r.n, type(r.n)) for r in rows) == [(1, 3, int), (2, 4, int)]

@@ -380,7 +380,7 @@ class Dialect:
             result = self.result_of(key)
         elif isinstance(key, Compound):
             self.visit_compound(key, out)
-            result = self.result_of(key.parts[0])
+            result = self.compound_result(key)
         elif type(key) is InsertStatement:
             self.visit_insert(key, out)
             result = self.returned(key.meta, key.returning)
@@ -420,6 +420,22 @@ class Dialect:
                                 tuple(optional for _, optional in sources),
                                 tuple(_field(item) for item in (items or ())[width:]))
         return tuple(_field(item) for item in items)
+
+    @staticmethod
+    def compound_result(node: Compound) -> ResultShape:
+        """What a row of a set operation is: the first statement's fields, each coerced from
+        the driver's type where any statement computes it (an int column beside a SUM is a
+        numeric on PostgreSQL and MariaDB)."""
+        result = Dialect.result_of(node.parts[0])
+        if not isinstance(result, tuple) or isinstance(result, JoinedModels):
+            return result
+        computed = [False] * len(result)
+        for part in node.parts[1:]:
+            fields = Dialect.result_of(part)
+            if isinstance(fields, tuple) and not isinstance(fields, JoinedModels):
+                computed = [c or f.aggregate for c, f in zip(computed, fields, strict=True)]
+        return tuple(f._replace(aggregate=True) if c and not f.aggregate else f
+                     for f, c in zip(result, computed, strict=True))
 
     @staticmethod
     def returned(meta: ModelMeta, returning: Returning) -> ResultShape:
