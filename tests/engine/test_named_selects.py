@@ -158,3 +158,29 @@ async def test_a_named_select_s_computed_column_under_a_label(db: Any) -> None:
     assert [type(r.m) for r in projected] == [float, float, float]
     assert [(r.name, r.t, type(r.t)) for r in added] == [
         ("child", 2, int), ("leaf", 3, int), ("root", 1, int)]
+
+
+@pytest.mark.asyncio
+async def test_a_recursive_select_that_reads_another_named_select(db: Any) -> None:
+    await db.execute(insert(Node).values(ROWS))
+    # the named select its base and step read went in a WITH inside each member of the
+    # UNION ALL, which no database parses; it is written beside the recursive one
+    light = sql.cte("light", select(Node, ["id", "parent_id", "name"])
+                    .where({"weight": {"lt": 5.0}}))
+    base = select(light, ["id", "name"]).where({"id": 1}).add_columns({"depth": sql.value(0)})
+    tree = sql.recursive_cte("tree", base, lambda t: join(light, "n").inner_join(
+        t, "t", {"n.parent_id": "t.id"}).project(
+        {"id": "n.id", "name": "n.name", "depth": sql.col("t.depth") + 1}))
+    rows = (await db.execute(select(tree).order_by("id"))).all()
+    assert [tuple(r) for r in rows] == [(1, "root", 0), (2, "child", 1), (3, "leaf", 2)]
+    both = (await db.execute(join(tree, "t").inner_join(light, "l", {"t.id": "l.id"})
+                             .project({"id": "t.id", "p": "l.parent_id"}).order_by("id"))).all()
+    assert [tuple(r) for r in both] == [(1, None), (2, 1), (3, 2)]
+    other = sql.cte("light", select(Node, ["id", "parent_id", "name"])
+                    .where({"weight": {"lt": 1.0}}))
+    with pytest.raises(ValidationError, match="two different selects are named 'light'"):
+        sql.recursive_cte("tree", base, lambda t: join(other, "n").inner_join(
+            t, "t", {"n.parent_id": "t.id"}).project(
+            {"id": "n.id", "name": "n.name", "depth": sql.col("t.depth") + 1}))
+    with pytest.raises(ValidationError, match="two different selects are named 'light'"):
+        join(tree, "t").inner_join(other, "l", {"t.id": "l.id"})

@@ -986,7 +986,8 @@ class Dialect:
     def visit_compound(self, node: Compound, out: _Out) -> None:
         """Write selects combined by UNION / INTERSECT / EXCEPT, then ORDER BY and LIMIT; the
         named selects its members read go in one WITH before them all."""
-        self._write_with(self._definitions(node.parts, node.offsets), out)
+        if out.hoisted is None or not set(node.parts) <= out.hoisted:
+            self._write_with(self._definitions(node.parts, node.offsets), out)
         saved = out.hoisted
         out.hoisted = set(node.parts)
         try:
@@ -1024,7 +1025,8 @@ class Dialect:
         """The named selects the queries read, each once, with where the values of the query
         that reads it start."""
         written: dict[str, tuple[CommonTable, int]] = {}
-        for query, base in zip(queries, offsets, strict=True):
+
+        def add(query: SelectQuery, base: int) -> None:
             for source in (query.source, *(j.source for j in query.joins)):
                 definition = source.definition
                 if definition is None:
@@ -1035,7 +1037,21 @@ class Dialect:
                             f"{self._label(query)}: two different selects are named "
                             f"{definition.name!r}; give each sql.cte() its own name")
                     continue
+                if definition.step is not None:
+                    # the members of its UNION ALL take no WITH of their own (no database
+                    # parses one there): the named selects they read come before it
+                    start = base + definition.offset
+                    body = definition.query
+                    if isinstance(body, Compound):
+                        for part, at in zip(body.parts, body.offsets, strict=True):
+                            add(part, start + at)
+                    else:
+                        add(body, start)
+                    add(definition.step, base + definition.step_offset)
                 written[definition.name] = (definition, base)
+
+        for query, base in zip(queries, offsets, strict=True):
+            add(query, base)
         return list(written.values())
 
     def _write_with(self, definitions: list[tuple[CommonTable, int]], out: _Out) -> None:
@@ -1053,20 +1069,27 @@ class Dialect:
                 bool(query.order) or query.limit is not None or query.offset is not None)
             if wrapped:
                 out.parts.append("SELECT * FROM (")
-            if isinstance(query, Compound):
-                saved = out.offset
-                out.offset = saved + base + definition.offset
-                try:
-                    self.visit_compound(query, out)
-                finally:
-                    out.offset = saved
-            else:
-                self._subquery(query, base + definition.offset, out)
-            if wrapped:
-                out.parts.append(") AS " + self.quote(definition.name + "_base"))
-            if definition.step is not None:
-                out.parts.append(" UNION ALL ")
-                self._subquery(definition.step, base + definition.step_offset, out)
+            hoisted = out.hoisted
+            if definition.step is not None:  # what its members read is written before it
+                out.hoisted = {*(hoisted or ()), definition.step,
+                               *(query.parts if isinstance(query, Compound) else (query,))}
+            try:
+                if isinstance(query, Compound):
+                    saved = out.offset
+                    out.offset = saved + base + definition.offset
+                    try:
+                        self.visit_compound(query, out)
+                    finally:
+                        out.offset = saved
+                else:
+                    self._subquery(query, base + definition.offset, out)
+                if wrapped:
+                    out.parts.append(") AS " + self.quote(definition.name + "_base"))
+                if definition.step is not None:
+                    out.parts.append(" UNION ALL ")
+                    self._subquery(definition.step, base + definition.step_offset, out)
+            finally:
+                out.hoisted = hoisted
             out.parts.append(")")
         out.parts.append(" ")
 

@@ -232,6 +232,8 @@ def recursive(name: str, base: object, step: Callable[[NamedSelect[Any]], object
     meta = _widened(head.meta, targets)
     whole = definition._replace(query=query, step=key, step_offset=len(head.values),
                                 length=len(head.values) + len(made._values))
+    check_one_select_per_name([(Source(meta, None, whole), 0)], (*head.values, *made._values),
+                              shown)
     return NamedSelect(name, meta, whole, (*head.values, *made._values))
 
 
@@ -347,10 +349,7 @@ def check_one_select_per_name(sources: Sequence[tuple[Source, int]],
     select's rows were silently the first's, even when the two differ in a value only.
     `sources` are the tables with where their statement's values start in `values`."""
     seen: dict[str, tuple[CommonTable, int]] = {}
-    for source, base in sources:
-        definition = source.definition
-        if definition is None:
-            continue
+    for definition, base in _with_entries(sources):
         start = base + definition.offset
         if definition.name not in seen:
             seen[definition.name] = (definition, start)
@@ -363,3 +362,26 @@ def check_one_select_per_name(sources: Sequence[tuple[Source, int]],
             raise ValidationError(
                 f"{shown}: two different selects are named {definition.name!r}; give each "
                 "sql.cte() its own name")
+
+
+def _with_entries(sources: Sequence[tuple[Source, int]]) -> list[tuple[CommonTable, int]]:
+    """The named selects one WITH holds for these tables: theirs, and before a recursive
+    one those its base and step read (written beside it, as its members take no WITH)."""
+    out: list[tuple[CommonTable, int]] = []
+    for source, base in sources:
+        definition = source.definition
+        if definition is None:
+            continue
+        if definition.step is not None:
+            start = base + definition.offset
+            body = definition.query
+            parts = (tuple(zip(body.parts, body.offsets, strict=True))
+                     if isinstance(body, Compound) else ((body, 0),))
+            inner = [(s, start + at) for part, at in parts
+                     for s in (part.source, *(j.source for j in part.joins))]
+            step = definition.step
+            inner += [(s, base + definition.step_offset)
+                      for s in (step.source, *(j.source for j in step.joins))]
+            out += _with_entries(inner)
+        out.append((definition, base))
+    return out
