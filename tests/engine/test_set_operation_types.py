@@ -21,7 +21,12 @@ class Measure(Model, table="eng_measures"):
     d4: Decimal = column(default=Decimal("0"), precision=8, scale=4)
 
 
-MODELS = (Measure,)
+class Tally(Model, table="eng_tallies"):
+    id: int = column(primary_key=True)
+    n: int = 0
+
+
+MODELS = (Measure, Tally)
 
 
 @pytest.mark.asyncio
@@ -94,3 +99,9 @@ async def test_a_column_beside_another_statement_s_aggregate(db: Any) -> None:
     rows = (await db.execute(select(Measure, ["id", "n"]).where({"id": 1}).union_all(
         select(Measure).aggregate(["id"], {"m": sql.max("n")}).where({"id": 2})))).all()
     assert sorted((r.id, r.n, type(r.n)) for r in rows) == [(1, 3, int), (2, 4, int)]
+    # and so are whole models, the first statement's rows
+    await db.execute(insert(Tally).values([{"id": 1, "n": 3}, {"id": 2, "n": 4}]))
+    models = (await db.execute(select(Tally).union_all(
+        select(Tally).aggregate(["id"], {"n": sql.sum("n")})))).all()
+    assert sorted((t.id, t.n, type(t.n)) for t in models) == [
+        (1, 3, int), (1, 3, int), (2, 4, int), (2, 4, int)]

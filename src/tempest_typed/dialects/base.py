@@ -102,8 +102,17 @@ class JoinedModels(NamedTuple):
     extra: tuple[ResultField, ...] = ()
 
 
+class ComputedModels(NamedTuple):
+    """Rows of a set operation whose first statement selects whole models: models, each
+    column `computed` where another statement computes it (read as an aggregate is)."""
+
+    meta: ModelMeta
+    computed: tuple[bool, ...]
+
+
 #: what a fetched row becomes: a model, a Row of fields, models by alias, or no rows at all
-ResultShape: TypeAlias = "ModelMeta | tuple[ResultField, ...] | JoinedModels | None"
+ResultShape: TypeAlias = (
+    "ModelMeta | ComputedModels | tuple[ResultField, ...] | JoinedModels | None")
 
 
 class CompiledShape:
@@ -427,13 +436,19 @@ class Dialect:
         the driver's type where any statement computes it (an int column beside a SUM is a
         numeric on PostgreSQL and MariaDB)."""
         result = Dialect.result_of(node.parts[0])
-        if not isinstance(result, tuple) or isinstance(result, JoinedModels):
+        if isinstance(result, ModelMeta):
+            width = len(result.columns)
+        elif isinstance(result, tuple) and not isinstance(result, JoinedModels | ComputedModels):
+            width = len(result)
+        else:
             return result
-        computed = [False] * len(result)
+        computed = [False] * width
         for part in node.parts[1:]:
             fields = Dialect.result_of(part)
-            if isinstance(fields, tuple) and not isinstance(fields, JoinedModels):
+            if isinstance(fields, tuple) and not isinstance(fields, JoinedModels | ComputedModels):
                 computed = [c or f.aggregate for c, f in zip(computed, fields, strict=True)]
+        if isinstance(result, ModelMeta):
+            return ComputedModels(result, tuple(computed)) if any(computed) else result
         return tuple(f._replace(aggregate=True) if c and not f.aggregate else f
                      for f, c in zip(result, computed, strict=True))
 

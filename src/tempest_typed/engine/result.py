@@ -6,7 +6,7 @@ import gc
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
-from ..dialects.base import JoinedModels, ResultShape
+from ..dialects.base import ComputedModels, JoinedModels, ResultShape
 from ..errors import MultipleResultsError, NoResultError, TempestError
 from ..model import DerivedColumn, ModelMeta, has_instance_dict
 from ..row import row_class
@@ -145,7 +145,11 @@ def row_builder(result: ResultShape,
                              "store": object.__setattr__}
     if isinstance(result, JoinedModels):
         return _without_gc_pauses(_joined_builder(result, adapters, names))
-    if isinstance(result, ModelMeta):
+    if isinstance(result, ComputedModels):  # a column another statement computes
+        kinds = [(c.kind, computed, c.scale)
+                 for c, computed in zip(result.meta.columns, result.computed, strict=True)]
+        result = result.meta
+    elif isinstance(result, ModelMeta):
         kinds = [(c.kind, False, c.scale) for c in result.columns]
     else:
         kinds = [(f.kind, f.aggregate, f.scale) for f in result]

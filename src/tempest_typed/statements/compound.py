@@ -38,12 +38,12 @@ _SQL = {"union": "UNION", "union_all": "UNION ALL", "intersect": "INTERSECT",
 
 def result_fields(query: SelectQuery) -> tuple[ResultField, ...]:
     """The fields of a select's rows (a whole-model select's columns by attribute)."""
-    from ..dialects.base import Dialect, JoinedModels, ResultField
+    from ..dialects.base import ComputedModels, Dialect, JoinedModels, ResultField
 
     shape = Dialect.result_of(query)
     if isinstance(shape, ModelMeta):
         return tuple(ResultField(c.attr, c.kind, False, c.scale) for c in shape.columns)
-    if not isinstance(shape, tuple) or isinstance(shape, JoinedModels):
+    if not isinstance(shape, tuple) or isinstance(shape, JoinedModels | ComputedModels):
         raise ValidationError(
             "a join's rows are models by alias: combine selects of columns, or aggregate()s")
     return shape
