@@ -3,12 +3,13 @@ building the statement succeeds, since the same statement may suit another diale
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from tempest_typed import DialectError, delete, insert, select, update
+from tempest_typed import DialectError, delete, insert, join, select, sql, update
 from tempest_typed.dialects import get_dialect
 
 from ..models import Account, Everything, Outbound
@@ -255,3 +256,22 @@ def test_a_statement_that_fails_on_one_dialect_still_compiles_on_another() -> No
 
 def test_repr_never_raises() -> None:
     assert repr(insert(Account)).startswith("<Insert <not compilable:")
+
+
+def test_a_lock_of_rows_no_table_holds_is_refused_everywhere() -> None:
+    windowed = select(Account, ["id"]).add_columns(
+        {"place": sql.row_number().over(order_by=["balance"])})
+    named = sql.cte("rich", select(Account, ["id", "owner"]).where({"balance": {"gt": 5}}))
+    cases = [
+        (windowed.for_update(), "with a window function: PostgreSQL refuses the lock"),
+        (select(named).for_share(), "'rich' is a named select (sql.cte)"),
+        (join(Account, "a").inner_join(named, "r", {"a.id": "r.id"}).for_update(of=["r"]),
+         "'r' is a named select (sql.cte)"),
+    ]
+    for stmt, message in cases:
+        for dialect in ("postgresql", "mysql", "sqlite"):
+            with pytest.raises(DialectError, match=re.escape(message)):
+                stmt.compile(dialect)
+    # a join's lock of its tables stands beside a named select it reads
+    locked = join(Account, "a").inner_join(named, "r", {"a.id": "r.id"}).for_update(of=["a"])
+    assert locked.compile("postgresql").sql.endswith('FOR UPDATE OF "a"')

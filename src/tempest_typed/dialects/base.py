@@ -931,6 +931,26 @@ class Dialect:
                 "distinct row is no row of the table to lock; lock the rows in a separate "
                 "select (in the same transaction), then aggregate"
             )
+        if query.lock is not None:
+            self._check_lock_reads(query, query.lock)
+
+    def _check_lock_reads(self, query: SelectQuery, lock: Lock) -> None:
+        """Refuse a lock of rows no table holds: a window function's select (PostgreSQL
+        refuses it, MySQL locked as it read), a named select's rows."""
+        call = f"{self._label(query)}.for_{lock.mode}()"
+        if any(_has_window(item) for item in query.items or ()):
+            raise DialectError(
+                f"{call} with a window function: PostgreSQL refuses the lock there; lock the "
+                "rows in a separate select (in the same transaction), then compute the window")
+        sources = [query.source, *(j.source for j in query.joins)]
+        named = [s.alias or s.meta.table for s in sources if s.definition is not None]
+        locked = list(lock.of) if lock.of else [s.alias or s.meta.table for s in sources]
+        if named and ((lock.of and set(locked) & set(named)) or len(named) == len(sources)):
+            raise DialectError(
+                f"{call}: {', '.join(repr(n) for n in named if n in locked)} is a named select "
+                "(sql.cte), whose rows are no table's: PostgreSQL refuses or skips the lock; "
+                "lock the table's rows in the named select's own select, or name only tables "
+                "in of=")
 
     @staticmethod
     def _label(query: SelectQuery) -> str:
@@ -1419,6 +1439,15 @@ def _field(item: Value | Labeled) -> ResultField:
         return ResultField(item.label, col.kind, type(col) is DerivedColumn, col.scale)
     col = _column_of(item)
     return ResultField(col.attr, col.kind, type(col) is DerivedColumn, col.scale)
+
+
+def _has_window(node: object) -> bool:
+    """Whether a select item computes a window function (not inside a subquery)."""
+    if isinstance(node, SelectQuery) or not isinstance(node, tuple):
+        return False
+    if isinstance(node, Function) and node.name == "over":
+        return True
+    return any(_has_window(child) for child in node)
 
 
 def _column_of(operand: object) -> ColumnMeta:
