@@ -401,6 +401,15 @@ class ColumnMeta:
                     f"{self.model_name}.{self.attr} expects {self.type_name()}, got "
                     f"{value_type} {_short(value)} in {where}: {refused}"
                 )
+            from .statements.aggregate import AggregateFunction  # builds the message only
+
+            if isinstance(value, AggregateFunction):
+                raise ValidationError(
+                    f"{value!r} for {self.model_name}.{self.attr} in {where}: an aggregate is "
+                    "computed per group, not where a value goes; give it a label in "
+                    "aggregate() and compare the label in having(), or use the whole table's "
+                    f"value, sql.scalar(select(...).aggregate([], {{'m': {value!r}}})"
+                    ".as_subquery('m'))")
             if isinstance(value, dict | list) and self.kind != "json":
                 hint = (" An object here is never bound as a parameter: for an SQL expression "
                         "use sql.raw(\"...\") or sql.expr(\"...\", value).")

@@ -555,3 +555,17 @@ def test_two_selects_named_alike_that_differ_in_a_value_are_refused() -> None:
     both = join(paid, "a").inner_join(again, "b", {"a.id": "b.id"}).project({"i": "a.id"})
     assert both.compile("postgresql").params == (True,)
     assert select(paid, ["id"]).union(select(again, ["id"])).compile("sqlite").params == (True,)
+
+
+def test_an_aggregate_where_a_value_goes_names_the_way_out() -> None:
+    # it read "Account.balance expects int, got AggregateFunction sql.max('balance')"
+    fix = (r"an aggregate is computed per group, not where a value goes; give it a label in "
+           r"aggregate\(\) and compare the label in having\(\), or use the whole table's "
+           r"value, sql.scalar\(")
+    for build in (lambda: select(Account).where({"balance": {"gt": sql.max("balance")}}),
+                  lambda: update(Account).set({"balance": sql.sum("balance")}).where({"id": 1}),
+                  lambda: insert(Account).values({"owner": "a", "balance": sql.count()}),
+                  lambda: select(Account).aggregate(["owner"], {"n": sql.count()})
+                  .having({"n": {"gt": sql.max("balance")}})):
+        with pytest.raises(ValidationError, match=fix):
+            build()
