@@ -106,7 +106,18 @@ def plain_name_problem(name: object) -> str | None:
         return f"is a Python keyword (row.{name} cannot be written)"
     if name.startswith("_"):
         return "starts with '_', as the row's own attributes do"
+    if len(name.encode()) > _MAX_NAME_BYTES:
+        # a label, alias or named select's name is an SQL name too: PostgreSQL cuts it, and
+        # two alike up to there were one ("specified more than once", "is ambiguous");
+        # MySQL refuses a named select's name of more than 64 characters
+        return (f"is longer than the {_MAX_NAME_BYTES} bytes of a name PostgreSQL keeps "
+                "(it cuts the rest, so two names alike up to there would be one): write a "
+                "shorter one")
     return None
+
+
+#: model.MAX_IDENTIFIER_BYTES (this module sits below the models)
+_MAX_NAME_BYTES = 63
 
 
 #: how a message asks for a plain name

@@ -144,3 +144,27 @@ def test_a_model_attribute_named_like_a_special_method_is_refused_when_the_model
     """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("refused: Odd.__len__: a column's attribute cannot be a dunder")
+
+
+def test_a_name_postgresql_would_cut_is_refused() -> None:
+    # a label, an alias and a named select's name are SQL names: past 63 bytes PostgreSQL cut
+    # them, and two alike up to there failed ("is ambiguous", "specified more than once");
+    # MySQL refused a named select's name of more than 64 characters
+    from tempest_typed import model, row
+
+    from ..models import Account
+
+    assert row._MAX_NAME_BYTES == model.MAX_IDENTIFIER_BYTES
+    long = "a" * 60 + "_one"
+    kept = "é" * 31 + "a"  # 63 bytes
+    cut = r"is longer than the 63 bytes of a name PostgreSQL keeps"
+    with pytest.raises(ValidationError, match=cut):
+        select(Account, ["id"]).add_columns({long: sql.col("balance")})
+    with pytest.raises(ValidationError, match=cut):
+        select(Account).aggregate(["owner"], {long: sql.count()})
+    with pytest.raises(ValidationError, match=cut):
+        join(Account, long)
+    with pytest.raises(ValidationError, match=cut):
+        sql.cte(long, select(Account, ["id"]))
+    select(Account, ["id"]).add_columns({kept: sql.col("balance")})
+    sql.cte(kept, select(Account, ["id"]))
