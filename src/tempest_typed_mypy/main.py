@@ -46,7 +46,7 @@ from .lib.tables import collect_table
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.5.5"
+__version__ = "0.5.6"
 
 _S = "tempest_typed.statements"
 
@@ -158,6 +158,7 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
        for cls in ("select.Select", "join.Join", "aggregate.Grouped", "compound.SetQuery")
        for op in ("union", "union_all", "intersect", "except_")},
     f"{_S}.compound.SetQuery.order_by": set_operations.order_by,
+    f"{_S}.compound.SetQuery.as_subquery": set_operations.as_subquery,
     f"{_S}.insert.Insert.from_select": insert_select.from_select,
     **{f"{_S}.{cls}.{op}": statements.row_count
        for cls in ("select.Select", "join.Join", "aggregate.Grouped", "compound.SetQuery")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from mypy.checker import TypeChecker
 from mypy.nodes import CallExpr, Context, Expression, MemberExpr
 from mypy.plugin import MethodContext
-from mypy.types import Instance, NoneType, Type, UnionType, get_proper_type
+from mypy.types import AnyType, Instance, NoneType, Type, TypeOfAny, UnionType, get_proper_type
 
 from .lib.definitions import chain
 from .lib.families import RULE, same_family
@@ -22,7 +22,7 @@ from .lib.names import SELECT
 from .lib.row_types import JOINED_MODELS, fields_row, joined_models, statement_fields
 from .lib.syntax import literal_str
 
-__all__ = ["combined", "order_by"]
+__all__ = ["as_subquery", "combined", "order_by"]
 
 
 def combined(ctx: MethodContext) -> Type:
@@ -165,3 +165,24 @@ def order_by(ctx: MethodContext) -> Type:
         ctx.api.fail(f'order_by("{name}") of a combined select: "{name}" is a JSON column, '
                      "which is not compared; order by another column", columns[0], code=COMPARE)
     return ctx.default_return_type
+
+
+def as_subquery(ctx: MethodContext) -> Type:
+    """`.as_subquery("column")` of a combined select: a row field of the first statement, the
+    subquery typed by it (as the combined rows type it)."""
+    assert isinstance(ctx.api, TypeChecker)
+    fields = statement_fields(ctx.type)
+    columns = ctx.args[0] if ctx.args else []
+    proper = get_proper_type(ctx.default_return_type)
+    if fields is None or not columns or not isinstance(proper, Instance) or len(proper.args) != 2:
+        return ctx.default_return_type
+    name = literal_str(ctx.api, columns[0])
+    if name is None:
+        return ctx.default_return_type
+    if name not in fields:
+        guess = near(name, fields)
+        hint = f'; did you mean "{guess}"?' if guess else ""
+        ctx.api.fail(f'as_subquery("{name}") of a combined select names a column of the first '
+                     f"statement{hint} (columns: {listed(fields)})", columns[0], code=COLUMN)
+        return ctx.default_return_type
+    return proper.copy_modified(args=[AnyType(TypeOfAny.special_form), fields[name]])

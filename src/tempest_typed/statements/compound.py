@@ -29,6 +29,7 @@ from .where import FAMILIES
 
 if TYPE_CHECKING:
     from ..dialects.base import ResultField
+    from .where import Subquery
 
 __all__ = ["SetQuery", "combined", "result_fields"]
 
@@ -229,6 +230,31 @@ class SetQuery(Statement[R_co]):
         new = self._copy()
         new._node = self._node._replace(order=(*self._node.order, ordered))
         return new
+
+    def as_subquery(self, column: str) -> Subquery[Any, Any]:
+        """The combined rows projected on one column (a row field of the first statement):
+        an `in` operand or, with sql.scalar(), a value. It reads them as a named select of
+        its own (`IN (WITH ... SELECT column FROM ...)`)."""
+        from ..model import model_of_table
+        from .cte import correlated_member, named
+        from .select import select
+
+        if correlated_member(self._node):
+            raise ValidationError(
+                f"as_subquery({column!r}) of a combined select: a select of it names a column "
+                "of an enclosing statement, which MySQL does not read there; correlate a "
+                "select (sql.exists() of each, or an `in` of each, or_()-ed) instead")
+
+        if type(column) is not str or column not in {f.name for f in self._fields}:
+            raise ValidationError(
+                f"as_subquery({column!r}) of a combined select names a column of the first "
+                f"statement: {', '.join(f.name for f in self._fields)}")
+        tables = {s.meta.table.casefold() for part in self._node.parts
+                  for s in (part.source, *(j.source for j in part.joins))}
+        name = "tempest_combined"  # a name no table of its members, nor a model's, has
+        while name in tables or model_of_table(name) is not None:
+            name += "_"
+        return select(named(name, self), [column]).as_subquery(column)
 
     def _copy(self) -> SetQuery[R_co]:
         new: SetQuery[R_co] = object.__new__(SetQuery)

@@ -157,6 +157,10 @@ def named(name: str, statement: object) -> NamedSelect[Any]:
 
     if isinstance(statement, SetQuery):
         compound = statement._key()
+        if correlated_member(compound):
+            raise ValidationError(
+                f"sql.cte({name!r}, ...): a select of the set operation names a column of an "
+                "enclosing statement; a named select stands on its own")
         meta = table_of(name, compound.parts[0])
         definition = CommonTable(name, tuple(c.name for c in meta.columns), compound, 0, None, 0,
                                  len(statement._values))
@@ -385,3 +389,10 @@ def _with_entries(sources: Sequence[tuple[Source, int]]) -> list[tuple[CommonTab
             out += _with_entries(inner)
         out.append((definition, base))
     return out
+
+
+def correlated_member(compound: Compound) -> bool:
+    """Whether a member of a set operation names a column of an enclosing statement."""
+    from .where import free_references
+
+    return any(free_references(part) for part in compound.parts)
