@@ -276,8 +276,9 @@ class ColumnReference(Computed):
         return f"sql.col({self.name!r})"
 
 
-class ScalarValue(Expression):
-    """sql.scalar(subquery): the value a one-column subquery yields."""
+class ScalarValue(Computed):
+    """sql.scalar(subquery): the value a one-column subquery yields; it takes arithmetic
+    (`sql.scalar(biggest) * 2`) as a column's value does."""
 
     __slots__ = ("subquery",)
 

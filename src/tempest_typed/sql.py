@@ -261,7 +261,7 @@ def not_exists(query: object) -> ExistsCondition:
     return _exists(query, True)
 
 
-def scalar(subquery: Subquery[Any, Any]) -> Expression:
+def scalar(subquery: Subquery[Any, Any]) -> ScalarValue:
     """The one value a one-column subquery yields, as a value (NULL when it finds no row)."""
     if not isinstance(subquery, Subquery):
         raise ValidationError(

@@ -90,7 +90,7 @@ def _arith(mine: bool) -> str:
     # (a window's value, and SQL text, which takes the type of the number beside it)
     other = ("ColOf[_X] | NumberOf[_X] | PartOf[Any] | TimePartOf[Any] | LengthOf[Any] | ValueOf "
              "| ExcludedOf | SumOver[Any, Any] | OrderOver[Any, Any] | CountOver[Any, Any] "
-             "| WindowOver[Any, Any] | Raw | Expr | int | float | Decimal")
+             "| WindowOver[Any, Any] | ScalarOf | Raw | Expr | int | float | Decimal")
     return _ARITH.format(other=other, mine="_C_co | " if mine else "",
                          rmine="_C_co" if mine else "Never")
 
@@ -143,7 +143,8 @@ _EXPRESSIONS = "\n".join([
     _arith(False),
     "class ExcludedOf(Excluded):  # sql.excluded(column), in an upsert's set",
     _arith(False),
-    "class ScalarOf(Expression): ...  # sql.scalar(subquery)",
+    "class ScalarOf(Computed):  # sql.scalar(subquery): arithmetic as a column's value",
+    _arith(False),
     "#: what a computed value takes of any model: values, CASE, subqueries (not SQL text,",
     "#: which has no type of its own; add_columns() takes sql.now() too)",
     "Opaque = ValueOf | CaseValue | ScalarOf",

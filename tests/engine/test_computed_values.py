@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tempest_typed import Model, ValidationError, column, insert, select, sql
+from tempest_typed import Model, ValidationError, column, insert, select, sql, update
 
 
 class Sale(Model, table="eng_sales"):
@@ -84,3 +84,16 @@ def test_sql_text_with_no_type_beside_it_is_refused() -> None:
         select(Sale, ["id"]).add_columns({"x": sql.expr("{}", 1)})
     with pytest.raises(ValidationError, match=r"no other argument gives one"):
         select(Sale, ["id"]).add_columns({"x": sql.abs(sql.raw("1"))})
+
+
+@pytest.mark.asyncio
+async def test_a_subquery_s_value_takes_arithmetic(db: Any) -> None:
+    await db.execute(insert(Sale).values([{"id": 1, "cents": 100}, {"id": 2, "cents": 400}]))
+    # sql.scalar(...) * 2 was a TypeError: the value took arithmetic only on the right of one
+    most = sql.scalar(select(Sale).aggregate([], {"m": sql.max("cents")}).as_subquery("m"))
+    rows = (await db.execute(select(Sale, ["id"]).add_columns(
+        {"gap": most - sql.col("cents"), "twice": 2 * most, "share": sql.col("cents") / most})
+        .where({"cents": {"lt": most / 2}}))).all()
+    assert [tuple(r) for r in rows] == [(1, 300, 800, 0.25)]
+    await db.execute(update(Sale).set({"cents": most + 1}).where({"id": 1}))
+    assert (await db.execute(select(Sale, ["cents"]).where({"id": 1}))).scalar() == 401
