@@ -26,7 +26,7 @@ from .lib.definitions import resolved
 from .lib.messages import AGGREGATE, PLAIN_NAME, VALUE, plain_name_problem
 from .lib.metadata import instance
 from .lib.names import AGGREGATE_FUNCTION
-from .lib.row_types import fields_row, typed_dict
+from .lib.row_types import fields_row, named_select_facts, typed_dict
 from .lib.scopes import JoinScope, Scope, group_scope, source_scope
 from .lib.syntax import arg, callee_name, literal_str
 
@@ -127,7 +127,10 @@ def aggregate(ctx: MethodContext) -> Type:
         fields[name] = _result(ctx, name, value)
     if not complete:
         return ctx.default_return_type
-    return default.copy_modified(args=[fields_row(api, fields), receiver.args[0],
+    # the rows that were grouped: a model, a join's Row, or a named select's whole Row
+    named = named_select_facts(receiver)
+    grouped = receiver.args[0] if named is None else named.model
+    return default.copy_modified(args=[fields_row(api, fields), grouped,
                                        typed_dict(api, written)])
 
 

@@ -18,8 +18,9 @@ from .lib.computed import computed_type
 from .lib.conditions import check_condition
 from .lib.definitions import chain
 from .lib.messages import PLAIN_NAME, VALUE, plain_name_problem
-from .lib.metadata import model_facts
-from .lib.row_types import fields_of, fields_row
+from .lib.metadata import instance, model_facts
+from .lib.names import NAMED_SELECT_CLASS
+from .lib.row_types import fields_of, fields_row, named_select_facts
 from .lib.scopes import JoinScope, Scope, source_scope
 from .lib.syntax import arg, literal_str
 
@@ -73,7 +74,8 @@ def select_columns(ctx: MethodContext) -> Type:
     receiver = get_proper_type(ctx.type)
     if not isinstance(receiver, Instance) or len(receiver.args) != 2:
         return ctx.default_return_type
-    facts = model_facts(receiver.args[0])
+    named = named_select_facts(receiver)
+    facts = model_facts(receiver.args[0]) or named
     if facts is None:
         return ctx.default_return_type
     rows = receiver.args[1]
@@ -84,7 +86,15 @@ def select_columns(ctx: MethodContext) -> Type:
         if partial is None:
             return ctx.default_return_type
         fetched = dict(partial.items)
-    return _labeled(ctx, Scope(ctx.api, facts, "add_columns()"), fetched)
+    typ = _labeled(ctx, Scope(ctx.api, facts, "add_columns()"), fetched)
+    proper = get_proper_type(typ)
+    if named is None or not isinstance(proper, Instance) or len(proper.args) != 2:
+        return typ
+    # `Select[NamedSelect[Row[columns]], Row[columns and labels]]`, as select(cte, [...]) is
+    # typed: where() takes the named select's columns, not the labels
+    assert isinstance(ctx.api, TypeChecker)
+    source = instance(ctx.api.modules, NAMED_SELECT_CLASS, [named.model])
+    return proper.copy_modified(args=[source, proper.args[1]])
 
 
 def _join(ctx: MethodContext, keep: bool) -> Type:

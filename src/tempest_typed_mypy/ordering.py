@@ -26,7 +26,7 @@ from .lib.definitions import chain
 from .lib.messages import COMPARE, OPERATOR, column_name
 from .lib.metadata import Column, column_kind, model_facts
 from .lib.names import GROUPED, JOIN, SELECT
-from .lib.row_types import aliases_of, fields_of, labels_of, named_select_facts
+from .lib.row_types import aliases_of, fields_of, labels_of, named_select_facts, row_facts
 from .lib.scopes import optional
 from .lib.syntax import arg, literal_str
 
@@ -181,11 +181,11 @@ def _label(proper: Type) -> str:
     """How the run time names the statement: `select(Order)`, `join(u, o)`."""
     if isinstance(proper, Instance) and proper.type.fullname == GROUPED and len(proper.args) > 1:
         proper = get_proper_type(proper.args[1])
-        facts = model_facts(proper)
-        if facts is not None:
-            return f"select({facts.name})"
-        fields = fields_of(proper)
-        return f"join({', '.join(fields.items)})" if fields is not None else "aggregate()"
+        facts = model_facts(proper) or row_facts(proper)  # a model, or a named select's Row
+        aliases = aliases_of(proper)
+        if aliases is not None:
+            return f"join({', '.join(aliases)})"
+        return f"select({facts.name})" if facts is not None else "aggregate()"
     statement = _statement(proper)
     if statement is None:
         return "the statement"

@@ -15,14 +15,14 @@ from __future__ import annotations
 from mypy.checker import TypeChecker
 from mypy.errorcodes import ErrorCode
 from mypy.nodes import Context, Expression, ListExpr, TupleExpr
-from mypy.types import Instance, NoneType, Type, UnionType, get_proper_type
+from mypy.types import AnyType, Instance, NoneType, Type, TypeOfAny, UnionType, get_proper_type
 
 from tempest_typed._wording import NOT_A_GROUP_COLUMN
 
 from .messages import COLUMN, listed, near, unknown_column
 from .metadata import Column, ModelFacts, column_kind, model_facts
 from .names import GROUPED, JOIN
-from .row_types import Aliases, aliases_of, fields_of, model_of
+from .row_types import Aliases, aliases_of, fields_of, model_of, named_select_facts, row_facts
 from .syntax import literal_str
 from .tables import table_of
 from .typos import typo
@@ -220,11 +220,12 @@ class GroupScope(Scope):
 
 
 def _rows_scope(api: TypeChecker, rows: Type, where: str) -> Scope | None:
-    """The scope of a statement whose rows (a model, or a join's Row) are `rows`."""
+    """The scope of a statement whose rows (a model, a join's Row, or a named select's Row)
+    are `rows`."""
     aliases = aliases_of(rows)
     if aliases is not None:
         return JoinScope(api, aliases, where)
-    facts = model_facts(rows)
+    facts = model_facts(rows) or row_facts(rows)
     return None if facts is None else Scope(api, facts, where)
 
 
@@ -240,7 +241,7 @@ def source_scope(api: TypeChecker, typ: Type, where: str) -> Scope | None:
     if name == JOIN:
         aliases = aliases_of(proper.args[0])
         return None if aliases is None else JoinScope(api, aliases, where)
-    facts = model_facts(proper.args[0])
+    facts = model_facts(proper.args[0]) or named_select_facts(proper)
     return None if facts is None else Scope(api, facts, where)
 
 
@@ -290,6 +291,9 @@ def subquery_model(typ: Type) -> Type | None:
     rows = proper.args[1] if proper.type.fullname == GROUPED and len(proper.args) == 3 \
         else proper.args[0]
     fields = fields_of(rows)
+    if fields is not None and aliases_of(rows) is None:
+        # a grouped named select's rows: its subquery is of no model, as select(cte)'s
+        return AnyType(TypeOfAny.special_form)
     if fields is not None:
         rows = next(iter(fields.items.values()), rows)
         found = model_of(rows)
