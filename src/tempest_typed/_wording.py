@@ -10,8 +10,8 @@ from typing import Final
 
 __all__ = [
     "ASYNC_HANDLER", "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR",
-    "EMPTY_WHERE", "FRACTION_FOR_AN_INT", "GENERATOR_HANDLER", "JSON_NOT_COMPARED", "NOT_A_DATE",
-    "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON", "NOW_IS_A_TIMESTAMP",
+    "EMPTY_WHERE", "FRACTION_FOR_AN_INT", "GENERATOR_HANDLER", "JSON_NOT_COMPARED",
+    "LOCK_NOT_IN_SELECT", "LOCK_OF_ONE_TABLE", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON", "NOW_IS_A_TIMESTAMP",
     "NO_COLUMNS_IN_VALUES", "STEP_AGGREGATES", "STEP_COLUMNS", "STEP_COLUMN_NAMES",
     "STEP_LEFT_JOINS", "STEP_ORDERS", "STEP_READS_ITSELF", "STEP_READS_TWICE",
     "WINDOW_NOT_BY_JSON",
@@ -25,6 +25,14 @@ NOT_A_DATE: Final = "a datetime is not a date (pass its .date())"
 #: Why sql.now() is refused as the value of a column that is not a datetime: it is the
 #: current timestamp, not a date, a number or text.
 NOW_IS_A_TIMESTAMP: Final = "sql.now() is a timestamp, a value of datetime columns only"
+#: Why a select of one table refuses a name (an alias) in for_update(of=...)/for_share(of=...)
+#: (after "<Model>: for_update(of=[...])"), and what to write instead (then the model).
+LOCK_OF_ONE_TABLE: Final = (
+    "names an alias, which only a join has; a select of one table takes its model: of=["
+)
+#: Why for_update(of=[M])/for_share(of=[M]) of a select of another model is refused (after
+#: "<Model>: for_update(of=[M])", then "(FROM <table>)").
+LOCK_NOT_IN_SELECT: Final = "names a table that is not in this select"
 #: Why an empty where dict is refused (after "an empty where dict in <place>").
 EMPTY_WHERE: Final = (
     "matches every row; say what to match, or call unguarded() on an update/delete meant for "

@@ -87,6 +87,12 @@ def _lock(ctx: MethodContext) -> Type:
     return ctx.default_return_type
 
 
+def _select_lock(ctx: MethodContext) -> Type:
+    """`.for_update(of=...)`/`.for_share(of=...)` of a select: its model, then the rule."""
+    statements.lock_targets(ctx)
+    return _lock(ctx)
+
+
 def _join_lock_update(ctx: MethodContext) -> Type:
     ordering.lock_rule(ctx)
     return joins.lock_update(ctx)
@@ -143,8 +149,8 @@ METHODS: dict[str, Callable[[MethodContext], Type]] = {
     f"{_S}.join.Join.as_subquery": joins.as_subquery,
     f"{_S}.join.Join.for_update": _join_lock_update,
     f"{_S}.join.Join.for_share": _join_lock_share,
-    **{f"{_S}.{cls}.{lock}": _lock for cls in ("select.Select", "aggregate.Grouped")
-       for lock in ("for_update", "for_share")},
+    **{f"{_S}.select.Select.{lock}": _select_lock for lock in ("for_update", "for_share")},
+    **{f"{_S}.aggregate.Grouped.{lock}": _lock for lock in ("for_update", "for_share")},
     f"{_S}.select.Select.aggregate": _aggregate,
     f"{_S}.join.Join.aggregate": _aggregate,
     f"{_S}.aggregate.Grouped.where": joins.where,

@@ -7,7 +7,9 @@ from __future__ import annotations
 from mypy.checker import TypeChecker
 from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, MemberExpr, NameExpr, TupleExpr
 from mypy.plugin import FunctionContext, MethodContext
-from mypy.types import Instance, LiteralType, Type, get_proper_type
+from mypy.types import CallableType, Instance, LiteralType, Type, get_proper_type
+
+from tempest_typed._wording import LOCK_NOT_IN_SELECT, LOCK_OF_ONE_TABLE
 
 from .lib.conditions import check_assigned, check_condition, check_given
 from .lib.messages import INSERT, VALUE, listed
@@ -16,9 +18,10 @@ from .lib.names import NAMED_SELECT_CLASS
 from .lib.row_types import labels_of, named_select_facts, row_facts, row_type
 from .lib.scopes import Scope
 from .lib.syntax import arg, literal_str
+from .lib.tables import table_of
 
 __all__ = [
-    "as_subquery", "conflict_nothing", "conflict_update", "insert_values", "order_by",
+    "as_subquery", "conflict_nothing", "conflict_update", "insert_values", "lock_targets", "order_by",
     "returning", "row_count", "row_offset", "select_columns", "update_set", "where",
 ]
 
@@ -264,3 +267,34 @@ def row_count(ctx: MethodContext) -> Type:
             ctx.api.fail(f"{name}() takes an int >= 0 (and <= {INT_MAX}), got {n!r}", expr,
                          code=VALUE)
     return ctx.default_return_type
+
+
+def lock_targets(ctx: MethodContext) -> None:
+    """`select(M).for_update(of=[...])`/`for_share(of=[...])`: `of` names M, the one table the
+    select reads, as the run time checks (a join's `of` takes its aliases: joins.py)."""
+    receiver = get_proper_type(ctx.type)
+    context = ctx.context
+    if not (isinstance(receiver, Instance) and receiver.args and isinstance(context, CallExpr)
+            and isinstance(context.callee, MemberExpr)):
+        return
+    facts = model_facts(receiver.args[0])
+    if facts is None:
+        return
+    assert isinstance(ctx.api, TypeChecker)
+    api = ctx.api
+    mode = context.callee.name.removeprefix("for_")
+    for of in arg(ctx, "of"):
+        for item in of.items if isinstance(of, ListExpr | TupleExpr) else [of]:
+            name = literal_str(api, item)
+            if name is not None:
+                api.fail(f'{facts.name}: for_{mode}(of=["{name}"]) {LOCK_OF_ONE_TABLE}'
+                         f"{facts.name}]", item, code=VALUE)
+                continue
+            typ = get_proper_type(api.lookup_type_or_none(item))
+            other = model_facts(typ.ret_type) if isinstance(typ, CallableType) \
+                and typ.is_type_obj() else None
+            if other is not None and other.info is not facts.info:
+                table = table_of(facts.info)
+                where = f" (FROM {table})" if table is not None else ""
+                api.fail(f"{facts.name}: for_{mode}(of=[{other.name}]) {LOCK_NOT_IN_SELECT}"
+                         f"{where}", item, code=VALUE)

@@ -274,6 +274,14 @@ def test_lock_of_another_table() -> None:
         select(Account).for_update(of=[Outbound])
 
 
+@pytest.mark.parametrize("lock", ["for_update", "for_share"])
+def test_lock_of_one_table_takes_its_model_not_a_name(lock: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        getattr(select(Account), lock)(of=["account"])
+    assert (f"Account: {lock}(of=['account']) names an alias, which only a join has; a select "
+            "of one table takes its model: of=[Account]") in str(err.value)
+
+
 # -- in operands ------------------------------------------------------------------------------
 
 

@@ -17,6 +17,8 @@ from .._wording import (
     DISTINCT_NOT_OVER_JSON,
     DISTINCT_ROW_STANDS_FOR,
     JSON_NOT_COMPARED,
+    LOCK_NOT_IN_SELECT,
+    LOCK_OF_ONE_TABLE,
     NOT_ORDERED_BY_JSON,
 )
 from ..errors import ValidationError
@@ -249,11 +251,15 @@ class Query(Statement[R_co]):
             )
         tables: tuple[str, ...] = ()
         for model in [of] if isinstance(of, type) else of:
+            if isinstance(model, str):
+                raise ValidationError(
+                    f"{self._meta.name}: for_{mode}(of=[{model!r}]) {LOCK_OF_ONE_TABLE}"
+                    f"{self._meta.name}]")
             meta = meta_of(model)
             if meta is not self._meta:
                 raise ValidationError(
-                    f"{self._meta.name}: for_{mode}(of=[{meta.name}]) names a table that is "
-                    f"not in this select (FROM {self._meta.table})"
+                    f"{self._meta.name}: for_{mode}(of=[{meta.name}]) {LOCK_NOT_IN_SELECT} "
+                    f"(FROM {self._meta.table})"
                 )
             tables += (meta.table,)
         return tables
