@@ -444,7 +444,11 @@ def _model_block(model: type[Model], n: _Names) -> list[str]:
                        f"set: {n.set}, *, index_where: {cond} | None = None, "
                        f"update_where: {cond} | None = None) -> {cls}[_R_co]: ...")
         fetched = n.of("Fetched")
-        out += ["    @overload", f"    def returning(self) -> {cls}[{n.model}]: ...",
+        # `*columns: Never`: returning() of no column is the whole model, but `returning(*names)`
+        # of a list[str] (names the stubs cannot check) matches no overload, rather than the
+        # whole model's while the run time gives rows of those columns
+        out += ["    @overload",
+                f"    def returning(self, *columns: Never) -> {cls}[{n.model}]: ...",
                 "    @overload",
                 f"    def returning(self, column: {fetched}, /, *columns: {fetched}) -> "
                 f"{cls}[{n.row}[{fetched}]]: ...", ""]

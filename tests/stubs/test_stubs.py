@@ -363,6 +363,45 @@ def test_combinations_written_into_where_are_checked_not_refused(
     assert {line for line, _ in found["combinations"]} == marked, found
 
 
+#: returning() of no column is the whole model; of names unpacked from a list[str] (which the
+#: stubs cannot check) it matches no overload, rather than typing the rows as the whole model
+#: while the run time gives rows of those columns. Each line marked `# E` is an error.
+RETURNING_NAMES = """\
+from datetime import datetime, timezone
+from decimal import Decimal
+from tempest_typed import create_engine, delete, insert, update
+from typecheck_models import Order
+engine = create_engine("sqlite://:memory:")
+new = Order(user_id=1, total=Decimal(1), cents=1, status="new", created_at=datetime.now(timezone.utc))
+names = ["id", "status"]
+update(Order).set({"paid": True}).unguarded().returning(*names)  # E
+delete(Order).unguarded().returning(*names)  # E
+insert(Order).values(new).returning(*names)  # E
+whole: Order = engine.execute(delete(Order).unguarded().returning()).one()
+wrong: int = engine.execute(insert(Order).values(new).returning()).one()  # E
+delete(Order).unguarded().returning("id", "status")
+delete(Order).unguarded().returning("id", "sttaus")  # E
+"""
+
+
+@pytest.mark.pyright
+def test_returning_names_from_a_list_is_no_whole_model(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    _needs_pyright()
+    found = run_pyright(tmp_path_factory.mktemp("returning"),
+                        {"returning": RETURNING_NAMES}, stubs=True)
+    lines = RETURNING_NAMES.splitlines()
+    marked = {n for n, line in enumerate(lines, 1) if line.endswith("# E")}
+    assert {line for line, _ in found["returning"]} == marked, found
+
+
+def test_returning_names_from_a_list_under_plain_mypy_is_no_whole_model(tmp_path: Path) -> None:
+    found = run_mypy(tmp_path, {"returning": RETURNING_NAMES}, stubs=True)
+    lines = RETURNING_NAMES.splitlines()
+    marked = {n for n, line in enumerate(lines, 1) if line.endswith("# E")}
+    assert {line for line, _ in found["returning"]} == marked, found
+
+
 # ---- plain mypy (no plugin) over the plugin's cases --------------------------------------
 
 #: A module that uses what the stubs do not declare: mypy reads those modules from the library
