@@ -11,7 +11,7 @@ from mypy.types import CallableType, Instance, LiteralType, Type, get_proper_typ
 
 from tempest_typed._wording import LOCK_NOT_IN_SELECT, LOCK_OF_ONE_TABLE
 
-from .lib.conditions import check_assigned, check_condition, check_given
+from .lib.conditions import check_assigned, check_condition
 from .lib.messages import INSERT, VALUE, listed
 from .lib.metadata import ModelFacts, model_facts
 from .lib.names import NAMED_SELECT_CLASS
@@ -159,10 +159,7 @@ def _assignments(scope: Scope, mapping: Expression, sets: bool = False) -> list[
             continue
         if names is not None:
             names.append(col.attr)
-        if sets:
-            check_assigned(scope, col, value)
-        else:
-            check_given(scope, col, value)
+        check_assigned(scope, col, value)  # a value set or inserted: a column is assigned
     return names
 
 

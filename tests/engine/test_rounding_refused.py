@@ -46,6 +46,28 @@ def test_a_value_that_would_be_rounded_is_refused() -> None:
         insert(Kept).from_select(union)
 
 
+
+def test_an_expression_inserted_that_would_be_rounded_is_refused() -> None:
+    # values() sets the columns of a new row as set() sets those of an existing one
+    for value in (sql.value(1.5), sql.value(3) / 2, sql.coalesce(sql.value(1.5), 2)):
+        with pytest.raises(ValidationError, match=r"Kept\.whole is int, and .* in values\(\) is "
+                                                  r"a float: PostgreSQL and MySQL would round"):
+            insert(Kept).values({"id": 1, "whole": value})
+    with pytest.raises(ValidationError, match=r"Kept\.coarse holds 1 places .* in values\(\) has "
+                                              r"3"):
+        insert(Kept).values([{"id": 1}, {
+            "id": 2, "coarse": sql.round(sql.value(Decimal("1.255")), digits=3)}])
+    with pytest.raises(ValidationError, match=r"Kept\.whole is int, and sql\.scalar\(.*\) in "
+                                              r"values\(\) is a float"):
+        insert(Kept).values({"id": 1, "whole": sql.scalar(
+            select(Measured, ["part"]).limit(1).as_subquery("part"))})
+    with pytest.raises(ValidationError, match=r"Kept\.whole is int, and sql\.scalar\(.*\) in "
+                                              r"set\(\) is a float"):
+        update(Kept).set({"whole": sql.scalar(
+            select(Measured, ["part"]).limit(1).as_subquery("part"))}).unguarded()
+    insert(Kept).values({"id": 1, "whole": sql.round(sql.value(1.5)), "part": sql.value(2)})
+
+
 @pytest.mark.asyncio
 async def test_a_rounded_value_fits(db: Any) -> None:
     await db.execute(insert(Measured).values({"id": 1, "whole": 4, "part": 2.75}))

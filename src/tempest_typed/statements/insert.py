@@ -46,7 +46,7 @@ from .nodes import (
     Value,
     param,
 )
-from .where import WhereInput, check_assigned_number, condition_node, value_node
+from .where import WhereInput, assigned_value_node, check_assigned_number, condition_node
 
 __all__ = ["Insert", "insert"]
 
@@ -597,7 +597,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
             new._rows = RowParams(block.n_rows + len(mappings), block.start)
         else:
             new._rows = self._row_nodes() + tuple(
-                tuple(value_node(col, meta, mapping[col.attr], values, "values()")
+                tuple(assigned_value_node(col, meta, mapping[col.attr], values, "values()")
                       for col in columns)
                 for mapping in mappings
             )

@@ -367,16 +367,29 @@ def value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object, values:
 
 def assigned_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
                   values: list[object], where: str, allow_excluded: bool = False) -> Value:
-    """checked_value_node() of a value a column is set to: an int column never takes a
-    float or Decimal expression, which PostgreSQL and MySQL would round and SQLite store as
-    it is."""
+    """checked_value_node() of a value a column is set to (set(), an upsert's set, a row of
+    values()): an int column never takes a float or Decimal expression, which PostgreSQL and
+    MySQL would round and SQLite store as it is."""
     node = checked_value_node(col, scope, value, values, where, allow_excluded)
     if col.kind in ("int", "decimal"):
         source = (node if isinstance(node, Function | ColumnMeta)
-                  else node.column if isinstance(node, QualifiedColumn) else None)
+                  else node.column if isinstance(node, QualifiedColumn)
+                  else value.subquery.column
+                  if isinstance(value, ScalarValue) and isinstance(value.subquery, Subquery)
+                  else None)
         if source is not None:
             check_assigned_number(col, source.kind, source.scale, node, repr(value), where)
     return node
+
+
+def assigned_value_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
+                        values: list[object], where: str) -> Value:
+    """value_node() of a value a column is set to: a bound value checked against the
+    column's type, or an expression checked as assigned_node() checks it."""
+    if col.accepts(value):
+        values.append(value)
+        return param(len(values) - 1, col.kind)
+    return assigned_node(col, scope, value, values, where)
 
 
 def check_assigned_number(col: ColumnMeta, kind: str, scale: int | None, node: object,

@@ -78,15 +78,19 @@ def check_condition(scope: Scope, expr: Expression) -> None:
 
 
 def check_assigned(scope: Scope, col: Column, expr: Expression) -> None:
-    """Check what a column is set to (update's set(), an upsert's set): what check_given()
-    checks, and that an int column is set to no float or Decimal expression (the run time's
-    assigned_node: PostgreSQL and MySQL would round it, SQLite store the fraction)."""
+    """Check what a column is set to (update's set(), an upsert's set, a row of values()):
+    what check_given() checks, and that an int column is set to no float or Decimal
+    expression (the run time's assigned_node: PostgreSQL and MySQL would round it, SQLite
+    store the fraction)."""
+    reported = scope.api.msg.errors.num_messages()
     check_given(scope, col, expr)
-    if col.kind != "int":
-        return
+    if col.kind != "int" or scope.api.msg.errors.num_messages() != reported:
+        return  # one error per value, as the run time raises one
     held = resolved(scope.api, expr)
     if _whole(scope, held) or callee_name(held) == EXCLUDED:  # excluded: check_value
         return
+    if callee_name(held) not in (COL, SCALAR) and not _is_computed(scope, expr):
+        return  # a plain value: check_given() checked its type
     with scope.api.msg.filter_errors():  # reported by check_given, if wrong
         found = Typer(scope, f"in {scope.where}", scope.where, check_condition).value(expr)
     if found is not None and found.kind in ("float", "decimal"):
