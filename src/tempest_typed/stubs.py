@@ -173,6 +173,14 @@ class NamedSelected(Select[Any, _R_co], Generic[_R_co, _N]):
     def where(self, *conditions: Mapping[_N, Any] | Combined[Mapping[_N, Any]] | ExistsCondition) -> Self: ...
     def order_by(self, column: _N, direction: Literal["asc", "desc"] = "asc") -> Self: ...
 
+# select(cte) of a named select of a model's labeled rows: its names are the columns (_F)
+# and the labels (_N), apart: a union of type variables in a return type's arguments
+# (NamedSelected[..., _F | _L]) is solved to Unknown by pyright where the call is itself an
+# argument, as in execute(select(cte))
+class LabeledNamedSelected(Select[Any, _R_co], Generic[_R_co, _F, _N]):
+    def where(self, *conditions: Mapping[_F | _N, Any] | Combined[Mapping[_F | _N, Any]] | ExistsCondition) -> Self: ...
+    def order_by(self, column: _F | _N, direction: Literal["asc", "desc"] = "asc") -> Self: ...
+
 # a set operation of a model's select: its order_by() takes the first statement's fields
 class SetOf(SetQuery[_R_co], Generic[_R_co, _N]):
     def order_by(self, column: _N, direction: Literal["asc", "desc"] = "asc") -> Self: ...
@@ -763,10 +771,12 @@ def _init(models: Sequence[type[Model]], modules: str) -> str:
     named_selects = ["# a named select of a model's rows: where() and order_by() take its names"]
     for m in models:
         n = names[m]
-        for row, names_of in ((f"_g.{n.row}[_F]", "_F"), (f"_g.{n.of('LabeledRow')}[_F, _L]", "_F | _L"),
-                              (n.model, f"_g.{n.column}")):
+        for row, selected in ((f"_g.{n.row}[_F]", "NamedSelected[{row}, _F]"),
+                              (f"_g.{n.of('LabeledRow')}[_F, _L]",
+                               "LabeledNamedSelected[{row}, _F, _L]"),
+                              (n.model, f"NamedSelected[{{row}}, _g.{n.column}]")):
             named_selects += ["@overload", f"def select(model: NamedSelect[{row}], /) -> "
-                              f"_g.NamedSelected[{row}, {names_of}]: ..."]
+                              f"_g.{selected.format(row=row)}: ..."]
     lines += ["# a model these stubs do not know (a type variable, a model defined elsewhere):",
               "# every column, as the library types it; some columns need a known model",
               "@overload", "def select(model: type[_M], /) -> Select[_M, _M]: ...",

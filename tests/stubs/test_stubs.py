@@ -402,6 +402,36 @@ def test_returning_names_from_a_list_under_plain_mypy_is_no_whole_model(tmp_path
     assert {line for line, _ in found["returning"]} == marked, found
 
 
+#: select(cte) of a named select with labels, written in place as execute()'s argument, keeps
+#: its rows' names and types (pyright solved them to Unknown there: no check, and an error
+#: under strict); `# E` marks the errors, each on its line.
+NAMED_SELECT_IN_PLACE = """\
+from tempest_typed import create_engine, select, sql
+from typecheck_models import Order
+engine = create_engine("sqlite://:memory:")
+big = sql.cte("big", select(Order, ["id", "user_id"]).add_columns({"double": sql.col("cents") * 2}))
+row = engine.execute(select(big)).one()
+ident: int = row.id
+row.nope  # E
+wrong: str = engine.execute(select(big).order_by("double")).one().user_id  # E
+engine.execute(select(big).where({"double": 2, "user_id": 1})).all()
+engine.execute(select(big).where({"nope": 2}))  # E
+engine.execute(select(big).order_by("total"))  # E
+"""
+
+
+@pytest.mark.pyright
+def test_a_labeled_named_select_in_place_keeps_its_names(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    _needs_pyright()
+    for strict in (False, True):
+        found = run_pyright(tmp_path_factory.mktemp("named"), {"named": NAMED_SELECT_IN_PLACE},
+                            stubs=True, strict=strict)
+        lines = NAMED_SELECT_IN_PLACE.splitlines()
+        marked = {n for n, line in enumerate(lines, 1) if line.endswith("# E")}
+        assert {line for line, _ in found["named"]} == marked, (strict, found)
+
+
 # ---- plain mypy (no plugin) over the plugin's cases --------------------------------------
 
 #: A module that uses what the stubs do not declare: mypy reads those modules from the library
