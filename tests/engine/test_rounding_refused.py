@@ -68,6 +68,21 @@ def test_an_expression_inserted_that_would_be_rounded_is_refused() -> None:
     insert(Kept).values({"id": 1, "whole": sql.round(sql.value(1.5)), "part": sql.value(2)})
 
 
+
+def test_a_decimal_in_sql_value_is_held_to_the_columns_scale() -> None:
+    # sql.value(d) sets the column to d, which is checked as d itself is
+    for build in (lambda v: update(Kept).set({"coarse": v}).unguarded(),
+                  lambda v: insert(Kept).values({"id": 1, "coarse": v}),
+                  lambda v: insert(Kept).values({"id": 1}).on_conflict_do_update(
+                      ["id"], {"coarse": v})):
+        with pytest.raises(ValidationError, match=r"Kept\.coarse: Decimal\('1\.255'\) has 3 "
+                                                  r"digits after the point, and the column keeps 1"):
+            build(sql.value(Decimal("1.255")))
+        with pytest.raises(ValidationError, match=r"has 8 digits before the point"):
+            build(sql.value(Decimal("12345678.2")))
+        build(sql.value(Decimal("1.2")))
+
+
 @pytest.mark.asyncio
 async def test_a_rounded_value_fits(db: Any) -> None:
     await db.execute(insert(Measured).values({"id": 1, "whole": 4, "part": 2.75}))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeGuard, TypeVar
 
 from .._wording import EMPTY_WHERE, FRACTION_FOR_AN_INT, NO_COLUMNS_IN_VALUES, NOW_IS_A_TIMESTAMP
@@ -23,6 +24,7 @@ from ..expressions import (
     Now,
     Raw,
     ScalarValue,
+    TypedValue,
 )
 from ..model import ColumnMeta, ModelMeta, check_text
 from ..values import KEPT, frozen
@@ -371,6 +373,9 @@ def assigned_node(col: ColumnMeta, scope: Scope | ModelMeta, value: object,
     values()): an int column never takes a float or Decimal expression, which PostgreSQL and
     MySQL would round and SQLite store as it is."""
     node = checked_value_node(col, scope, value, values, where, allow_excluded)
+    if (col.kind == "decimal" and isinstance(value, TypedValue)
+            and isinstance(value.value, Decimal)):
+        col.check_value(value.value, where)  # its places and digits, as a plain Decimal's
     if col.kind in ("int", "decimal"):
         source = (node if isinstance(node, Function | ColumnMeta)
                   else node.column if isinstance(node, QualifiedColumn)
