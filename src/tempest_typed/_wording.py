@@ -11,7 +11,7 @@ from typing import Final
 __all__ = [
     "ASYNC_HANDLER", "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR",
     "EMPTY_WHERE", "FRACTION_FOR_AN_INT", "GENERATOR_HANDLER", "JSON_NOT_COMPARED",
-    "LOCK_NOT_IN_SELECT", "LOCK_OF_ONE_TABLE", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON", "NOW_IS_A_TIMESTAMP",
+    "LOCK_NOT_IN_SELECT", "LOCK_OF_ONE_TABLE", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NO_ROWS", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON", "NOW_IS_A_TIMESTAMP",
     "NO_COLUMNS_IN_VALUES", "STEP_AGGREGATES", "STEP_COLUMNS", "STEP_COLUMN_NAMES",
     "STEP_LEFT_JOINS", "STEP_ORDERS", "STEP_READS_ITSELF", "STEP_READS_TWICE",
     "WINDOW_NOT_BY_JSON",
@@ -33,6 +33,8 @@ LOCK_OF_ONE_TABLE: Final = (
 #: Why for_update(of=[M])/for_share(of=[M]) of a select of another model is refused (after
 #: "<Model>: for_update(of=[M])", then "(FROM <table>)").
 LOCK_NOT_IN_SELECT: Final = "names a table that is not in this select"
+#: Why insert(M).values([]) is refused (after "insert(M).values([])"), and what to do instead.
+NO_ROWS: Final = "has no row to insert: give one row or more, or skip the insert when there are none"
 #: Why an empty where dict is refused (after "an empty where dict in <place>").
 EMPTY_WHERE: Final = (
     "matches every row; say what to match, or call unguarded() on an update/delete meant for "

@@ -9,7 +9,7 @@ from mypy.nodes import CallExpr, DictExpr, Expression, ListExpr, MemberExpr, Nam
 from mypy.plugin import FunctionContext, MethodContext
 from mypy.types import CallableType, Instance, LiteralType, Type, get_proper_type
 
-from tempest_typed._wording import LOCK_NOT_IN_SELECT, LOCK_OF_ONE_TABLE
+from tempest_typed._wording import LOCK_NOT_IN_SELECT, LOCK_OF_ONE_TABLE, NO_ROWS
 
 from .lib.conditions import check_assigned, check_condition
 from .lib.messages import INSERT, VALUE, listed
@@ -178,6 +178,8 @@ def insert_values(ctx: MethodContext) -> Type:
     if scope is None:
         return ctx.default_return_type
     for rows in arg(ctx, "rows"):
+        if isinstance(rows, ListExpr | TupleExpr) and not rows.items:
+            scope.fail(f"insert({scope.facts.name}).values([]) {NO_ROWS}", rows, VALUE)
         items = rows.items if isinstance(rows, ListExpr | TupleExpr) else [rows]
         for row in items:
             names = _assignments(scope, row)

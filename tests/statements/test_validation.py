@@ -415,7 +415,8 @@ def test_a_second_values_call_with_other_columns() -> None:
 def test_insert_of_another_model_or_nothing() -> None:
     with pytest.raises(ValidationError, match="got a Account instance; pass Outbound"):
         insert(Outbound).values(Account(owner="a"))  # type: ignore[arg-type]
-    with pytest.raises(ValidationError, match="has no row to insert"):
+    with pytest.raises(ValidationError, match="has no row to insert: give one row or more, or "
+                                              "skip the insert when there are none"):
         insert(Account).values([])
     with pytest.raises(ValidationError, match="has no values\\(\\): give it a row"):
         insert(Account).compile("postgresql")

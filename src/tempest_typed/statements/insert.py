@@ -12,6 +12,7 @@ from operator import attrgetter, itemgetter
 from typing import Any, Generic, Never, TypeVar, overload
 from uuid import UUID
 
+from .._wording import NO_ROWS
 from ..errors import ValidationError
 from ..expressions import Expression
 from ..model import (
@@ -511,7 +512,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                                     and not isinstance(rows, str | bytes)):
             items = list(rows)
             if not items:
-                raise ValidationError(f"insert({meta.name}).values([]) has no row to insert")
+                raise ValidationError(f"insert({meta.name}).values([]) {NO_ROWS}")
         else:
             items = [rows]
         old = self._rows
