@@ -348,7 +348,8 @@ def _ops(n: _Names, col: ColumnMeta, t: str) -> tuple[str, str]:
         fields += [("in", operand), ("not_in", operand)]
     fields.append(("is_null", "bool"))
     if col.kind in _TEXT:
-        fields += [(op, "str | TextExpr") for op in ("like", "ilike")]
+        # a pattern: a str, or SQL written out (a column or a function is no pattern)
+        fields += [(op, "str | Raw | Expr") for op in ("like", "ilike")]
         fields += [(op, "str") for op in ("contains", "icontains", "startswith", "endswith")]
     body = ", ".join(f"{k!r}: {v}" for k, v in fields)
     return name, f'{name} = TypedDict("{name}", {{{body}}}, total=False)'

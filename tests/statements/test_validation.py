@@ -116,6 +116,8 @@ def test_operator_that_does_not_fit_the_column_type(where: dict[str, Any], messa
     ({"owner": {"is_null": "yes"}}, "`is_null` takes True or False"),
     ({"balance": {"lt": None}}, "`lt` None: None has no order"),
     ({"owner": {"like": 5}}, "`like` takes a pattern string"),
+    ({"owner": {"like": sql.col("owner")}},
+     "`like` takes a pattern string (a str, sql.raw() or sql.expr()), got sql.col('owner')"),
     ({"owner": {}}, "Account.owner: empty operator dict in where()"),
     ({}, "an empty where dict in where() matches every row"),
     ({"owner": ["a", "b"]}, 'write {"in": [...]} to match any of them'),

@@ -634,7 +634,8 @@ def _op_node(scope: Scope, left: Operand, col: ColumnMeta, op: str, operand: obj
             values.append(operand)
             node = param(len(values) - 1, "str")
         else:
-            what = "the text to look for" if escaped else "a pattern string"
+            what = ("the text to look for" if escaped
+                    else "a pattern string (a str, sql.raw() or sql.expr())")
             raise ValidationError(f"{name} `{op}` takes {what}, got {operand!r}")
         return Like(left, node, op in ("ilike", "icontains"), escaped)
     import difflib

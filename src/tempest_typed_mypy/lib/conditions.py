@@ -237,11 +237,30 @@ def _check_operator(scope: Scope, col: Column, op: str, op_expr: Expression,
         if not ok:
             scope.fail(f'{column_name(col)} "{op}" takes a pattern string, got '
                        f"{describe(typ, options)}", operand, VALUE)
+        elif _not_a_pattern(scope, operand):
+            scope.fail(f'{column_name(col)} "{op}" takes a pattern string (a str, sql.raw() or '
+                       f"sql.expr()), got {_shown(operand)}", operand, VALUE)
     else:  # contains, icontains, startswith, endswith: the text itself, not an expression
         ok, typ = fits(scope, operand, instance(scope.api.modules, "builtins.str"))
         if not ok:
             scope.fail(f'{column_name(col)} "{op}" takes the text to look for (a str), got '
                        f"{describe(typ, options)}", operand, VALUE)
+
+
+#: the expressions a like/ilike pattern may be besides a str, as the run time takes them
+_PATTERNS = frozenset({"tempest_typed.sql.raw", "tempest_typed.sql.expr"})
+
+
+def _not_a_pattern(scope: Scope, operand: Expression) -> bool:
+    """Whether a like/ilike operand is an sql.* expression other than sql.raw()/sql.expr()
+    (a column, a function, a scalar subquery), which the run time refuses as a pattern."""
+    held = resolved(scope.api, operand)
+    callee = callee_name(held)
+    if callee in _PATTERNS:
+        return False
+    if callee is not None and callee.startswith("tempest_typed.sql."):
+        return True
+    return _is_computed(scope, operand)
 
 
 def _check_between(scope: Scope, col: Column, operand: Expression) -> None:
