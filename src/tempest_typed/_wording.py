@@ -11,12 +11,16 @@ from typing import Final
 __all__ = [
     "ASYNC_HANDLER", "CTE_HIDES_TABLE", "DISTINCT_NOT_OVER_JSON", "DISTINCT_ROW_STANDS_FOR",
     "EMPTY_WHERE", "FRACTION_FOR_AN_INT", "GENERATOR_HANDLER", "JSON_NOT_COMPARED",
-    "LOCK_NOT_IN_SELECT", "LOCK_OF_ONE_TABLE", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NO_ROWS", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON", "NOW_IS_A_TIMESTAMP",
+    "LOCK_NOT_IN_SELECT", "LOCK_OF_ONE_TABLE", "NAMED_TWICE", "NOT_A_DATE", "NOT_A_GROUP_COLUMN", "NO_ROWS", "NOT_A_NUMBER", "NOT_ORDERED_BY_JSON", "NOW_IS_A_TIMESTAMP",
     "NO_COLUMNS_IN_VALUES", "STEP_AGGREGATES", "STEP_COLUMNS", "STEP_COLUMN_NAMES",
     "STEP_LEFT_JOINS", "STEP_ORDERS", "STEP_READS_ITSELF", "STEP_READS_TWICE",
     "WINDOW_NOT_BY_JSON",
 ]
 
+#: Why a list of columns (a select's, returning()'s, a conflict target) refuses a name given
+#: twice (after "<Model>: <call> names the column '<name>' twice"): a row has one field of a
+#: name.
+NAMED_TWICE: Final = "name it once"
 #: Why a value that type checkers read as the column's type is refused: bool is a subclass of
 #: int, and datetime of date, but a bool stored as a number or a datetime cut to a date would
 #: not read back as what was written.

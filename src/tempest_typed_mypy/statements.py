@@ -69,7 +69,7 @@ def select_columns(ctx: FunctionContext) -> Type:
     if facts is None:
         return ctx.default_return_type
     assert isinstance(ctx.api, TypeChecker)
-    names = Scope(ctx.api, facts, "select()").columns(columns[0])
+    names = Scope(ctx.api, facts, "select()").columns(columns[0], once=True)
     if names is None:
         return ctx.default_return_type
     rows = _with_rows(ctx.default_return_type, row_type(ctx.api, facts, names))
@@ -131,10 +131,12 @@ def returning(ctx: MethodContext) -> Type:
     if scope is None or not exprs:
         return ctx.default_return_type
     names: list[str] = []
+    seen: set[str] = set()
     for expr in exprs:
         col = scope.column(expr)
         if col is None:
             return ctx.default_return_type
+        scope.once(col, seen, expr)
         names.append(col.attr)
     return _with_rows(ctx.default_return_type, row_type(scope.api, scope.facts, names))
 
@@ -201,7 +203,7 @@ def conflict_nothing(ctx: MethodContext) -> Type:
     if scope is None:
         return ctx.default_return_type
     for target in arg(ctx, "target"):
-        scope.columns(target)
+        scope.columns(target, once=True)
     inner = Scope(scope.api, scope.facts, f"{label} where=")
     for condition in arg(ctx, "where"):
         check_condition(inner, condition)
@@ -215,7 +217,7 @@ def conflict_update(ctx: MethodContext) -> Type:
     if scope is None:
         return ctx.default_return_type
     for target in arg(ctx, "target"):
-        scope.columns(target)
+        scope.columns(target, once=True)
     assign = Scope(scope.api, scope.facts, f"{label} set", allow_excluded=True)
     for mapping in arg(ctx, "set"):
         _assignments(assign, mapping, sets=True)

@@ -8,6 +8,7 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from .._wording import NAMED_TWICE
 from ..errors import ValidationError
 from ..expressions import Expression
 from ..model import INT_MAX, ColumnMeta, ModelMeta
@@ -141,7 +142,18 @@ def returning_columns(meta: ModelMeta, columns: tuple[object, ...]) -> Returning
     """`returning()` is every column ("*"); `returning("id", ...)` those columns."""
     if not columns:
         return ALL_COLUMNS
-    return tuple(meta.column(c, "returning()") for c in columns)
+    return named_once(meta, tuple(meta.column(c, "returning()") for c in columns),
+                      "returning()")
+
+
+def named_once(meta: ModelMeta, cols: tuple[ColumnMeta, ...],
+               where: str) -> tuple[ColumnMeta, ...]:
+    """The columns, refused when one is named twice (a row has one field of a name)."""
+    if len(set(cols)) != len(cols):
+        twice = next(c for i, c in enumerate(cols) if c in cols[:i])
+        raise ValidationError(
+            f"{meta.name}: {where} names the column {twice.attr!r} twice; {NAMED_TWICE}")
+    return cols
 
 
 def column_list(meta: ModelMeta, columns: object, where: str) -> tuple[ColumnMeta, ...]:
@@ -153,4 +165,4 @@ def column_list(meta: ModelMeta, columns: object, where: str) -> tuple[ColumnMet
         )
     if not columns:
         raise ValidationError(f"{meta.name}: {where} needs at least one column")
-    return tuple(meta.column(c, where) for c in columns)
+    return named_once(meta, tuple(meta.column(c, where) for c in columns), where)

@@ -640,8 +640,6 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
         meta = self._meta
         cols = column_list(meta, target, where)
         wanted = {c.attr for c in cols}
-        if len(wanted) != len(cols):
-            raise ValidationError(f"{meta.name}: {where} names a column twice in {list(target)}")
         keys: list[tuple[set[str], bool]] = [({c.attr for c in meta.primary_key}, False)]
         keys += [({c.attr}, False) for c in meta.columns if c.unique]
         keys += [(set(i.columns), i.where is not None) for i in meta.indexes if i.unique]

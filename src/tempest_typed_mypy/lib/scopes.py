@@ -17,7 +17,7 @@ from mypy.errorcodes import ErrorCode
 from mypy.nodes import Context, Expression, ListExpr, TupleExpr
 from mypy.types import AnyType, Instance, NoneType, Type, TypeOfAny, UnionType, get_proper_type
 
-from tempest_typed._wording import NOT_A_GROUP_COLUMN
+from tempest_typed._wording import NAMED_TWICE, NOT_A_GROUP_COLUMN
 
 from .messages import COLUMN, listed, near, unknown_column
 from .metadata import Column, ModelFacts, column_kind, model_facts
@@ -58,18 +58,29 @@ class Scope:
             self.fail(unknown_column(self.facts, name, self.where), key, COLUMN)
         return col
 
-    def columns(self, expr: Expression) -> list[str] | None:
-        """The names in a literal list of columns, each checked; None when not a literal list."""
+    def columns(self, expr: Expression, once: bool = False) -> list[str] | None:
+        """The names in a literal list of columns, each checked (`once`: none named twice, as
+        a select's or a conflict target's); None when not a literal list."""
         if not isinstance(expr, ListExpr | TupleExpr):
             return None
         names: list[str] | None = []
+        seen: set[str] = set()
         for item in expr.items:
             col = self.column(item)
+            if col is not None and once:
+                self.once(col, seen, item)
             if col is None:
                 names = None
             elif names is not None:
                 names.append(col.attr)
         return names
+
+    def once(self, col: Column, seen: set[str], context: Context) -> None:
+        """Report a column named a second time in one list."""
+        if col.attr in seen:
+            self.fail(f"{self.facts.name}: {self.where} names the column {col.attr!r} twice; "
+                      f"{NAMED_TWICE}", context, COLUMN)
+        seen.add(col.attr)
 
 
 #: by id: the columns come from the model facts' cache, so each is made once per column
