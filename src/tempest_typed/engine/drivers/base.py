@@ -49,20 +49,6 @@ _CONTROL = re.compile(r"(BEGIN|START|COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE
 # (SET LOCAL, SET TRANSACTION, SET CONSTRAINTS, MariaDB's SET STATEMENT ... FOR).
 _SESSION_STATE = re.compile(
     r"(?:SET|RESET)\b(?!\s+(?:LOCAL|TRANSACTION|CONSTRAINTS?|STATEMENT)\b)", re.IGNORECASE)
-# The statements whose first word leaves something on the connection: a current database
-# (USE), a LISTEN, a named prepared statement, MySQL's LOCK TABLES, a cursor declared WITH
-# HOLD, a loaded module.
-_SESSION_FIRST_WORD = re.compile(r"(?:USE|LISTEN|PREPARE|LOCK\s+TABLES?|DECLARE|LOAD)\b",
-                                 re.IGNORECASE)
-# What any statement can leave on its connection wherever it is written: a temporary table
-# (or view, sequence, trigger), a session-level advisory lock (PostgreSQL's, not its
-# transaction-level _xact_ ones; MySQL's GET_LOCK), a setting changed by set_config(), a
-# user variable assigned in a select (@v := 1, SELECT ... INTO @v). Matching more than
-# needed only costs a new connection.
-_SESSION_ANYWHERE = re.compile(
-    r"\bTEMP(?:ORARY)?\s+(?:TABLE|VIEW|SEQUENCE|TRIGGER)\b"
-    r"|\b(?:set_config|pg_(?:try_)?advisory_lock(?:_shared)?|get_lock)\s*\("
-    r"|:=|\bINTO\s+@", re.IGNORECASE)
 
 
 def statement_start(sql: str) -> int:
@@ -182,14 +168,10 @@ class DriverRules:
         )
 
     def changes_session(self, sql: str) -> bool:
-        """Whether execute_sql() text leaves state that its connection would keep for the
-        next user of the pooled connection (SET lock_timeout, SET @v, SET ROLE, RESET, USE,
-        a temporary table, a session advisory lock, set_config()): the connection is then
-        closed, not pooled, when its session ends."""
-        start = statement_start(sql)
-        return (_SESSION_STATE.match(sql, start) is not None
-                or _SESSION_FIRST_WORD.match(sql, start) is not None
-                or _SESSION_ANYWHERE.search(sql) is not None)
+        """Whether execute_sql() text sets state that its connection would keep for the next
+        user of the pooled connection (SET lock_timeout, SET @v, SET ROLE, RESET): the
+        connection is then closed, not pooled, when its session ends."""
+        return _SESSION_STATE.match(sql, statement_start(sql)) is not None
 
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         """The tempest_typed error for a driver exception."""

@@ -218,16 +218,8 @@ class AsyncPsycopgDriver(AsyncDriver):
     async def _give_back(self, conn: Any, broken: bool) -> None:
         self.rules._returned(conn, broken)
         if broken:
-            if (not conn.closed
-                    and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-                    and hasattr(conn, "_expire_at")):
-                # One not to hand out again that works (a setting left on it): the pool
-                # closes and replaces it as expired, without the warning it logs for a
-                # connection given back closed.
-                conn._expire_at = 0.0
-            else:
-                with contextlib.suppress(Exception):
-                    await conn.close()
+            with contextlib.suppress(Exception):
+                await conn.close()
         await self._pool.putconn(conn)
 
     @override

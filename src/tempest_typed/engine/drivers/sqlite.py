@@ -44,9 +44,7 @@ from .driver_async import AsyncDriver, acquire_within
 __all__ = ["SQLiteDriver", "SQLiteRules", "ThreadedDriver", "threaded_sqlite_driver"]
 
 #: a PRAGMA that sets what the connection keeps (PRAGMA foreign_keys = OFF), not one that reads
-_PRAGMA_SET = re.compile(r"PRAGMA\s+(?:\w+\.)?\w+\s*=|ATTACH\b", re.IGNORECASE)
-#: a temporary table, view or trigger: kept by the connection that made it
-_TEMP_OBJECT = re.compile(r"\bTEMP(?:ORARY)?\s+(?:TABLE|VIEW|TRIGGER)\b", re.IGNORECASE)
+_PRAGMA_SET = re.compile(r"PRAGMA\s+(?:\w+\.)?\w+\s*=", re.IGNORECASE)
 
 _INTEGRITY_KINDS = {
     "SQLITE_CONSTRAINT_UNIQUE": "unique", "SQLITE_CONSTRAINT_PRIMARYKEY": "unique",
@@ -113,11 +111,9 @@ class SQLiteRules(DriverRules):
 
     @override
     def changes_session(self, sql: str) -> bool:
-        # PRAGMA foreign_keys = OFF (and the like), an attached database and a temporary
-        # table stay on the connection; in memory, the one connection is the database and
-        # stays (documented)
-        return not self.memory and (_PRAGMA_SET.match(sql, statement_start(sql)) is not None
-                                    or _TEMP_OBJECT.search(sql) is not None)
+        # PRAGMA foreign_keys = OFF (and the like) stays on the connection; in memory, the
+        # one connection is the database and stays (documented)
+        return not self.memory and _PRAGMA_SET.match(sql, statement_start(sql)) is not None
 
     @override
     def adapt_untyped(self, value: Any) -> Any:
