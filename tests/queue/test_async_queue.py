@@ -345,6 +345,40 @@ async def test_a_handler_that_acks_by_hand_is_counted_as_processed_not_as_a_lost
         assert sorted(r.status for r in await rows(queue)) == ["failed", "sent"]
 
 
+class _Undo(Exception):
+    """Rolls back a handler's own transaction."""
+
+
+async def test_an_ack_by_hand_that_rolled_back_or_was_followed_by_a_raise_is_told_apart(
+    url: str
+) -> None:
+    """An ack(lease, session=tx) whose transaction rolled back, the handler then returning,
+    was counted as processed and left the message leased until its lease ended; an ack by
+    hand followed by a raise was counted as a lost lease."""
+    async with fresh_queue(url) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(3)])
+
+        async def handler(lease: Lease) -> None:
+            n = lease.payload["n"]
+            if n == 0:
+                with contextlib.suppress(_Undo):
+                    async with queue.engine.transaction() as tx:
+                        assert await queue.ack(lease, session=tx)
+                        raise _Undo
+            elif n == 1:
+                async with queue.engine.transaction() as tx:
+                    assert await queue.ack(lease, session=tx)
+            else:
+                assert await queue.ack(lease)
+                raise RuntimeError("after the ack")
+
+        summary = await asyncio.wait_for(queue.process(handler, 10), 30)
+        assert (summary.processed, summary.retried, summary.leases_lost) == (2, 1, 0)
+        by_n = {r.payload["n"]: r for r in await rows(queue)}
+        assert [by_n[n].status for n in range(3)] == ["queued", "sent", "sent"]
+        assert "did not commit" in (by_n[0].last_error or "")
+
+
 def _generator_handler(lease: Lease) -> Iterator[None]:
     yield  # by mistake: calling the handler runs none of its body
 

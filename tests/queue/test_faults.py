@@ -511,6 +511,48 @@ def test_a_handler_that_acks_or_nacks_by_hand_is_counted_as_such_not_as_a_lost_l
     assert sorted(r.status for r in rows(queue)) == ["failed", "queued", "sent"]
 
 
+class _Undo(Exception):
+    """Rolls back a handler's own transaction."""
+
+
+def test_an_ack_or_nack_by_hand_that_rolled_back_or_was_followed_by_a_raise_is_told_apart(
+    queue: Queue
+) -> None:
+    """A handler's ack(lease, session=tx) whose transaction rolled back, the handler then
+    returning, was counted as processed and left the message leased, unwatched, until its
+    lease ended; a handler that acked or nacked by hand and then raised was counted as a
+    lost lease."""
+    queue.enqueue_many([Message({"n": n}) for n in range(5)])
+
+    def handler(lease: Lease) -> None:
+        n = lease.payload["n"]
+        if n in (0, 1):  # by hand in a transaction that rolls back, then return
+            with contextlib.suppress(_Undo), queue.engine.transaction() as tx:
+                if n == 0:
+                    assert queue.ack(lease, session=tx)
+                else:
+                    assert queue.nack(lease, "by hand", session=tx) == "queued"
+                raise _Undo
+        elif n == 2:  # in a transaction that commits
+            with queue.engine.transaction() as tx:
+                assert queue.ack(lease, session=tx)
+        elif n == 3:
+            assert queue.ack(lease)
+            raise RuntimeError("after the ack")
+        else:
+            assert queue.nack(lease, "by hand", retry=False) == "failed"
+            raise RuntimeError("after the nack")
+
+    summary = queue.process(handler, 10)
+    assert (summary.processed, summary.retried, summary.dead_lettered,
+            summary.leases_lost) == (2, 2, 1, 0)
+    by_n = {r.payload["n"]: r for r in rows(queue)}
+    assert [by_n[n].status for n in range(5)] == ["queued", "queued", "sent", "sent", "failed"]
+    assert "did not commit" in (by_n[0].last_error or "")
+    assert "did not commit" in (by_n[1].last_error or "")
+    assert by_n[4].last_error == "by hand"
+
+
 def _generator_handler(lease: Lease) -> Iterator[None]:
     yield  # by mistake: calling the handler runs none of its body
 

@@ -115,13 +115,14 @@ class AsyncQueue(AsyncWork):
 
     async def ack(self, lease: Lease, *, session: AsyncSession | None = None) -> bool:
         """Mark the message sent; False when the lease was lost (another worker has it)."""
-        return await self._run(lambda: self._ack_op(lease), session)
+        return await self._run(lambda: self._ack_op(lease, _in_tx(session)), session)
 
     async def nack(self, lease: Lease, error: str = "", *, retry: bool = True,
                    session: AsyncSession | None = None) -> Status | None:
         """Record a failed attempt: "queued" again after a backoff, or "failed" after the last
         attempt (or with retry=False); None when the lease was lost."""
-        return await self._run(lambda: self._nack_op(lease, error, retry), session)
+        return await self._run(lambda: self._nack_op(lease, error, retry, _in_tx(session)),
+                               session)
 
     async def extend(self, lease: Lease, seconds: float | None = None, *,
                      session: AsyncSession | None = None) -> bool:
@@ -152,3 +153,9 @@ class AsyncQueue(AsyncWork):
         """Queue failed messages again (all, or those in `ids`) with a fresh attempt budget."""
         chosen = self._requeue_ids(ids)
         return (await self.engine.execute(self._requeue_statement(chosen))).rows_affected()
+
+
+def _in_tx(session: AsyncSession | None) -> bool:
+    """Whether a lease's ack or nack on `session` runs in the caller's transaction (which may
+    yet roll back)."""
+    return session is not None and session.in_transaction

@@ -356,16 +356,18 @@ class QueueCore(Generic[E]):
         )
         return result.rows_affected() == 1
 
-    def _ack_op(self, lease: Lease) -> Op[bool]:
+    def _ack_op(self, lease: Lease, in_tx: bool = False) -> Op[bool]:
+        """The fenced ack; `in_tx`: in a transaction of the caller's, which may roll back."""
         acked = yield from self._fenced_op(lease, {
             "status": "sent", "next_attempt_at": None, "lease_token": None,
             "updated_at": sql.now(),
         })
         if acked:  # a handler of run() that acks by hand: the loop acks it no more
-            lease._watch.settled = "sent"
+            _settled(lease, "sent", in_tx)
         return acked
 
-    def _nack_op(self, lease: Lease, error: str, retry: bool) -> Op[Status | None]:
+    def _nack_op(self, lease: Lease, error: str, retry: bool,
+                 in_tx: bool = False) -> Op[Status | None]:
         # The token proves the row's attempts are still lease.attempts: no claim came between.
         if not isinstance(lease, Lease):
             raise ValidationError(f"nack() expects a Lease from claim(), got {lease!r}")
@@ -381,7 +383,7 @@ class QueueCore(Generic[E]):
         }
         if not (yield from self._fenced_op(lease, changes)):
             return None
-        lease._watch.settled = "failed" if dead else "queued"  # settled: see _ack_op
+        _settled(lease, "failed" if dead else "queued", in_tx)  # settled: see _ack_op
         return "failed" if dead else "queued"
 
     def _extend_op(self, lease: Lease, seconds: float) -> Op[bool]:
@@ -535,6 +537,14 @@ class QueueCore(Generic[E]):
     def _notify_trigger_sql(self) -> list[str]:
         """The NOTIFY triggers of this queue's table (notify.py)."""
         return trigger_sql(meta_of(self.model).table)
+
+
+def _settled(lease: Lease, status: Status, in_tx: bool) -> None:
+    """Tell the worker loop that the handler settled its lease by hand (`in_tx`: in its own
+    transaction, whose commit the loop cannot see: it checks with a fenced nack)."""
+    watch = lease._watch
+    watch.settled = status
+    watch.settled_in_tx = in_tx
 
 
 def _flat(groups: Sequence[tuple[Sequence[UUID], UUID]]) -> list[UUID]:

@@ -75,7 +75,7 @@ class LeaseWatch:
     """What the worker loop knows of a lease it handles: the moment (monotonic clock) up to
     which the lease surely holds, and whether it was found gone."""
 
-    __slots__ = ("deadline", "gone", "settled")
+    __slots__ = ("deadline", "gone", "settled", "settled_in_tx")
 
     def __init__(self) -> None:
         #: pushed on by each heartbeat; infinite for a lease no worker loop watches
@@ -84,6 +84,9 @@ class LeaseWatch:
         #: the status an ack or nack by hand gave the message ("sent", "queued", "failed"):
         #: the loop then settles it no more (the handler did), and counts what it did
         self.settled: str | None = None
+        #: that ack or nack ran in a transaction of the caller's (session=tx), which may yet
+        #: roll back: the loop then asks the database (a fenced nack) whether it held
+        self.settled_in_tx = False
 
     def __reduce__(self) -> tuple[type[LeaseWatch], tuple[()]]:
         # A lease pickled (or deep-copied) for another process is watched by no loop there.
@@ -150,6 +153,7 @@ def new_lease(id_: UUID, token: UUID, payload: dict[str, Any], idempotency_key: 
     watch.deadline = math.inf
     watch.gone = gone
     watch.settled = None
+    watch.settled_in_tx = False
     lease = _new(Lease)
     s_id, s_token, s_payload, s_key, s_attempts, s_max, s_expires, s_watch = _LEASE_SLOTS
     s_id(lease, id_)

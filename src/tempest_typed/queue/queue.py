@@ -113,13 +113,14 @@ class Queue(Work):
 
     def ack(self, lease: Lease, *, session: Session | None = None) -> bool:
         """Mark the message sent; False when the lease was lost (another worker has it)."""
-        return self._run(lambda: self._ack_op(lease), session)
+        return self._run(lambda: self._ack_op(lease, _in_tx(session)), session)
 
     def nack(self, lease: Lease, error: str = "", *, retry: bool = True,
                    session: Session | None = None) -> Status | None:
         """Record a failed attempt: "queued" again after a backoff, or "failed" after the last
         attempt (or with retry=False); None when the lease was lost."""
-        return self._run(lambda: self._nack_op(lease, error, retry), session)
+        return self._run(lambda: self._nack_op(lease, error, retry, _in_tx(session)),
+                               session)
 
     def extend(self, lease: Lease, seconds: float | None = None, *,
                      session: Session | None = None) -> bool:
@@ -150,3 +151,9 @@ class Queue(Work):
         """Queue failed messages again (all, or those in `ids`) with a fresh attempt budget."""
         chosen = self._requeue_ids(ids)
         return (self.engine.execute(self._requeue_statement(chosen))).rows_affected()
+
+
+def _in_tx(session: Session | None) -> bool:
+    """Whether a lease's ack or nack on `session` runs in the caller's transaction (which may
+    yet roll back)."""
+    return session is not None and session.in_transaction

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 from uuid import UUID
 
 from .heartbeat import Heartbeat
@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 __all__ = ["Held", "Summary", "WorkerBook"]
 
 Phase = Literal["waiting", "running", "ok", "failed"]
+
+#: the error a message is nacked with when its handler acked or nacked it in a transaction
+#: of its own and returned, and that transaction rolled back
+_NOT_COMMITTED: Final = ("the handler returned after {} this message in a transaction that "
+                         "did not commit (it rolled back)")
 
 
 @dataclasses.dataclass
@@ -197,10 +202,16 @@ class WorkerBook:
             return  # released past the grace period, or lost: the result is not ours to settle
         # The handler acked or nacked it itself and returned (one that raised may have done
         # so in a transaction that rolled back: its nack, fenced, tells)
-        if error is None and held.lease._watch.settled is not None:
-            self._drop(lease_id)
-            self._count_settled(held.lease)
-            return
+        watch = held.lease._watch
+        if error is None and watch.settled is not None:
+            if not watch.settled_in_tx:
+                self._drop(lease_id)
+                self._count_settled(held.lease)
+                return
+            # in its own transaction: if that rolled back, the row still carries this
+            # lease, and the fenced nack finds it (else it changes nothing, and nacked()
+            # counts what the handler did)
+            error = _NOT_COMMITTED.format("acking" if watch.settled == "sent" else "nacking")
         held.error = error
         self._move(held, "ok" if error is None else "failed")
 
@@ -310,6 +321,8 @@ class WorkerBook:
     def nacked(self, lease: Lease, outcome: str | None) -> None:
         """A nack's outcome: "queued", "failed", or None when the lease was lost."""
         self._drop(lease.id)
+        if outcome is None and self._count_settled(lease):
+            return  # not lost: the handler acked or nacked it by hand, then raised
         if outcome == "queued":
             self.summary.retried += 1
         elif outcome == "failed":
