@@ -118,6 +118,47 @@ def test_a_slow_batch_keeps_its_leases_and_no_handler_starts_on_a_lost_one(
     assert {r.attempts for r in rows(queue)} == {1}
 
 
+def test_a_row_a_handlers_own_transaction_holds_does_not_stop_the_other_leases_heartbeats(
+    engine: Engine, model: type[QueueMessage]
+) -> None:
+    """A handler that acked its message in its own transaction and went on working in it
+    held that row locked; the heartbeat, one statement for the worker's leases, waited on
+    the lock, and the other handler's lease ran out while it ran (another worker could take
+    the message)."""
+    if not engine.dialect.supports_row_locks:
+        pytest.skip("SQLite has no row locks: a handler's transaction holds the whole file")
+    queue = Queue(engine, "mail", model=model, lease_seconds=1)
+    queue.enqueue_many([Message({"n": 0}), Message({"n": 1})])
+    go_on = threading.Event()
+    seen: dict[str, object] = {}
+
+    def handler(lease: Lease) -> None:
+        if lease.payload["n"] == 0:
+            with queue.engine.transaction() as tx:
+                assert queue.ack(lease, session=tx)
+                go_on.wait(15)  # the row stays locked until the other handler has looked
+            return
+        first = row(queue, lease.id).next_attempt_at
+        assert first is not None
+        for _ in range(150):  # until a heartbeat has pushed this lease on, 7.5 s at most
+            later = row(queue, lease.id).next_attempt_at
+            if later is not None and later > first + timedelta(seconds=0.5):
+                seen["extended"] = True
+                break
+            time.sleep(0.05)
+        seen["lost"] = lease.lost
+        go_on.set()
+        queue.stop()
+
+    thread, out = run_in_thread(queue, handler, batch=2, concurrency=2, poll_interval=0.1)
+    thread.join(30)
+    go_on.set()
+    assert not thread.is_alive()
+    assert seen == {"extended": True, "lost": False}
+    assert (out[0].processed, out[0].leases_lost) == (2, 0)
+    assert sorted(r.status for r in rows(queue)) == ["sent", "sent"]
+
+
 def test_process_extends_the_leases_while_its_handlers_run(
     queue: Queue, second_engine: Engine
 ) -> None:

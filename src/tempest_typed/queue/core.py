@@ -435,7 +435,7 @@ class QueueCore(Generic[E]):
     def _extend_all_op(self, leases: Sequence[Lease],
                        seconds: float) -> Op[tuple[list[UUID], list[UUID]]]:
         """Extend leases in one statement per token: (the ids kept, the ids lost)."""
-        return extend_all_op(self.model, leases, seconds)
+        return extend_all_op(self.model, self._dialect, leases, seconds)
 
     def _release_all_op(self, leases: Sequence[Lease]) -> Op[int]:
         """Hand leases back, due at once, with their attempt uncounted; how many were held."""
