@@ -368,3 +368,12 @@ def test_a_handler_returning_a_coroutine_fails_its_message(queue: Queue, engine:
     row = engine.execute(select(queue.model)).one()
     assert row.status == "queued" and row.attempts == 1
     assert row.last_error is not None and "an async handler is awaited" in row.last_error
+
+
+def test_the_claim_statement_explains_on_every_database(queue: Queue) -> None:
+    """claim_statement() gave MySQL/MariaDB an UPDATE ... WHERE id IN (SELECT ... LIMIT n)
+    that the dialect refuses to compile ("use the two-step claim"), so the queue's own claim
+    could not be EXPLAINed there."""
+    for limit in (1, 10):
+        compiled = queue.claim_statement(limit).compile(queue.engine.dialect)
+        assert queue.engine.execute_sql("EXPLAIN " + compiled.sql, compiled.params).all()

@@ -185,16 +185,19 @@ class ClaimSQL:
             due.for_update(skip_locked=True), "id", ["next_attempt_at"])
 
     def one_statement(self, dialect: Dialect, limit: int,
-                      seconds: float) -> Update[QueueMessage, Any]:
+                      seconds: float) -> Update[QueueMessage, Any] | Select[QueueMessage, Row]:
         """The one-statement claim, to EXPLAIN: what a claim of `limit` runs where the
         dialect has UPDATE ... FROM with RETURNING (a batch) or LIMIT in a subquery (one
-        message); elsewhere a batch's first step is its subquery."""
+        message); elsewhere (MySQL/MariaDB) the claim's first step, the locked select of
+        the due ids, since its UPDATE cannot hold that subquery."""
         due = self._due(limit)
         lease = self._lease(uuid4(), seconds)
         if limit > 1 and dialect.supports_update_from:
             return self._picked(lease, due)
         if dialect.supports_row_locks:
             due = due.for_update(skip_locked=True)
+        if not (dialect.supports_limit_in_subquery and "update" in dialect.supports_returning):
+            return due
         return lease.where({"id": {"in": due.as_subquery("id")}}).returning()
 
     def dead_letter_op(self) -> Op[int]:

@@ -27,7 +27,7 @@ from ..engine.result import Result
 from ..errors import IntegrityError, TempestError, ValidationError
 from ..model import meta_of
 from ..row import Row
-from ..statements import Statement, Update, delete, insert, or_, select, update
+from ..statements import Select, Statement, Update, delete, insert, or_, select, update
 from .claim import ClaimSQL
 from .heartbeat import extend_all_op
 from .messages import Lease, Message, by_token, clean_error
@@ -336,10 +336,11 @@ class QueueCore(Generic[E]):
         """Fail the messages whose lease expired on their final attempt; how many."""
         return self._claims.dead_letter_op()
 
-    def claim_statement(self, limit: int = 10) -> Update[QueueMessage, Any]:
+    def claim_statement(self, limit: int = 10) -> Update[QueueMessage, Any] | Select[
+            QueueMessage, Row]:
         """The statement a claim of `limit` runs, to EXPLAIN: on PostgreSQL the whole claim
-        (a batch: UPDATE ... FROM the locked due rows), on SQLite a claim of one message; a
-        batch's first step elsewhere."""
+        (a batch: UPDATE ... FROM the locked due rows), on SQLite a claim of one message;
+        on MySQL/MariaDB the claim's first step (the locked SELECT of the due ids)."""
         size = count_option("claim_statement(limit)", limit, maximum=MAX_CLAIM)
         return self._claims.one_statement(self._dialect, size, self.lease_seconds)
 
