@@ -35,3 +35,34 @@ def create_table_at_once(url: str, table: str, aio: bool, start: Any, out: Any) 
         out.put("ok")
     except Exception as exc:  # reported to the test, which shows it
         out.put(f"{type(exc).__name__}: {exc}")
+
+
+def async_run_given_sigterm(url: str, table: str, out: Any) -> None:
+    """In a process of its own: two AsyncQueue.run() tasks under asyncio.run(), whose first
+    handler sends SIGTERM to the process and goes on for a moment; then what the runs
+    returned together, and whether SIGTERM's handler before them is back."""
+    import os
+    import signal
+
+    async def work() -> None:
+        engine = create_async_engine(url, pool_size=2)
+        try:
+            queue = AsyncQueue(engine, "mail", model=message_model(table))
+            idle = AsyncQueue(engine, "mail", model=message_model(table))
+
+            async def handler(lease: Any) -> None:
+                os.kill(os.getpid(), signal.SIGTERM)
+                await asyncio.sleep(0.3)  # the message in hand is finished, not cut off
+
+            runs = asyncio.gather(queue.run(handler, batch=5, poll_interval=0.1),
+                                  idle.run(handler, batch=5, poll_interval=0.1))
+            summaries = await asyncio.wait_for(runs, 30)
+            out.put((sum(s.processed for s in summaries), sum(s.released for s in summaries),
+                     signal.getsignal(signal.SIGTERM) is signal.SIG_DFL))
+        finally:
+            await engine.dispose()
+
+    try:
+        asyncio.run(work())
+    except Exception as exc:  # reported to the test, which shows it
+        out.put(f"{type(exc).__name__}: {exc}")

@@ -12,6 +12,7 @@ import contextlib
 import itertools
 import logging
 import math
+import multiprocessing
 import os
 import random
 import sys
@@ -38,6 +39,7 @@ from tempest_typed.model import meta_of
 from tempest_typed.queue import AsyncQueue, Lease, Message, QueueMessage, message_model
 
 from .conftest import Faulty, table_name
+from .processes import async_run_given_sigterm
 
 pytestmark = pytest.mark.asyncio
 
@@ -420,6 +422,29 @@ async def test_an_awaitable_an_async_handler_returns_is_awaited_as_its_work(url:
 
         summary = await queue.process(handler)
         assert summary.processed == 1 and sent == [1]
+
+
+async def test_sigterm_stops_run_cleanly_as_it_stops_queue_run(url: str) -> None:
+    """AsyncQueue.run() installed no signal handler: SIGTERM (a service manager's stop)
+    killed the process with the batch in hand, its messages left leased with an attempt
+    charged until their leases ran out. Two runs on one event loop both stop."""
+    async with fresh_queue(url) as queue:
+        await queue.enqueue_many([Message({"n": n}) for n in range(3)])
+        context = multiprocessing.get_context("spawn")
+        out = context.Queue()
+        worker = context.Process(target=async_run_given_sigterm,
+                                 args=(url, meta_of(queue.model).table, out))
+        worker.start()
+        await asyncio.to_thread(worker.join, 60)
+        worker.kill()
+        assert worker.exitcode == 0
+        processed, released, restored = out.get(timeout=5)
+        # at least the two unstarted messages handed back (the idle run's claim, in flight
+        # at the signal, may hand back what it took too)
+        assert (processed, released >= 2, restored) == (1, True, True)
+        stored = await rows(queue)
+        assert sorted((r.status, r.attempts) for r in stored) == [
+            ("queued", 0), ("queued", 0), ("sent", 1)]
 
 
 async def test_cancelling_run_while_a_handler_runs_still_stops_cleanly(url: str) -> None:
@@ -1190,6 +1215,9 @@ BAD_CALLS: dict[str, tuple[Callable[[AsyncQueue, Lease], Awaitable[object]], str
     "run(poll_interval=0)": (lambda q, lease: q.run(print, poll_interval=0), "poll_interval"),
     "run(batch=0)": (lambda q, lease: q.run(print, batch=0), "batch"),
     "run(listen='no')": (lambda q, lease: q.run(print, listen="no"), "listen"),  # type: ignore[arg-type]  # the bad input under test
+    "run(install_signal_handlers='yes')": (
+        lambda q, lease: q.run(print, install_signal_handlers="yes"),  # type: ignore[arg-type]  # the bad input under test
+        "install_signal_handlers"),
 }
 
 

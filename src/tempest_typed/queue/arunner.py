@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import signal
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 from uuid import UUID
 
 from ..engine.aio import AsyncEngine, AsyncSession
@@ -40,6 +42,53 @@ AsyncHandler = Callable[[Lease], Awaitable[object]] | Callable[[Lease], object]
 
 R = TypeVar("R")
 
+#: the runs of each event loop that SIGTERM and SIGINT stop (several run() tasks share the
+#: loop's one handler per signal), and the handlers before the first of them
+_SIGNALLED: dict[asyncio.AbstractEventLoop,
+                 tuple[set[AsyncRunner], dict[signal.Signals, Any]]] = {}
+_STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
+
+
+@contextlib.contextmanager
+def _on_signals(loop: asyncio.AbstractEventLoop, runner: AsyncRunner) -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGINT stop `runner` (and the other runs of `loop`
+    in such a block), each where no handler of its own was installed; the handlers before
+    the first are restored after the last."""
+    if loop not in _SIGNALLED:
+        # only a signal left to its default: one a framework (or asyncio.run's SIGINT)
+        # handles already stays its, which cancels the run's task, also a clean stop
+        before: dict[signal.Signals, Any] = {
+            sig: handler for sig in _STOP_SIGNALS
+            if (handler := signal.getsignal(sig)) in (signal.SIG_DFL, signal.default_int_handler)}
+        if not before:
+            yield
+            return
+        runners: set[AsyncRunner] = set()
+
+        def on_signal() -> None:
+            for one in tuple(runners):
+                one._signalled()
+
+        try:
+            for sig in before:
+                loop.add_signal_handler(sig, on_signal)
+        except NotImplementedError:  # an event loop without signal handlers
+            yield
+            return
+        _SIGNALLED[loop] = (runners, before)
+    runners, previous = _SIGNALLED[loop]
+    runners.add(runner)
+    try:
+        yield
+    finally:
+        runners.discard(runner)
+        if not runners:
+            del _SIGNALLED[loop]
+            for sig, handler in previous.items():
+                loop.remove_signal_handler(sig)
+                if handler is not None:
+                    signal.signal(sig, handler)
+
 
 class AsyncRunner(AsyncLoop):
     """One asyncio worker loop (or one batch of it) of an AsyncQueue and a handler."""
@@ -47,7 +96,7 @@ class AsyncRunner(AsyncLoop):
     def __init__(self, queue: QueueCore[AsyncEngine], handler: AsyncHandler, *, batch: int,
                  concurrency: int = 1, grace_seconds: float = 10.0,
                  heartbeat_seconds: float | None = None, poll_interval: float = 1.0,
-                 listen: bool = False) -> None:
+                 listen: bool = False, install_signal_handlers: bool = False) -> None:
         super().__init__(queue, batch=batch, concurrency=concurrency,
                          grace_seconds=grace_seconds, heartbeat_seconds=heartbeat_seconds,
                          poll_interval=poll_interval)
@@ -63,6 +112,7 @@ class AsyncRunner(AsyncLoop):
         self._listen = listen
         self._listener: Listener | None = None
         self._cancelled = False
+        self._install_signal_handlers = install_signal_handlers
 
     def _wake(self) -> None:
         self._changed.set()
@@ -80,6 +130,25 @@ class AsyncRunner(AsyncLoop):
             handler = self._handlers.get(lease.id)
             if handler is not None:
                 handler.cancel()
+
+    def _running(self) -> contextlib.AbstractContextManager[None]:
+        return self._signal_handlers(self._install_signal_handlers)
+
+    @contextlib.contextmanager
+    def _signal_handlers(self, install: bool) -> Iterator[None]:
+        """SIGTERM and SIGINT stop the loop as they stop Queue.run's (a second one ends the
+        grace period), where the event loop runs on the main thread and the signal has no
+        handler yet; the handlers before are restored afterwards."""
+        if not install or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        with _on_signals(asyncio.get_running_loop(), self):
+            yield
+
+    def _signalled(self) -> None:
+        """SIGTERM or SIGINT arrived: noticed by the loop's next look, as in Queue.run."""
+        self._signals += 1
+        self._wake()
 
     @contextlib.contextmanager
     def _cancel_as_stop(self) -> Iterator[None]:

@@ -51,7 +51,8 @@ class AsyncWork(QueueCore[AsyncEngine]):
 
     async def run(self, handler: AsyncHandler, *, batch: int = 10, poll_interval: float = 1.0,
                   concurrency: int = 1, grace_seconds: float = 10.0,
-                  heartbeat_seconds: float | None = None, listen: bool = True) -> Summary:
+                  heartbeat_seconds: float | None = None, listen: bool = True,
+                  install_signal_handlers: bool = True) -> Summary:
         """Claim and handle messages until `stop()` or the task is cancelled; the Summary.
 
         Up to `concurrency` handlers run at once as tasks of this event loop (a plain
@@ -59,7 +60,9 @@ class AsyncWork(QueueCore[AsyncEngine]):
         handler whose lease is lost is cancelled, database and pool errors are waited out
         with backoff, and a stop hands back unstarted messages at once and gives running
         handlers `grace_seconds` (as Queue.run). Cancelling the task stops the same
-        way, then raises CancelledError; a second cancel ends the grace period. While the
+        way, then raises CancelledError; a second cancel ends the grace period. SIGTERM and
+        SIGINT stop it as stop() does, where the event loop runs on the main thread and the
+        signal has no handler of its own yet (asyncio.run() handles SIGINT: a cancel). While the
         queue is empty it waits on LISTEN on PostgreSQL (woken within milliseconds by an
         enqueue; `listen=False` polls), and polls every `poll_interval` seconds elsewhere.
         """
@@ -67,11 +70,13 @@ class AsyncWork(QueueCore[AsyncEngine]):
         options = self._run_options(batch, poll_interval, concurrency, grace_seconds,
                                     heartbeat_seconds, self.lease_seconds)
         flag_option("run(listen)", listen)
+        flag_option("run(install_signal_handlers)", install_signal_handlers)
         await self._know_dialect()
         runner = AsyncRunner(self, handler, batch=options.batch,
                              concurrency=options.concurrency,
                              grace_seconds=options.grace_seconds,
                              heartbeat_seconds=options.heartbeat_seconds,
                              poll_interval=options.poll_interval,
-                             listen=listen and self._dialect.supports_listen_notify)
+                             listen=listen and self._dialect.supports_listen_notify,
+                             install_signal_handlers=install_signal_handlers)
         return await runner.run()
