@@ -658,6 +658,25 @@ def test_run_on_the_main_thread_restores_the_signal_handlers(queue: Queue) -> No
 
 
 @pytest.mark.postgres
+def test_the_log_of_a_failing_claim_names_the_fix_the_database_error_hints(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    """run() on a table not created yet logged "claim failed (relation ... does not exist)"
+    and waited it out again and again, the driver's hint that names the fix (create the
+    table) cut from the line."""
+    queue = Queue(engine, "mail", model=message_model(table_name("not_created")))
+    caplog.set_level(logging.WARNING, logger="tempest_typed.queue")
+    thread, out = run_in_thread(queue, lambda lease: None, poll_interval=0.1)
+    try:
+        wait_until(lambda: any("claim failed" in r.getMessage() for r in caplog.records))
+    finally:
+        queue.stop()
+        thread.join(15)
+    assert not thread.is_alive() and out[0].database_errors >= 1
+    failed = [r.getMessage() for r in caplog.records if "claim failed" in r.getMessage()]
+    assert "create_all(Model) creates it" in failed[0]
+
+
 def test_run_outlives_terminated_backends(pg_url: str) -> None:
     name = table_name("faults")
     app = f"tq_faults_{os.getpid()}"

@@ -247,7 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     except QueryExecutionError as exc:  # the demo's database refused it, or is not there
-        print(f"{PROG}: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        from .shell import error_line  # its hint names the fix (a missing table)
+
+        print(f"{PROG}: error: {error_line(exc)}", file=sys.stderr)
         return 2
 
 

@@ -30,7 +30,7 @@ from .loop_aio import AsyncLoop
 from .messages import Lease, error_text
 from .notify import notify_channel, notify_trigger
 from .options import is_async_handler, refuse_unrun
-from .shell import SLICE, THREADS, logger
+from .shell import SLICE, THREADS, error_line, logger
 
 if TYPE_CHECKING:
     from .core import QueueCore
@@ -211,7 +211,7 @@ class AsyncRunner(AsyncLoop):
                     return
             except QueryExecutionError as exc:
                 logger.warning("worker %r: LISTEN connection lost (%s); polling until it is "
-                               "back", self.queue.consumer, str(exc).splitlines()[0])
+                               "back", self.queue.consumer, error_line(exc))
                 await self._close_listener()
                 return
 
@@ -241,7 +241,7 @@ class AsyncRunner(AsyncLoop):
             self._listener = await self._shielded(self.queue.engine.listen(self._channel()))
         except QueryExecutionError as exc:
             logger.warning("worker %r: cannot LISTEN (%s); polling every %gs",
-                           self.queue.consumer, str(exc).splitlines()[0], self.poll_interval)
+                           self.queue.consumer, error_line(exc), self.poll_interval)
             return False
         return True
 

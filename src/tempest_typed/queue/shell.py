@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .core import QueueCore
     from .messages import Lease
 
-__all__ = ["SLICE", "THREADS", "LoopShell", "logger", "waited_out"]
+__all__ = ["SLICE", "THREADS", "LoopShell", "error_line", "logger", "waited_out"]
 
 logger = logging.getLogger("tempest_typed.queue")
 
@@ -68,6 +68,14 @@ class _HandlerThreads:
 
 #: the handler threads of every worker loop of the process, Queue.run and AsyncQueue.run
 THREADS = _HandlerThreads()
+
+
+def error_line(exc: BaseException) -> str:
+    """An error for one line of the log: its message's first line, and the hint that names
+    the fix when the message has one (a missing table: create it)."""
+    first, *rest = str(exc).splitlines() or [""]
+    hints = [line.strip() for line in rest if line.strip().startswith("hint:")]
+    return "; ".join([first, *hints])
 
 
 def waited_out(exc: BaseException) -> bool:
@@ -194,7 +202,7 @@ class LoopShell:
     def _database_error(self, what: str, exc: TempestError) -> float:
         """Count and log a database error; the backoff to wait before going on."""
         self.book.summary.database_errors += 1
-        cause = str(exc).splitlines()[0]
+        cause = error_line(exc)
         if self.book.past_grace(time.monotonic()):
             logger.warning("worker %r: %s failed (%s), and the grace period is over",
                            self.queue.consumer, what, cause)
