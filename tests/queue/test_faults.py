@@ -594,6 +594,32 @@ def test_an_ack_or_nack_by_hand_that_rolled_back_or_was_followed_by_a_raise_is_t
     assert by_n[4].last_error == "by hand"
 
 
+def test_acks_by_hand_in_committed_transactions_cost_one_read_a_batch_and_log_no_failure(
+    queue: Queue, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The exactly-once ack(lease, session=tx) that committed: each message was nacked by the
+    loop to see whether it had, one statement a message, and logged as "failed (lease lost):
+    ... did not commit"."""
+    queue.enqueue_many([Message({"n": n}) for n in range(4)])
+
+    def handler(lease: Lease) -> None:
+        with queue.engine.transaction() as tx:
+            assert queue.ack(lease, session=tx)
+
+    caplog.set_level(logging.INFO, logger="tempest_typed")
+    summary = queue.process(handler, 10)
+    assert (summary.processed, summary.retried, summary.leases_lost) == (4, 0, 0)
+    assert not [r for r in caplog.records if r.name == "tempest_typed.queue"
+                and r.levelno >= logging.INFO and "failed" in r.getMessage()]
+    table = meta_of(queue.model).table
+    checks = [r for r in caplog.records if r.name == "tempest_typed.sql"
+              and any(r.getMessage().lstrip().startswith(f"SELECT {q}id{q} FROM {q}{table}{q}")
+                      for q in '"`') and "lease_token" in r.getMessage()]
+    nacks = [r for r in caplog.records if r.name == "tempest_typed.sql"
+             and any(f"{q}last_error{q} = " in r.getMessage() for q in '"`')]  # a nack's SET
+    assert (len(checks), len(nacks)) == (1, 0)
+
+
 def _generator_handler(lease: Lease) -> Iterator[None]:
     yield  # by mistake: calling the handler runs none of its body
 

@@ -438,6 +438,15 @@ class QueueCore(Generic[E]):
         """Extend leases in one statement per token: (the ids kept, the ids lost)."""
         return extend_all_op(self.model, self._dialect, leases, seconds)
 
+    def _held_op(self, leases: Sequence[Lease]) -> Op[set[UUID]]:
+        """The ids of these leases whose rows still carry them (one read per token)."""
+        held: set[UUID] = set()
+        for token, ids in by_token(leases).items():
+            found: Result[Any] = yield select(self.model, ["id"]).where(
+                {"id": {"in": ids}, "lease_token": token, "status": {"in": ["sending", "failed"]}})
+            held.update(found.scalars())
+        return held
+
     def _release_all_op(self, leases: Sequence[Lease]) -> Op[int]:
         """Hand leases back, due at once, with their attempt uncounted; how many were held."""
         released = 0

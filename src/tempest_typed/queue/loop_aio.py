@@ -120,6 +120,8 @@ class AsyncLoop(LoopShell):
         if acks and picking is None:
             self._acked(acks, *await self._db("ack", lambda s: execute_op(
                 queue.engine, lambda: queue._ack_all_op(acks), s)))
+        if nacks:
+            nacks = await self._told_apart(nacks)
         for lease, error in nacks:  # one by one: one message's failure never touches another
             self._nacked(lease, error, *await self._db("nack", partial(self._nack, lease, error)))
         if beats:
@@ -242,6 +244,27 @@ class AsyncLoop(LoopShell):
             return False
         self._claimed(leases, now)
         return True
+
+    async def _told_apart(self, nacks: list[tuple[Lease, str]]) -> list[tuple[Lease, str]]:
+        """The nacks to send. Of the leases a handler acked or nacked by hand in its own
+        transaction, one read per batch finds those whose rows still carry them (that
+        transaction rolled back): only they are nacked; the others are counted as the
+        handler settled them."""
+        unsure = [lease for lease, _ in nacks if lease._watch.settled_in_tx]
+        if not unsure:
+            return nacks
+        queue = self.queue
+        ok, held = await self._db("check", lambda s: execute_op(
+            queue.engine, lambda: queue._held_op(unsure), s))
+        if not ok or held is None:
+            return nacks  # their fenced nacks tell, one by one
+        out = []
+        for lease, error in nacks:
+            if lease._watch.settled_in_tx and lease.id not in held:
+                self._settled_by_hand(lease, error)
+            else:
+                out.append((lease, error))
+        return out
 
     async def _nack(self, lease: Lease, error: str, session: AsyncSession | None) -> str | None:
         outcome: str | None = await self.queue.nack(lease, error, session=session)

@@ -21,7 +21,7 @@ from uuid import UUID
 
 from ..errors import ConfigurationError, QueryExecutionError, TempestError
 from .retry import ReconnectDelay
-from .worker import Summary, WorkerBook
+from .worker import NOT_COMMITTED, Summary, WorkerBook
 
 if TYPE_CHECKING:
     from .core import QueueCore
@@ -262,10 +262,24 @@ class LoopShell:
         if ok:
             with self._lock:
                 self.book.nacked(lease, outcome)
+            if outcome is None and lease._watch.settled is not None:
+                self._settled_by_hand(lease, error, counted=True)
+                return
             level = logging.WARNING if outcome == "failed" else logging.INFO
             logger.log(level, "worker %r: message %s attempt %d/%d failed (%s): %s",
                        self.queue.consumer, lease.id, lease.attempts, lease.max_attempts,
                        outcome or "lease lost", error)
+
+    def _settled_by_hand(self, lease: Lease, error: str, *, counted: bool = False) -> None:
+        """The handler acked or nacked `lease` itself (its own nack found it settled): count
+        what it did, and log the exception it raised afterwards, if it raised."""
+        if not counted:
+            with self._lock:
+                self.book.nacked(lease, None)
+        if not error.startswith(NOT_COMMITTED.split("{}")[0]):
+            logger.warning("worker %r: message %s: the handler raised after it settled the "
+                           "message itself (%s): %s", self.queue.consumer, lease.id,
+                           lease._watch.settled, error)
 
     def _released(self, leases: list[Lease], ok: bool, released: int | None) -> None:
         self._settle_failed |= not ok

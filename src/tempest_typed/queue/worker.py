@@ -26,13 +26,13 @@ from .heartbeat import Heartbeat
 if TYPE_CHECKING:
     from .messages import Lease
 
-__all__ = ["Held", "Summary", "WorkerBook"]
+__all__ = ["NOT_COMMITTED", "Held", "Summary", "WorkerBook"]
 
 Phase = Literal["waiting", "running", "ok", "failed"]
 
 #: the error a message is nacked with when its handler acked or nacked it in a transaction
 #: of its own and returned, and that transaction rolled back
-_NOT_COMMITTED: Final = ("the handler returned after {} this message in a transaction that "
+NOT_COMMITTED: Final = ("the handler returned after {} this message in a transaction that "
                          "did not commit (it rolled back)")
 
 
@@ -211,7 +211,7 @@ class WorkerBook:
             # in its own transaction: if that rolled back, the row still carries this
             # lease, and the fenced nack finds it (else it changes nothing, and nacked()
             # counts what the handler did)
-            error = _NOT_COMMITTED.format("acking" if watch.settled == "sent" else "nacking")
+            error = NOT_COMMITTED.format("acking" if watch.settled == "sent" else "nacking")
         held.error = error
         self._move(held, "ok" if error is None else "failed")
 
