@@ -50,3 +50,12 @@ def test_each_new_lease_has_its_own_watch_that_wakes_its_waiter() -> None:
     first._watch.gone.set()
     waiter.join(10)
     assert told == [True] and first.lost and not second.lost
+
+
+def test_a_lease_is_hashable_as_a_frozen_dataclass_promises() -> None:
+    """hash(lease) raised TypeError (its payload is a dict): a set of leases in flight
+    could not be kept."""
+    fields = (uuid4(), uuid4(), {"to": ["a@example.com"]}, None, 1, 5, datetime.now(UTC))
+    one, again = Lease(*fields), new_lease(*fields)
+    assert one == again and hash(one) == hash(again)
+    assert len({one, again, new_lease(fields[0], uuid4(), *fields[2:])}) == 2

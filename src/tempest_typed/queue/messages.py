@@ -107,6 +107,10 @@ class Lease:
     _watch: LeaseWatch = dataclasses.field(default_factory=LeaseWatch, init=False,
                                            repr=False, compare=False)
 
+    def __hash__(self) -> int:
+        """By the message and the lease's token (the payload, a dict, cannot be hashed)."""
+        return hash((self.id, self.token))
+
     @property
     def final(self) -> bool:
         """True when a failure of this attempt dead-letters the message."""
