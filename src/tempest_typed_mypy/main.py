@@ -46,7 +46,7 @@ from .lib.tables import collect_table
 __all__ = ["TempestTypedPlugin", "plugin"]
 
 #: Reported to mypy, which drops its cache when the plugin changes version.
-__version__ = "0.5.11"
+__version__ = "0.5.12"
 
 _S = "tempest_typed.statements"
 

@@ -10,11 +10,11 @@ the other statement's NULL and its values beside a Literal column.
 from __future__ import annotations
 
 from mypy.checker import TypeChecker
-from mypy.nodes import CallExpr, Context, Expression, MemberExpr
+from mypy.nodes import CallExpr, Context, Expression, ListExpr, MemberExpr, RefExpr, TupleExpr
 from mypy.plugin import MethodContext
 from mypy.types import AnyType, Instance, NoneType, Type, TypeOfAny, UnionType, get_proper_type
 
-from .lib.definitions import chain
+from .lib.definitions import chain, resolved
 from .lib.families import RULE, same_family
 from .lib.messages import COLUMN, COMPARE, describe, listed, near
 from .lib.metadata import column_kind, model_facts
@@ -41,13 +41,14 @@ def combined(ctx: MethodContext) -> Type:
         api.fail(f"{name}(): {JOINED_MODELS}", where, code=COMPARE)
     if first is None or other is None:
         return ctx.default_return_type
-    if len(first) != len(other):
+    pairs = _member_fields(api, where, other)
+    if len(first) != len(pairs):
         api.fail(f"{name}(): the statements have {len(first)} columns ({listed(first)}) and "
-                 f"{len(other)} ({listed(other)}); combined selects need the same number of "
-                 "columns", where, code=COMPARE)
+                 f"{len(pairs)} ({listed(n for n, _ in pairs)}); combined selects need the "
+                 "same number of columns", where, code=COMPARE)
         return ctx.default_return_type
     widened = dict(first)
-    for (a, a_type), (b, b_type) in zip(first.items(), other.items(), strict=True):
+    for (a, a_type), (b, b_type) in zip(first.items(), pairs, strict=True):
         a_kind, b_kind = column_kind(a_type)[0], column_kind(b_type)[0]
         if a_kind == b_kind == "json":
             if name != "union_all":  # union_all moves them beside each other, never compares
@@ -67,9 +68,9 @@ def combined(ctx: MethodContext) -> Type:
             # the rows hold the other statement's values too: its literals, or any text
             widened[a] = UnionType.make_union([a_type, b_type]) if b_kind == "literal" \
                 else b_type
-    texts = _texts(first, other)
+    texts = _texts(first, pairs)
     numbers = {k for k in first if widened[k] is not first[k] and k not in texts}
-    for a, b_type in zip(first, other.values(), strict=True):
+    for a, (_, b_type) in zip(first, pairs, strict=True):
         # (intersect's and except_'s rows are rows of the first statement)
         if name.startswith("union") and column_kind(b_type)[1] and not column_kind(widened[a])[1]:
             widened[a] = UnionType.make_union([widened[a], NoneType()])  # a NULL of the other's
@@ -129,10 +130,31 @@ def _check_members(api: TypeChecker, context: Context, name: str, other: Express
                 break
 
 
-def _texts(first: dict[str, Type], other: dict[str, Type]) -> set[str]:
+def _texts(first: dict[str, Type], other: list[tuple[str, Type]]) -> set[str]:
     """The first statement's Literal columns beside text: widened by value, not by number."""
-    return {a for (a, a_type), (_, b_type) in zip(first.items(), other.items(), strict=True)
+    return {a for (a, a_type), (_, b_type) in zip(first.items(), other, strict=True)
             if column_kind(a_type)[0] == "literal" and column_kind(b_type)[0] in ("literal", "str")}
+
+
+def _member_fields(api: TypeChecker, where: Expression,
+                   other: dict[str, Type]) -> list[tuple[str, Type]]:
+    """The other statement's columns in order. Its row type holds a name once, so a
+    `select(M, [...])` written in place that names a column twice (filling the first
+    statement's columns with it) is read from its list: the column counts twice."""
+    calls = chain(api, where)
+    base = resolved(api, calls[-1].callee.expr) if calls and isinstance(
+        calls[-1].callee, MemberExpr) else resolved(api, where)
+    if not (isinstance(base, CallExpr) and isinstance(base.callee, RefExpr)
+            and base.callee.fullname.rpartition(".")[2] == "select" and len(base.args) == 2
+            and isinstance(base.args[1], ListExpr | TupleExpr)):
+        return list(other.items())
+    names = [literal_str(api, item) for item in base.args[1].items]
+    listed_names = [n for n in names if n is not None]
+    if (len(listed_names) != len(names) or len(set(listed_names)) == len(listed_names)
+            or not all(n in other for n in listed_names)):
+        return list(other.items())
+    rest = [(k, t) for k, t in other.items() if k not in set(listed_names)]  # the labels
+    return [(n, other[n]) for n in listed_names] + rest
 
 
 #: how wide each kind of number is: a set operation's column is the widest of its members'

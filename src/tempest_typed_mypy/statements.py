@@ -69,7 +69,7 @@ def select_columns(ctx: FunctionContext) -> Type:
     if facts is None:
         return ctx.default_return_type
     assert isinstance(ctx.api, TypeChecker)
-    names = Scope(ctx.api, facts, "select()").columns(columns[0], once=True)
+    names = Scope(ctx.api, facts, "select()").columns(columns[0])
     if names is None:
         return ctx.default_return_type
     rows = _with_rows(ctx.default_return_type, row_type(ctx.api, facts, names))

@@ -165,4 +165,4 @@ def column_list(meta: ModelMeta, columns: object, where: str) -> tuple[ColumnMet
         )
     if not columns:
         raise ValidationError(f"{meta.name}: {where} needs at least one column")
-    return named_once(meta, tuple(meta.column(c, where) for c in columns), where)
+    return tuple(meta.column(c, where) for c in columns)

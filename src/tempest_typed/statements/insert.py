@@ -28,7 +28,7 @@ from ..model import (
 )
 from ..row import Row
 from ..values import KEPT, freeze_from
-from .base import R_co, Statement, assignments, column_list, returning_columns
+from .base import R_co, Statement, assignments, column_list, named_once, returning_columns
 from .nodes import (
     CommonTable,
     Compound,
@@ -638,7 +638,7 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
     def _checked_target(self, target: Sequence[str], where: str,
                         predicate: bool) -> tuple[ColumnMeta, ...]:
         meta = self._meta
-        cols = column_list(meta, target, where)
+        cols = named_once(meta, column_list(meta, target, where), where)
         wanted = {c.attr for c in cols}
         keys: list[tuple[set[str], bool]] = [({c.attr for c in meta.primary_key}, False)]
         keys += [({c.attr}, False) for c in meta.columns if c.unique]
