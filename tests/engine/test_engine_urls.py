@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from tempest_typed import ConfigurationError, QueryExecutionError, create_engine
+from tempest_typed import (
+    ConfigurationError,
+    QueryExecutionError,
+    create_async_engine,
+    create_engine,
+)
 from tempest_typed.engine.url import parse_url
 
 
@@ -140,3 +145,26 @@ def test_a_database_that_cannot_be_reached_is_a_query_execution_error(
 def test_pool_size_must_be_positive() -> None:
     with pytest.raises(ConfigurationError, match="pool_size"):
         create_engine("sqlite://:memory:", pool_size=0)
+
+
+@pytest.mark.parametrize(("url", "connect_args", "says"), [
+    # libpq and the MySQL handshake end a name at a NUL: "te%00st" connected to database "te"
+    ("postgresql://postgres@127.0.0.1:5432/te%00st", None, "the database holds a NUL"),
+    ("mysql://ro%00ot@127.0.0.1:3306/test", None, "the user holds a NUL"),
+    ("postgresql://u:p%00w@127.0.0.1/test", None, "the password holds a NUL"),
+    ("postgresql://u@127.0.0.1/test?application_name=a%00b", None, "?application_name= option"),
+    ("postgresql://u@127.0.0.1/test", {"application_name": "a\x00b"}, "the value holds a NUL"),
+    # sqlite3.connect() raised a bare ValueError / UnicodeEncodeError at the first statement
+    ("sqlite:///pe%00x.db", None, "the path holds a NUL"),
+    ("sqlite:///pe\ud800x.db", None, "the path is not valid Unicode"),
+    # psycopg's pool failed every connection, and after pool_timeout said "raise pool_size"
+    ("postgresql://u@127.0.0.1/test?application_name=\ud800", None, "not valid Unicode"),
+    ("mysql://root@127.0.0.1/test", {"init_command": "SET @a = '\ud800'"}, "not valid Unicode"),
+])
+def test_text_a_driver_would_cut_or_cannot_send_is_refused_before_connecting(
+        url: str, connect_args: dict[str, object] | None, says: str) -> None:
+    for create in (create_engine, create_async_engine):
+        with pytest.raises(ConfigurationError, match="remove the character") as info:
+            create(url, connect_args=connect_args)
+        assert says in str(info.value)
+        assert "p%00w" not in str(info.value)  # never the password

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from .drivers.backends import BACKENDS
-from .url import DatabaseURL
+from .url import DatabaseURL, text_problem
 
 __all__ = ["JOURNAL_MODES", "SYNCHRONOUS", "driver_options"]
 
@@ -153,6 +153,13 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
             f"driver's connect(), got {type(connect_args).__name__}"
         )
     for name in connect_args or ():
+        for what, text in (("name", name), ("value", connect_args[name])):  # type: ignore[index]  # a dict, checked above
+            problem = text_problem(text)
+            if problem is not None:
+                raise ConfigurationError(
+                    f"create_engine(): connect_args={{{name!r}: ...}}: the {what} {problem}; "
+                    "remove the character"
+                )
         if name in BACKENDS[backend].driver_sets:
             raise ConfigurationError(
                 f"create_engine(): connect_args={{{name!r}: ...}}: the engine sets {name} "

@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ..errors import ConfigurationError
 from .drivers.backends import SCHEMES
 
-__all__ = ["DatabaseURL", "parse_url"]
+__all__ = ["DatabaseURL", "parse_url", "text_problem"]
 
 @dataclasses.dataclass(frozen=True)
 class DatabaseURL:
@@ -34,8 +34,46 @@ class DatabaseURL:
         return f"{self.scheme}://{auth}{self.host or ''}{port}/{self.database or ''}"
 
 
+def text_problem(value: object) -> str | None:
+    """What keeps a connection setting's text from reaching the driver as written, or None:
+    a NUL (libpq and the MySQL handshake end the text there, so another database, user or
+    setting than the one written would be used; sqlite3 raises ValueError) or text that is
+    not valid Unicode (a lone surrogate, which no driver can encode)."""
+    if not isinstance(value, str):
+        return None
+    if "\x00" in value:
+        return "holds a NUL character, where the driver would cut it"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode (a lone surrogate), which the driver cannot send"
+    return None
+
+
+def _checked(url: DatabaseURL) -> DatabaseURL:
+    """The URL, or ConfigurationError for a part that would not reach the driver as written."""
+    parts: list[tuple[str, object]] = [
+        ("host", url.host), ("user", url.user), ("password", url.password),
+        ("database" if not url.file else "path", url.database),
+    ]
+    for name, option in url.options.items():
+        parts += [(f"option name {name!r}", name), (f"?{name}= option", option)]
+    for what, text in parts:
+        problem = text_problem(text)
+        if problem is not None:
+            raise ConfigurationError(
+                f"database URL {url.scheme}://...: the {what} {problem}; remove the character "
+                "(a %00 or an unpaired surrogate) from the URL"
+            )
+    return url
+
+
 def parse_url(url: str) -> DatabaseURL:
     """Split a database URL, or raise ConfigurationError saying what is wrong with it."""
+    return _checked(_split(url))
+
+
+def _split(url: str) -> DatabaseURL:
     if not isinstance(url, str) or "://" not in url:
         raise ConfigurationError(
             f"database URL {url!r} has no scheme; write postgresql://user@host/db, "
