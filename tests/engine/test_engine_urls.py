@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -168,3 +169,38 @@ def test_text_a_driver_would_cut_or_cannot_send_is_refused_before_connecting(
             create(url, connect_args=connect_args)
         assert says in str(info.value)
         assert "p%00w" not in str(info.value)  # never the password
+
+
+@pytest.mark.parametrize("create", [create_engine, create_async_engine])
+def test_sqlite_memory_is_one_connection_and_refuses_another_pool_size(create: Any) -> None:
+    # pool_size=2 was taken and dropped: a second session then waited, and was told to
+    # raise pool_size
+    with pytest.raises(ConfigurationError, match=r"pool_size=2 does not apply to "
+                       r"sqlite://:memory:.*drop pool_size, or use a file"):
+        create("sqlite://:memory:", pool_size=2)
+    create("sqlite://:memory:", pool_size=1)
+
+
+MEMORY_FIX = r"an in-memory database is one connection.*use a file"
+
+
+def test_a_second_session_of_sqlite_memory_names_its_one_connection() -> None:
+    with create_engine("sqlite://:memory:", pool_timeout=0.01) as engine, engine.session() as a:
+        a.execute_sql("SELECT 1")
+        with pytest.raises(ConfigurationError, match=MEMORY_FIX) as info, engine.session() as b:
+            b.execute_sql("SELECT 1")
+        assert "raise pool_size" not in str(info.value)
+
+
+@pytest.mark.asyncio
+async def test_a_second_async_session_of_sqlite_memory_names_its_one_connection() -> None:
+    engine = create_async_engine("sqlite://:memory:", pool_timeout=0.01)
+    try:
+        async with engine.session() as a:
+            await a.execute_sql("SELECT 1")
+            with pytest.raises(ConfigurationError, match=MEMORY_FIX) as info:
+                async with engine.session() as b:
+                    await b.execute_sql("SELECT 1")
+            assert "raise pool_size" not in str(info.value)
+    finally:
+        await engine.dispose()

@@ -7,7 +7,7 @@ accepted, never a TypeError from a driver or a PRAGMA that SQLite silently ignor
 
 | option | where | databases | accepted |
 |---|---|---|---|
-| `pool_size` | keyword | all | an int >= 1 (default 10 on the servers, 5 on SQLite, 1 for :memory:) |
+| `pool_size` | keyword | all | an int >= 1 (default 10 on the servers, 5 on SQLite; :memory: takes 1 only) |
 | `pool_timeout` | keyword | all | seconds > 0 to wait for a free connection (default 30) |
 | `connect_args` | keyword | all | a dict passed to the driver's connect() |
 | `echo` | keyword | all | True logs every statement |
@@ -144,6 +144,13 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ConfigurationError(
                 f"create_engine(): pool_size must be an int of at least 1, got {pool_size!r}"
+            )
+        if pool_size != 1 and url.file and url.database == ":memory:":
+            raise ConfigurationError(
+                f"create_engine(): pool_size={pool_size} does not apply to sqlite://:memory:, "
+                "which is one connection that every session shares (a second connection would "
+                "open another, empty database); drop pool_size, or use a file "
+                "(sqlite:///path.db) for connections of their own"
             )
         kwargs["pool_size"] = pool_size
     if connect_args is not None and not (

@@ -24,8 +24,8 @@ from ...errors import ConfigurationError, DialectError, QueryExecutionError, Val
 from ...values import untyped_value
 from ..types import Adapter, Adapters
 
-__all__ = ["MISSING_COLUMN_HINT", "MISSING_TABLE_HINT", "DriverRules", "Listener", "hinted",
-           "isolation_sql", "no_listen", "pool_exhausted", "statement_start"]
+__all__ = ["MEMORY_POOL_FIX", "MISSING_COLUMN_HINT", "MISSING_TABLE_HINT", "POOL_FIX", "DriverRules",
+           "Listener", "hinted", "isolation_sql", "no_listen", "pool_exhausted", "statement_start"]
 
 #: how adapt_any() names the value in its messages when the caller says nothing closer
 UNTYPED = "a value bound without a column type"
@@ -207,12 +207,21 @@ def hinted(message: str, hint: str | None) -> str:
     return message if hint is None else f"{message}\n  {hint}"
 
 
-def pool_exhausted(what: str, timeout: float, size: int) -> ConfigurationError:
+#: what a pool that had no connection free in time asks for
+POOL_FIX = "raise pool_size, or release sessions sooner"
+
+#: ... when it is an in-memory SQLite database's one connection, which no pool_size widens
+MEMORY_POOL_FIX = (
+    "an in-memory database is one connection that every session shares, so a session (or "
+    "transaction) waits for the one holding it to end, in the same thread too; end that one "
+    "first, or use a file (sqlite:///path.db) for connections of their own"
+)
+
+
+def pool_exhausted(what: str, timeout: float, size: int,
+                   fix: str = POOL_FIX) -> ConfigurationError:
     """The error of a pool that had no connection free in time."""
-    return ConfigurationError(
-        f"{what}: no connection free after {timeout:.0f}s ({size} in use); raise pool_size, "
-        "or release sessions sooner"
-    )
+    return ConfigurationError(f"{what}: no connection free after {timeout:g}s ({size} in use); {fix}")
 
 
 class Listener:

@@ -15,7 +15,7 @@ from contextlib import suppress
 from typing import Any
 
 from ...errors import ConfigurationError
-from .base import DriverRules, pool_exhausted
+from .base import POOL_FIX, DriverRules, pool_exhausted
 
 __all__ = ["Driver", "Pool", "acquire_within"]
 
@@ -139,7 +139,7 @@ class Pool:
     at most `size` connections, the last one given back handed out first."""
 
     def __init__(self, connect: Callable[[], Any], close: Callable[[Any], Any],
-                 size: int, timeout: float, what: str) -> None:
+                 size: int, timeout: float, what: str, fix: str = POOL_FIX) -> None:
         self._connect = connect
         self._close = close
         # list.append() and list.pop() are atomic: the blocking copy shares it between threads
@@ -147,6 +147,8 @@ class Pool:
         self._slots = threading.BoundedSemaphore(size)
         self._timeout = timeout
         self._what = what
+        #: what the error of a pool with no connection free in time asks for
+        self.fix = fix
         self._closed = False
         self.size = size
 
@@ -155,7 +157,7 @@ class Pool:
         if self._closed:
             raise ConfigurationError(f"{self._what}: the engine is closed")
         if not acquire_within(self._slots, self._timeout):
-            raise pool_exhausted(self._what, self._timeout, self.size)
+            raise pool_exhausted(self._what, self._timeout, self.size, self.fix)
         try:
             return self._idle.pop()
         except IndexError:

@@ -18,7 +18,8 @@ from contextlib import suppress
 from typing import Any
 
 from ...errors import ConfigurationError
-from .base import (  # sync: from .base import DriverRules, pool_exhausted
+from .base import (  # sync: from .base import POOL_FIX, DriverRules, pool_exhausted
+    POOL_FIX,
     DriverRules,
     Listener,
     no_listen,
@@ -160,7 +161,7 @@ class AsyncPool:
     at most `size` connections, the last one given back handed out first."""
 
     def __init__(self, connect: Callable[[], Awaitable[Any]], close: Callable[[Any], Any],
-                 size: int, timeout: float, what: str) -> None:
+                 size: int, timeout: float, what: str, fix: str = POOL_FIX) -> None:
         self._connect = connect
         self._close = close
         # list.append() and list.pop() are atomic: the blocking copy shares it between threads
@@ -168,6 +169,8 @@ class AsyncPool:
         self._slots = asyncio.Semaphore(size)
         self._timeout = timeout
         self._what = what
+        #: what the error of a pool with no connection free in time asks for
+        self.fix = fix
         self._closed = False
         self.size = size
 
@@ -176,7 +179,7 @@ class AsyncPool:
         if self._closed:
             raise ConfigurationError(f"{self._what}: the engine is closed")
         if not await acquire_within(self._slots, self._timeout):
-            raise pool_exhausted(self._what, self._timeout, self.size)
+            raise pool_exhausted(self._what, self._timeout, self.size, self.fix)
         try:
             return self._idle.pop()
         except IndexError:

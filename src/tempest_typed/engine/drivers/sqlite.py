@@ -30,8 +30,10 @@ from .. import types as t
 from ..types import Adapters
 from ..url import DatabaseURL
 from .base import (
+    MEMORY_POOL_FIX,
     MISSING_COLUMN_HINT,
     MISSING_TABLE_HINT,
+    POOL_FIX,
     DriverRules,
     hinted,
     isolation_sql,
@@ -182,8 +184,9 @@ class SQLiteDriver(Driver):
         self.journal_mode = journal_mode or "wal"
         self.synchronous = synchronous
         self._connect_args = connect_args or {}
-        size = 1 if self.memory else pool_size
-        self._pool = Pool(self._open, _close, size, pool_timeout, f"sqlite:///{self.path}")
+        size = 1 if self.memory else pool_size  # create_engine() refused another for memory
+        self._pool = Pool(self._open, _close, size, pool_timeout, f"sqlite:///{self.path}",
+                          MEMORY_POOL_FIX if self.memory else POOL_FIX)
         self._lock = threading.Lock()
 
     def _open(self) -> Any:
@@ -281,7 +284,8 @@ class ThreadedDriver(AsyncDriver):
     """A blocking driver run on worker threads, one per pooled connection (SQLite's, on the
     asyncio engine: see the module's docstring)."""
 
-    def __init__(self, driver: Driver, size: int, timeout: float, what: str) -> None:
+    def __init__(self, driver: Driver, size: int, timeout: float, what: str,
+                 fix: str = POOL_FIX) -> None:
         self.rules = driver.rules
         self._driver = driver
         self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="tempest")
@@ -290,6 +294,7 @@ class ThreadedDriver(AsyncDriver):
         self._slots = asyncio.Semaphore(size)
         self._timeout = timeout
         self._what = what
+        self._fix = fix
         self._size = size
         #: close() was called: no connection is handed out any more, and the worker threads
         #: stop once the last one handed out is given back (a session holding one finishes)
@@ -305,7 +310,7 @@ class ThreadedDriver(AsyncDriver):
         if self._closed:
             raise ConfigurationError(f"{self._what}: the engine is closed")
         if not await acquire_within(self._slots, self._timeout):
-            raise pool_exhausted(self._what, self._timeout, self._size)
+            raise pool_exhausted(self._what, self._timeout, self._size, self._fix)
         try:
             conn = await self._thread(self._driver.acquire)
         except BaseException:
@@ -358,4 +363,4 @@ def threaded_sqlite_driver(url: DatabaseURL, **kwargs: Any) -> ThreadedDriver:
     """The asyncio engine's SQLite driver: the blocking one, run on worker threads."""
     driver = SQLiteDriver(url, **kwargs)
     return ThreadedDriver(driver, driver._pool.size, float(kwargs.get("pool_timeout", 30.0)),
-                          str(url))
+                          str(url), driver._pool.fix)
