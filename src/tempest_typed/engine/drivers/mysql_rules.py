@@ -75,7 +75,17 @@ _COMMITTING = re.compile(r"(CREATE|ALTER|DROP|TRUNCATE|RENAME)\b((?:\s+OR\s+REPL
 #: is open on it
 IN_TRANSACTION = pymysql.constants.SERVER_STATUS.SERVER_STATUS_IN_TRANS
 
-#: what every new connection runs after its init_command, on either server
+#: What every new connection runs first, after the driver's connect() (and a caller's
+#: init_command, which it runs; this comes after, so none undoes it):
+#: - datetimes are UTC: NOW() and a DATETIME's value are read and written in UTC;
+#: - NO_AUTO_VALUE_ON_ZERO: an explicit 0 in an identity column is stored as 0, as on
+#:   PostgreSQL and SQLite, instead of asking for the next generated value;
+#: - sql_notes = 0: IF [NOT] EXISTS raises no note, which counts as a warning ("Unknown
+#:   table ..." on every drop_all, logged at DEBUG: see log_warnings).
+_SESSION = ("SET time_zone = '+00:00', sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO'), "
+            "sql_notes = 0")
+
+#: ... and its transactions' default isolation, on either server
 _SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
 
 #: The session variables every connection is set to, so that a result is the one PostgreSQL
@@ -104,7 +114,7 @@ _SERVER_SETUP = {
 def setup_statements(server_version: str) -> list[str]:
     """The statements a new connection to this server (its version string) runs first."""
     server = "mariadb" if "mariadb" in server_version.lower() else "mysql"
-    return [_SETUP, _VARIABLES, _SERVER_SETUP[server]]
+    return [_SESSION, _SETUP, _VARIABLES, _SERVER_SETUP[server]]
 
 #: The engine's logger. A statement's warnings (INSERT IGNORE skipping a duplicate: "Duplicate
 #: entry ...") are logged here at DEBUG, read with SHOW WARNINGS (the connection's
@@ -200,13 +210,6 @@ class MySQLRules(DriverRules):
             "host": url.host or "127.0.0.1", "user": url.user or "root",
             "password": url.password or "", "database": url.database, "charset": "utf8mb4",
             "autocommit": True, "client_flag": pymysql.constants.CLIENT.FOUND_ROWS,
-            # NO_AUTO_VALUE_ON_ZERO: an explicit 0 in an identity column is stored as 0, as
-            # on PostgreSQL and SQLite, instead of asking for the next generated value.
-            # sql_notes = 0: IF [NOT] EXISTS raises no note, which counts as a warning ("Unknown
-            # table ..." on every drop_all, logged at DEBUG: see log_warnings).
-            "init_command": "SET time_zone = '+00:00', "
-                            "sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO'), "
-                            "sql_notes = 0",
         }
         if url.port:
             kwargs["port"] = url.port
