@@ -204,3 +204,32 @@ async def test_a_second_async_session_of_sqlite_memory_names_its_one_connection(
             assert "raise pool_size" not in str(info.value)
     finally:
         await engine.dispose()
+
+
+@pytest.mark.parametrize(("url", "connect_args"), [
+    # PostgreSQL: SQL_ASCII read every str column back as bytes, LATIN1 failed on '€'
+    ("postgresql://u@127.0.0.1/test?client_encoding=SQL_ASCII", None),
+    ("postgresql://u@127.0.0.1/test", {"client_encoding": "latin1"}),
+    # MySQL: charset=ascii read 'ñ' back as '?', utf8 (utf8mb3) has no emoji, latin1 failed
+    # on one; use_unicode=False read str columns as bytes
+    ("mysql://root@127.0.0.1/test?charset=ascii", None),
+    ("mysql://root@127.0.0.1/test", {"charset": "utf8"}),
+    ("mysql://root@127.0.0.1/test", {"charset": "latin1"}),
+    ("mysql://root@127.0.0.1/test", {"use_unicode": False}),
+])
+def test_a_connection_encoding_other_than_utf8_is_refused_before_connecting(
+        url: str, connect_args: dict[str, object] | None) -> None:
+    for create in (create_engine, create_async_engine):
+        with pytest.raises(ConfigurationError, match=r"another encoding than UTF-8.*Drop"):
+            create(url, connect_args=connect_args)
+
+
+@pytest.mark.parametrize(("url", "connect_args"), [
+    ("postgresql://u@127.0.0.1/test?client_encoding=UTF8", None),
+    ("postgresql://u@127.0.0.1/test", {"client_encoding": "utf-8"}),
+    ("mysql://root@127.0.0.1/test?charset=utf8mb4", None),
+    ("mysql://root@127.0.0.1/test", {"use_unicode": True}),
+])
+def test_a_utf8_connection_encoding_is_taken(url: str,
+                                             connect_args: dict[str, object] | None) -> None:
+    create_engine(url, connect_args=connect_args).dispose()

@@ -124,6 +124,18 @@ def _file_options(url: DatabaseURL, keywords: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _check_text_option(backend: str, name: str, value: object, how: str) -> None:
+    """Refuse a connection option that would carry text in another encoding than UTF-8."""
+    keeps = BACKENDS[backend].text_options.get(name)
+    if keeps is not None and str(value).lower() not in keeps:
+        raise ConfigurationError(
+            f"create_engine(): {how}: {name}={value!r} would carry text in another encoding "
+            f"than UTF-8, where every database stores it: a str column would read back as "
+            f"bytes, or as '?' for what the encoding cannot hold, or fail on some strings. "
+            f"Drop {name} (the engine's connections use {name}={keeps[0]})"
+        )
+
+
 def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
                    connect_args: object, options: Mapping[str, Any],
                    url_option_names: Callable[[], frozenset[str]] | None = None,
@@ -167,6 +179,7 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
                     f"create_engine(): connect_args={{{name!r}: ...}}: the {what} {problem}; "
                     "remove the character"
                 )
+        _check_text_option(backend, name, connect_args[name], f"connect_args={{{name!r}: ...}}")  # type: ignore[index]  # a dict, checked above
         if name in BACKENDS[backend].driver_sets:
             raise ConfigurationError(
                 f"create_engine(): connect_args={{{name!r}: ...}}: the engine sets {name} "
@@ -179,6 +192,7 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
     kwargs.update((name, options[name]) for name in BACKENDS[backend].own_options if name in options)
     accepted = url_option_names() if url_option_names is not None else None
     for name in url.options:
+        _check_text_option(backend, name, url.options[name], f"?{name}= in the URL")
         if name in COMMON:
             raise ConfigurationError(
                 f"create_engine(): ?{name}= in the URL: {name} is a keyword of create_engine(), "

@@ -44,6 +44,10 @@ class Backend:
     file: bool = False
     #: the URL must name a database
     needs_database: bool = False
+    #: connect() arguments (or URL options) that decide how text crosses the connection, and
+    #: the values (lowercased, as text) that keep it UTF-8 both ways; any other reads a str
+    #: column back as bytes, or as '?' for what it cannot hold, or fails on some strings
+    text_options: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
 
 #: every backend by name
@@ -53,7 +57,8 @@ BACKENDS: Mapping[str, Backend] = {backend.name: backend for backend in (
             {"autocommit": _TRANSACTIONS},
             "libpq's connection parameters (sslmode, application_name, options, ...)",
             "psycopg", "PsycopgDriver", "psycopg_async:AsyncPsycopgDriver",
-            "psycopg_rules:url_option_names"),
+            "psycopg_rules:url_option_names",
+            text_options={"client_encoding": ("utf8", "utf-8", "unicode")}),
     Backend("sqlite", "SQLite (sqlite:///path)", ("sqlite",),
             ("busy_timeout", "journal_mode", "synchronous"),
             {"timeout": "use busy_timeout= (seconds)", "isolation_level": _TRANSACTIONS,
@@ -65,7 +70,8 @@ BACKENDS: Mapping[str, Backend] = {backend.name: backend for backend in (
             "pymysql.connect()'s parameters (charset, ssl_ca, read_timeout, ...)",
             "mysql", "PyMySQLDriver", "mysql_async:AsyncmyDriver",
             "mysql_rules:url_option_names",
-            needs_database=True),
+            needs_database=True,
+            text_options={"charset": ("utf8mb4",), "use_unicode": ("true", "1")}),
 )}
 #: the backend a URL scheme names
 SCHEMES: Mapping[str, Backend] = {scheme: backend for backend in BACKENDS.values()
