@@ -233,3 +233,19 @@ def test_a_connection_encoding_other_than_utf8_is_refused_before_connecting(
 def test_a_utf8_connection_encoding_is_taken(url: str,
                                              connect_args: dict[str, object] | None) -> None:
     create_engine(url, connect_args=connect_args).dispose()
+
+
+@pytest.mark.parametrize(("url", "connect_args"), [
+    # rows of another shape were read as their keys: returning("id") gave Row(id='id'), and
+    # a float column raised a bare ValueError ("could not convert string to float: 'ratio'")
+    ("postgresql://u@127.0.0.1/test", {"row_factory": "dict_row"}),
+    ("mysql://root@127.0.0.1/test", {"cursorclass": "DictCursor"}),
+    ("mysql://root@127.0.0.1/test", {"conv": {}}),
+    ("mysql://root@127.0.0.1/test?cursorclass=DictCursor", None),
+    ("mysql://root@127.0.0.1/test?autocommit=0", None),
+])
+def test_how_the_driver_hands_rows_over_is_the_engines(
+        url: str, connect_args: dict[str, object] | None) -> None:
+    for create in (create_engine, create_async_engine):
+        with pytest.raises(ConfigurationError, match=r"the engine sets \w+ itself"):
+            create(url, connect_args=connect_args)

@@ -193,6 +193,11 @@ def driver_options(url: DatabaseURL, *, pool_size: object, pool_timeout: object,
     accepted = url_option_names() if url_option_names is not None else None
     for name in url.options:
         _check_text_option(backend, name, url.options[name], f"?{name}= in the URL")
+        if name in BACKENDS[backend].driver_sets:
+            raise ConfigurationError(
+                f"create_engine(): ?{name}= in the URL: the engine sets {name} itself; "
+                f"{BACKENDS[backend].driver_sets[name]}"
+            )
         if name in COMMON:
             raise ConfigurationError(
                 f"create_engine(): ?{name}= in the URL: {name} is a keyword of create_engine(), "

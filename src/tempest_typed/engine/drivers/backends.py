@@ -14,6 +14,9 @@ __all__ = ["BACKENDS", "SCHEMES", "Backend"]
 
 _TRANSACTIONS = ("connections run in autocommit mode and engine.transaction() opens "
                  "transactions: use it (with isolation= and read_only=)")
+_ROWS = ("the engine reads the driver's rows as tuples, each value as the driver converts it, "
+         "and builds models and Rows from them (rows of another shape were read as their "
+         "keys): drop it, and read a row by name with row.column or row['column']")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +57,7 @@ class Backend:
 BACKENDS: Mapping[str, Backend] = {backend.name: backend for backend in (
     Backend("postgresql", "PostgreSQL (postgresql://)",
             ("postgresql", "postgres", "postgresql+psycopg"), ("connect_timeout",),
-            {"autocommit": _TRANSACTIONS},
+            {"autocommit": _TRANSACTIONS, "row_factory": _ROWS},
             "libpq's connection parameters (sslmode, application_name, options, ...)",
             "psycopg", "PsycopgDriver", "psycopg_async:AsyncPsycopgDriver",
             "psycopg_rules:url_option_names",
@@ -66,7 +69,8 @@ BACKENDS: Mapping[str, Backend] = {backend.name: backend for backend in (
              "check_same_thread": "the pool hands a connection to one thread at a time"},
             None, "sqlite", "SQLiteDriver", "threaded_sqlite_driver", None, file=True),
     Backend("mysql", "MySQL/MariaDB (mysql://, mariadb://)",
-            ("mysql", "mariadb", "mysql+pymysql"), (), {"autocommit": _TRANSACTIONS},
+            ("mysql", "mariadb", "mysql+pymysql"), (),
+            {"autocommit": _TRANSACTIONS, "cursorclass": _ROWS, "cursor_cls": _ROWS, "conv": _ROWS},
             "pymysql.connect()'s parameters (charset, ssl_ca, read_timeout, ...)",
             "mysql", "PyMySQLDriver", "mysql_async:AsyncmyDriver",
             "mysql_rules:url_option_names",
