@@ -46,12 +46,19 @@ class Result(Generic[R_co]):
 
     def one(self) -> R_co:
         """The only row; NoResultError or MultipleResultsError otherwise."""
+        return self._only("one")  # type: ignore[no-any-return]  # rows are of this Result's row type
+
+    def _only(self, call: str) -> Any:
+        """The only row, for `call()`, or the error naming it and what reads such rows."""
         rows = self._fetched()
         if not rows:
-            raise NoResultError(f"one() found no row for: {self._sql}")
+            raise NoResultError(f"{call}() found no row for: {self._sql}\n  where no row is an "
+                                "answer, first() or one_or_none() gives None")
         if len(rows) > 1:
-            raise MultipleResultsError(f"one() found {len(rows)} rows for: {self._sql}")
-        return rows[0]  # type: ignore[no-any-return]  # rows are of this Result's row type
+            raise MultipleResultsError(f"{call}() found {len(rows)} rows for: {self._sql}\n  "
+                                       "all() or scalars() reads several; where() or limit(1) "
+                                       "narrows them to one")
+        return rows[0]
 
     def one_or_none(self) -> R_co | None:
         """The only row or None; MultipleResultsError when there are several."""
@@ -62,8 +69,7 @@ class Result(Generic[R_co]):
 
     def scalar(self) -> Any:
         """The first column of the only row; NoResultError or MultipleResultsError otherwise."""
-        row = self.one()
-        return _first_column(row)
+        return _first_column(self._only("scalar"))
 
     def scalars(self) -> list[Any]:
         """The first column of every row."""
