@@ -116,6 +116,11 @@ class AsyncSession(SessionCore):
             raise
         except core.NOT_DRIVER_ERRORS as exc:
             raise core.bind_failed(exc, sql, params) from exc
+        except BaseException:
+            # Interrupted (cancelled, KeyboardInterrupt) with the statement under way: the
+            # connection may be halfway through a reply, which the next user would read.
+            self._broken |= self._driver.interrupt_breaks_connection
+            raise
         if log:
             log_ok(sql, params, many, started)
         return result
@@ -147,6 +152,9 @@ class AsyncSession(SessionCore):
             raise
         except core.NOT_DRIVER_ERRORS as exc:
             raise core.bind_failed(exc, sql, params) from exc
+        except BaseException:
+            self._broken |= self._driver.interrupt_breaks_connection  # as in _run()
+            raise
         if log:
             log_step(name, args, started)
         return value

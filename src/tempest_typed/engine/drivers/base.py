@@ -153,6 +153,12 @@ class DriverRules:
     #: statement alone (PostgreSQL keeps the savepoint to roll back to)
     conflict_ends_transaction: ClassVar[bool] = False
 
+    #: True when a driver call interrupted under way (KeyboardInterrupt, a cancelled task)
+    #: can leave the connection halfway through a reply, which the next statement would read
+    #: (PyMySQL, asyncmy): the session's connection is then closed, not pooled. psycopg
+    #: cancels the statement and stays in step; sqlite3's calls return whole.
+    interrupt_breaks_connection: ClassVar[bool] = True
+
     def check_in_transaction(self, sql: str) -> None:
         """Refuse execute_sql() text that would end the caller's transaction, or take its
         control from transaction() (DialectError, naming the way out)."""

@@ -110,6 +110,7 @@ class PsycopgRules(DriverRules):
     bind: ClassVar[Adapters] = {"json": _jsonb}
     result: ClassVar[Adapters] = {"float": float}
     pipelines: ClassVar[bool] = True
+    interrupt_breaks_connection: ClassVar[bool] = False
 
     def __init__(self, url: DatabaseURL, *, pool_size: int = 10, pool_timeout: float = 30.0,
                  connect_timeout: float = 5.0,

@@ -96,6 +96,9 @@ def _no_string_identifiers(conn: Any) -> None:
 class SQLiteRules(DriverRules):
     """What sqlite3 decides without a connection: values kept as text, errors by message."""
 
+    #: a call returns whole (an interrupt arrives between calls), and closing an in-memory
+    #: database's one connection would lose the database
+    interrupt_breaks_connection: ClassVar[bool] = False
     bind: ClassVar[Adapters] = {
         "uuid": t.uuid_to_str, "datetime": t.datetime_to_utc_text, "date": t.date_to_text,
         "decimal": t.decimal_to_text, "json": t.json_dumps,
