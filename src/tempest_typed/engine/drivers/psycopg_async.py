@@ -14,6 +14,7 @@ import asyncio  # async only
 import contextlib
 import gc
 import logging  # async only
+import math
 import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -217,7 +218,12 @@ class AsyncPsycopgDriver(AsyncDriver):
     @override
     async def _give_back(self, conn: Any, broken: bool) -> None:
         self.rules._returned(conn, broken)
-        if broken:
+        if broken and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            # Alive and idle, only not to be pooled (a session setting changed on it): the
+            # pool closes it as past its lifetime, quietly; closed here, the pool would warn
+            # "discarding closed connection" on stderr for the engine's own decision.
+            conn._expire_at = -math.inf
+        elif broken:
             with contextlib.suppress(Exception):
                 await conn.close()
         await self._pool.putconn(conn)
