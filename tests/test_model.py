@@ -388,6 +388,11 @@ ACCEPTED = ("a server_default is a literal of the column's type (str, int, float
     ("Literal['a', 'b']", "'c'", "M.x expects Literal['a', 'b'], got str 'c' in server_default="),
     ("int", "2**70", "M.x: 1180591620717411303424 is outside the 64-bit range"),
     ("float", "float('nan')", "M.x: nan is not a finite number"),
+    # an int too large to bind, for a float column: the way out is a float, not a Decimal
+    # column (it said "the 64-bit range of an int column ... use a Decimal column")
+    ("float", "2**63", "M.x: the int 9223372036854775808 is outside the 64-bit integers every "
+     "database binds [-9223372036854775808, 9223372036854775807]; pass it as a float "
+     "(float(9223372036854775808)) for this float column"),
     ("Decimal", "Decimal('1.234')", None),
     ("date", "sql.now()", "M.x server_default=sql.now(): the current timestamp is a datetime, "
      "and M.x is date; "),

@@ -498,7 +498,13 @@ def _check_int(col: ColumnMeta, v: object) -> bool:
 
 def _check_float(col: ColumnMeta, v: object) -> bool:
     if isinstance(v, int) and not isinstance(v, bool):
-        return _check_int(col, v)  # the drivers bind an int as an integer
+        if not INT_MIN <= v <= INT_MAX:  # the drivers bind an int as an integer
+            raise ValidationError(
+                f"{col.model_name}.{col.attr}: the int {v} is outside the 64-bit integers "
+                f"every database binds [{INT_MIN}, {INT_MAX}]; pass it as a float "
+                f"(float({v})) for this float column"
+            )
+        return True
     if not isinstance(v, float):
         return False
     if not math.isfinite(v):
