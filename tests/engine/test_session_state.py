@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from tempest_typed import create_engine
+from tempest_typed import create_engine, insert, select, update
 from tempest_typed.engine.drivers.base import DriverRules
+
+from .conftest import Item
 
 
 def _probe(dialect: str) -> tuple[str, str, object]:
@@ -73,3 +75,18 @@ def test_a_pragma_that_sets_is_told_from_one_that_reads(tmp_path: Path) -> None:
     finally:
         engine.dispose()
         memory.dispose()
+
+
+@pytest.mark.asyncio
+async def test_the_next_transactions_mode_set_in_a_session_stays_with_it(db: Any) -> None:
+    # MySQL's SET TRANSACTION outside a transaction sets whichever transaction comes next
+    # on the connection: pooled, the next session's writes were refused as READ ONLY
+    if db.dialect.name == "sqlite":
+        pytest.skip("SQLite has no SET TRANSACTION")
+    async with db.session() as session:
+        await session.execute_sql("SET TRANSACTION READ ONLY")
+    for _ in range(3):  # whichever pooled connection comes next
+        await db.execute(insert(Item).values({"name": f"w{_}"}))
+        async with db.transaction() as tx:
+            await tx.execute(update(Item).set({"qty": 1}).where({"name": f"w{_}"}))
+    assert len((await db.execute(select(Item).where({"qty": 1}))).all()) == 3

@@ -130,6 +130,11 @@ def log_warnings(sql: str, warnings: Sequence[Sequence[Any]] | None) -> None:
         logger.debug("MySQL %s %s: %s (after: %s)", str(level).lower(), code, message, sql)
 
 
+#: SET TRANSACTION (neither SESSION nor GLOBAL) sets the next transaction's isolation or
+#: access mode: outside a transaction, whichever comes next on the connection, the next user's
+#: of the pooled connection too (a READ ONLY one refused that user's writes)
+_NEXT_TRANSACTION = re.compile(r"SET\s+TRANSACTION\b", re.IGNORECASE)
+
 _UPSERT = re.compile(r"\bON\s+DUPLICATE\s+KEY\s+UPDATE\b", re.IGNORECASE)
 _RECORDS = re.compile(rb"Records:\s*(\d+)")
 
@@ -270,6 +275,11 @@ class MySQLRules(DriverRules):
     #: a deadlock victim (1213) and MariaDB's "record has changed" (1020) are rolled back
     #: whole by InnoDB: the transaction's savepoints are gone with it
     conflict_ends_transaction: ClassVar[bool] = True
+
+    @override
+    def changes_session(self, sql: str) -> bool:
+        return (super().changes_session(sql)
+                or _NEXT_TRANSACTION.match(sql, statement_start(sql)) is not None)
 
     @override
     def check_in_transaction(self, sql: str) -> None:
