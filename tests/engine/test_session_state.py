@@ -90,3 +90,45 @@ async def test_the_next_transactions_mode_set_in_a_session_stays_with_it(db: Any
         async with db.transaction() as tx:
             await tx.execute(update(Item).set({"qty": 1}).where({"name": f"w{_}"}))
     assert len((await db.execute(select(Item).where({"qty": 1}))).all()) == 3
+
+
+def _temporary_table(dialect: str) -> str:
+    columns = {"postgresql": "id bigint, name text, qty bigint, note text",
+               "sqlite": "id integer, name text, qty integer, note text",
+               }.get(dialect, "id bigint, name varchar(100), qty bigint, note text")
+    return f"CREATE TEMPORARY TABLE eng_items ({columns})"
+
+
+@pytest.mark.asyncio
+async def test_what_a_session_leaves_on_its_connection_is_not_the_next_sessions(db: Any) -> None:
+    # a temporary table hides the table of its name: pooled, the next session read the
+    # temporary one's (no) rows and wrote into it; MySQL's USE sent the next session's
+    # statements to another database
+    await db.execute(insert(Item).values({"name": "real"}))
+    leave = [_temporary_table(db.dialect.name)]
+    if db.dialect.name in ("mysql", "mariadb"):
+        leave.append("USE information_schema")
+    for statement in leave:
+        async with db.session() as session:
+            await session.execute_sql(statement)
+        for _ in range(3):  # whichever pooled connection comes next
+            async with db.session() as session:
+                rows = (await session.execute(select(Item, ["name"]))).all()
+                assert [r.name for r in rows] == ["real"], statement
+
+
+@pytest.mark.asyncio
+async def test_a_session_lock_ends_with_its_session(db: Any) -> None:
+    # a session-level lock (PostgreSQL's advisory lock, MySQL's GET_LOCK) was held by the
+    # pooled connection for good
+    if db.dialect.name == "sqlite":
+        pytest.skip("SQLite has no session locks")
+    take, free = {
+        "postgresql": ("SELECT pg_advisory_lock(424242)",
+                       "SELECT NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+                       "AND objid = 424242)"),
+    }.get(db.dialect.name, ("SELECT GET_LOCK('tempest_session_lock', 0)",
+                            "SELECT IS_FREE_LOCK('tempest_session_lock')"))
+    async with db.session() as session:
+        await session.execute_sql(take)
+    assert (await db.execute_sql(free)).scalar() in (True, 1)

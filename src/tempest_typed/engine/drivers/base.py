@@ -49,6 +49,20 @@ _CONTROL = re.compile(r"(BEGIN|START|COMMIT|END|ROLLBACK|ABORT|SAVEPOINT|RELEASE
 # (SET LOCAL, SET TRANSACTION, SET CONSTRAINTS, MariaDB's SET STATEMENT ... FOR).
 _SESSION_STATE = re.compile(
     r"(?:SET|RESET)\b(?!\s+(?:LOCAL|TRANSACTION|CONSTRAINTS?|STATEMENT)\b)", re.IGNORECASE)
+# The statements that leave something on the connection past their transaction, which the
+# next user of the pooled connection would meet: a temporary table (it hides the table of its
+# name: that user read the temporary one's rows and wrote into it), a prepared statement's
+# name, a LISTEN, a cursor WITH HOLD, another current database (MySQL's USE: that user's
+# statements ran against it), MySQL's LOCK TABLES, SQLite's ATTACH.
+_CONNECTION_STATE = re.compile(
+    r"(?:CREATE\s+(?:(?:GLOBAL|LOCAL)\s+)?TEMP(?:ORARY)?\b|PREPARE\b|LISTEN\b|USE\b"
+    r"|LOCK\s+TABLES?\b|ATTACH\b|DECLARE\b(?=.*\bWITH\s+HOLD\b))",
+    re.IGNORECASE | re.DOTALL)
+# A lock the connection holds until it is released or the connection ends, wherever the
+# statement calls it (PostgreSQL's session advisory locks, MySQL's GET_LOCK): pooled, the
+# connection would hold it for good.
+_SESSION_LOCK = re.compile(r"\b(?:pg_(?:try_)?advisory_lock(?:_shared)?|get_lock)\s*\(",
+                           re.IGNORECASE)
 
 
 def statement_start(sql: str) -> int:
@@ -175,9 +189,13 @@ class DriverRules:
 
     def changes_session(self, sql: str) -> bool:
         """Whether execute_sql() text sets state that its connection would keep for the next
-        user of the pooled connection (SET lock_timeout, SET @v, SET ROLE, RESET): the
-        connection is then closed, not pooled, when its session ends."""
-        return _SESSION_STATE.match(sql, statement_start(sql)) is not None
+        user of the pooled connection (SET lock_timeout, SET @v, SET ROLE, RESET, a temporary
+        table, PREPARE, LISTEN, USE, a session lock): the connection is then closed, not
+        pooled, when its session ends."""
+        start = statement_start(sql)
+        return (_SESSION_STATE.match(sql, start) is not None
+                or _CONNECTION_STATE.match(sql, start) is not None
+                or _SESSION_LOCK.search(sql, start) is not None)
 
     def translate(self, exc: BaseException, sql: str, params: Sequence[Any]) -> QueryExecutionError:
         """The tempest_typed error for a driver exception."""

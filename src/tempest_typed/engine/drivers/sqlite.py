@@ -116,9 +116,11 @@ class SQLiteRules(DriverRules):
 
     @override
     def changes_session(self, sql: str) -> bool:
-        # PRAGMA foreign_keys = OFF (and the like) stays on the connection; in memory, the
-        # one connection is the database and stays (documented)
-        return not self.memory and _PRAGMA_SET.match(sql, statement_start(sql)) is not None
+        # PRAGMA foreign_keys = OFF (and the like) stays on the connection, and so do a TEMP
+        # table and an ATTACH; in memory, the one connection is the database and stays
+        # (documented)
+        return not self.memory and (_PRAGMA_SET.match(sql, statement_start(sql)) is not None
+                                    or super().changes_session(sql))
 
     @override
     def adapt_untyped(self, value: Any) -> Any:
