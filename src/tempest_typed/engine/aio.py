@@ -180,6 +180,8 @@ class AsyncSession(SessionCore):
             prepared, params = self._plan(stmt)
             if params is None:
                 return await self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
+            if prepared.atomic and not self._depth:
+                return await self._drive(self._atomic_steps(prepared, params))  # type: ignore[no-any-return]  # the steps end with this Result
             rows, count = await self._run(prepared.sql, params)
             return prepared.result(rows, count)
         finally:

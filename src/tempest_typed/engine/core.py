@@ -42,6 +42,7 @@ from ..statements.base import Statement
 from ..statements.delete import Delete
 from ..statements.insert import RowCells
 from ..statements.nodes import (
+    ConflictNothing,
     ConflictUpdate,
     DeleteStatement,
     InsertStatement,
@@ -69,7 +70,7 @@ STREAM_CHUNK = 1000
 class _Prepared:
     """A statement shape made ready for one driver."""
 
-    __slots__ = ("batch", "binders", "build", "copy", "in_value_order", "order",
+    __slots__ = ("atomic", "batch", "binders", "build", "copy", "in_value_order", "order",
                  "passes_values", "sql")
 
     def __init__(self, shape: CompiledShape, driver: DriverRules, dialect: Dialect) -> None:
@@ -81,6 +82,10 @@ class _Prepared:
         #: for a batch the driver writes fastest as a bulk copy (PostgreSQL's COPY): its
         #: table, columns and statements
         self.copy: CopyPlan | None = None
+        #: the statement can fail after writing some of its rows (MySQL's INSERT IGNORE of
+        #: several rows, refused for a row it skipped other than as a duplicate): outside a
+        #: transaction it runs in one of its own (SessionCore._atomic_steps)
+        self.atomic = False
         binders = tuple(driver.bind_adapter(k) for k in shape.kinds)
         self.binders: tuple[Adapter | None, ...] | None = (
             binders if any(b is not None for b in binders) else None
@@ -567,6 +572,15 @@ class SessionCore:
         if prepared.batch is not None:
             return self._batch_steps(prepared, prepared.batch, stmt)
         return self._chunk_steps(stmt)
+
+    def _atomic_steps(self, prepared: _Prepared, params: Sequence[object]) -> Steps:
+        """One statement that can fail after writing some of its rows, in a transaction of
+        its own (the caller is in none), so that nothing of it stays when it fails."""
+        def run() -> Steps:
+            rows, count = yield ("run", (prepared.sql, params), prepared.sql, params)
+            return prepared.result(rows, count)
+
+        return self._transaction_steps(None, False, run())
 
     def _batch_steps(self, prepared: _Prepared, batch: tuple[_Prepared, int, int, int],
                      stmt: Statement[Any]) -> Steps:
@@ -1093,6 +1107,10 @@ class EngineCore:
                 self._prepared.clear()
             self._prepared[shape] = prepared
             if isinstance(key, InsertStatement):
+                rows = key.rows
+                prepared.atomic = (
+                    self._driver.ignore_skips_errors and isinstance(key.conflict, ConflictNothing)
+                    and not (isinstance(rows, RowParams) and rows.n_rows == 1))
                 prepared.batch = self._batch_of(key)
                 if prepared.batch is not None:
                     prepared.copy = self._copy_of(key, dialect)

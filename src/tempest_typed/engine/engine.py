@@ -172,6 +172,8 @@ class Session(SessionCore):
             prepared, params = self._plan(stmt)
             if params is None:
                 return self._drive(self._execute_steps(stmt, prepared))  # type: ignore[no-any-return]  # the steps end with this Result
+            if prepared.atomic and not self._depth:
+                return self._drive(self._atomic_steps(prepared, params))  # type: ignore[no-any-return]  # the steps end with this Result
             rows, count = self._run(prepared.sql, params)
             return prepared.result(rows, count)
         finally:

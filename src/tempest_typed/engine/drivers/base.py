@@ -173,6 +173,11 @@ class DriverRules:
     #: cancels the statement and stays in step; sqlite3's calls return whole.
     interrupt_breaks_connection: ClassVar[bool] = True
 
+    #: True when on_conflict_do_nothing() also skips rows for errors other than a conflict
+    #: (MySQL's INSERT IGNORE), which the driver then raises after the statement: a
+    #: statement of several rows runs in a transaction, so that none of them stays
+    ignore_skips_errors: ClassVar[bool] = False
+
     def check_in_transaction(self, sql: str) -> None:
         """Refuse execute_sql() text that would end the caller's transaction, or take its
         control from transaction() (DialectError, naming the way out)."""

@@ -25,6 +25,7 @@ from .mysql_rules import (
     IN_TRANSACTION,
     MySQLRules,
     begin_statements,
+    ignores,
     log_warnings,
     logger,
     setup_statements,
@@ -137,9 +138,15 @@ class AsyncmyDriver(AsyncDriver):
             count = await cur.execute(sql, params)
             rows = list(await cur.fetchall()) if cur.description is not None else None
             result = cur._result  # the warning count is the result's on both libraries
-            if (result is not None and result.warning_count
-                    and logger.isEnabledFor(logging.DEBUG)):
-                log_warnings(sql, await conn.show_warnings())
+            if result is not None and result.warning_count:
+                ignoring = ignores(sql)
+                if ignoring or logger.isEnabledFor(logging.DEBUG):
+                    warnings = await conn.show_warnings()
+                    log_warnings(sql, warnings)
+                    failed = (self.rules.ignored_error(warnings, result.warning_count)
+                              if ignoring else None)
+                    if failed is not None:
+                        raise failed
             if rows is not None and result is not None:
                 # the result (kept by the connection until its next statement) and the
                 # cursor hold the fetched tuples: let them go, so that each is freed as its

@@ -53,7 +53,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 
 __all__ = ["IN_TRANSACTION", "MySQLRules", "begin_statements", "log_warnings", "logger",
-           "setup_statements", "upsert_count",
+           "ignores", "setup_statements", "upsert_count",
            "url_option_names"]
 
 _INTEGRITY_KINDS = {1062: "unique", 1452: "foreign_key", 1451: "foreign_key", 1048: "not_null",
@@ -97,9 +97,13 @@ _SETUP = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
 #:   default 2 MiB) lets a sort by 16 text columns run;
 #: - a quotient and an average of a Decimal keep 30 places (div_precision_increment: 4 by
 #:   default, avg() of a DECIMAL(10, 2) read 0.336667 where PostgreSQL gives
-#:   0.33666666666666666667).
+#:   0.33666666666666666667);
+#: - SHOW WARNINGS lists every warning of a statement, up to 65535 (64 by default): an
+#:   INSERT IGNORE's are read to tell a row skipped as a duplicate from one skipped for an
+#:   error (MySQLRules.ignored_error), and a statement binds fewer rows than that.
 _VARIABLES = ("SET SESSION max_sort_length = GREATEST(@@max_sort_length, "
-              "LEAST(8388608, @@sort_buffer_size DIV 256)), div_precision_increment = 30")
+              "LEAST(8388608, @@sort_buffer_size DIV 256)), div_precision_increment = 30, "
+              "max_error_count = 65535")
 
 #: The session variables a connection is set to after those, per server:
 #: - a recursive query runs until its step finds no rows: MariaDB stops one after 1000
@@ -122,6 +126,16 @@ def setup_statements(server_version: str) -> list[str]:
 #: their own. PyMySQL only counts them; asyncmy would read each back with an extra SHOW
 #: WARNINGS and log it to its own logger, which Python's last-resort handler prints to stderr.
 logger = logging.getLogger("tempest_typed.sql")
+
+
+#: the warning of a row INSERT IGNORE skipped as a duplicate, which on_conflict_do_nothing()
+#: means; any other is an error the statement would have raised without IGNORE
+_DUPLICATE = 1062
+
+
+def ignores(sql: str) -> bool:
+    """True for an INSERT IGNORE (on_conflict_do_nothing()), whose warnings are read."""
+    return sql.startswith("INSERT IGNORE")
 
 
 def log_warnings(sql: str, warnings: Sequence[Sequence[Any]] | None) -> None:
@@ -185,6 +199,8 @@ def _auto(value: Any) -> Any:
 class MySQLRules(DriverRules):
     """PyMySQL's or asyncmy's connections in autocommit mode; MariaDB or MySQL told apart on
     the first connection."""
+
+    ignore_skips_errors: ClassVar[bool] = True
 
     bind: ClassVar[Adapters] = {"uuid": t.uuid_to_str, "datetime": t.datetime_to_naive_utc, "json": t.json_dumps,
                                 STORED_DECIMAL: t.unsized_mysql_decimal}
@@ -275,6 +291,30 @@ class MySQLRules(DriverRules):
     #: a deadlock victim (1213) and MariaDB's "record has changed" (1020) are rolled back
     #: whole by InnoDB: the transaction's savepoints are gone with it
     conflict_ends_transaction: ClassVar[bool] = True
+
+    def ignored_error(self, warnings: Sequence[Sequence[Any]] | None,
+                      count: int) -> Exception | None:
+        """The error an INSERT IGNORE turned into a warning besides a duplicate key (a foreign
+        key that matches nothing, a CHECK, a value out of range), as the driver raises it
+        without IGNORE; None when it skipped duplicates only. `count` is the statement's
+        number of warnings: SHOW WARNINGS lists max_error_count of them (set to its largest
+        on connect, more than a statement has rows), and what it leaves out is not known to
+        be a duplicate."""
+        listed = list(warnings or ())
+        for _level, code, message in listed:
+            if code != _DUPLICATE:
+                return self._ignored(int(code), str(message))
+        if count > len(listed):
+            return self._ignored(0, f"{count} warnings, of which SHOW WARNINGS lists "
+                                    f"{len(listed)}, all duplicate keys")
+        return None
+
+    def _ignored(self, code: int, message: str) -> Exception:
+        text = (f"{message} (on_conflict_do_nothing() is INSERT IGNORE here, which skips such a "
+                "row with a warning, where the other databases refuse it: the statement is "
+                "refused whole, as there)")
+        kind = self._integrity_error if code in _INTEGRITY_KINDS else self._error
+        return kind(code, text) if code else kind(text)
 
     @override
     def changes_session(self, sql: str) -> bool:
