@@ -66,3 +66,15 @@ async def test_conflicts_alone_are_still_skipped(db: Any) -> None:
     with pytest.raises(IntegrityError):
         await db.execute(insert(Child).values(late).on_conflict_do_nothing())
     assert len(await _children(db)) == 71
+
+
+async def test_a_streamed_do_nothing_insert_is_refused_whole_too(db: Any) -> None:
+    if "insert" not in db.dialect.supports_returning:
+        pytest.skip("MySQL 8 has no INSERT ... RETURNING")
+    await db.execute(insert(Parent).values({"id": 1, "name": "p"}))
+    two = insert(Child).values([{"id": 2, "parent_id": 1}, {"id": 3, "parent_id": 99}])
+    with pytest.raises(IntegrityError):
+        async with db.session() as session:
+            async for _ in session.stream(two.on_conflict_do_nothing().returning("id")):
+                pass
+    assert await _children(db) == []

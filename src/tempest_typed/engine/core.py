@@ -882,6 +882,13 @@ class SessionCore:
                 "returning(...)) bound with few enough parameters for one statement; use "
                 "execute() for this one"
             )
+        if prepared.atomic:
+            # read whole, its warnings then told (MySQL's INSERT IGNORE), and in a
+            # transaction, as execute() runs it
+            written = self._written_rows_steps(prepared, params, size)
+            if self._depth:
+                return (yield from written)
+            return (yield from self._transaction_steps(None, False, written))
         if not self._driver.stream_cursor_takes_writes and isinstance(
                 stmt._key(), InsertStatement | UpdateStatement | DeleteStatement):
             # a server-side cursor takes a select only (PostgreSQL's DECLARE ... CURSOR FOR):
