@@ -249,3 +249,20 @@ def test_how_the_driver_hands_rows_over_is_the_engines(
     for create in (create_engine, create_async_engine):
         with pytest.raises(ConfigurationError, match=r"the engine sets \w+ itself"):
             create(url, connect_args=connect_args)
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://app:s3cret@localhost:notaport/app",
+    "postgresql://app:s3cret@[::1/app",
+    "postgresql://app:s3cret@/app",
+    "mysql://root:s3cret@localhost",
+    "oracle://scott:s3cret@localhost/orcl",
+    "sqlite://app:s3cret@relative.db",
+    "app:s3cret@localhost/app",
+    "mysql://root:p@s3cret@localhost",  # an unquoted @ in the password
+])
+def test_a_malformed_url_is_refused_without_showing_its_password(url: str) -> None:
+    with pytest.raises(ConfigurationError, match="database URL") as info:
+        create_engine(url)
+    assert "s3cret" not in str(info.value)
+    assert ":***@" in str(info.value)

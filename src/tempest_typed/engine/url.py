@@ -73,17 +73,29 @@ def parse_url(url: str) -> DatabaseURL:
     return _checked(_split(url))
 
 
+def _shown(url: object) -> str:
+    """The URL as an error message shows it: its password, if it has one, masked."""
+    if not isinstance(url, str):
+        return repr(url)
+    scheme, _, rest = url.rpartition("://")
+    end = rest.find("?")
+    at = rest.rfind("@", 0, end if end >= 0 else len(rest))
+    if at >= 0 and ":" in rest[:at]:
+        rest = rest[:at].split(":", 1)[0] + ":***" + rest[at:]
+    return repr(f"{scheme}://{rest}" if scheme else rest)
+
+
 def _split(url: str) -> DatabaseURL:
     if not isinstance(url, str) or "://" not in url:
         raise ConfigurationError(
-            f"database URL {url!r} has no scheme; write postgresql://user@host/db, "
+            f"database URL {_shown(url)} has no scheme; write postgresql://user@host/db, "
             "mysql://user@host/db, sqlite:///path/to/file.db or sqlite://:memory:"
         )
     scheme, rest = url.split("://", 1)
     found = SCHEMES.get(scheme.lower())
     if found is None:
         raise ConfigurationError(
-            f"database URL {url!r}: unknown scheme {scheme!r}; use postgresql, mysql, "
+            f"database URL {_shown(url)}: unknown scheme {scheme!r}; use postgresql, mysql, "
             "mariadb or sqlite"
         )
     backend = found.name
@@ -94,7 +106,7 @@ def _split(url: str) -> DatabaseURL:
             return DatabaseURL(backend, scheme, database=":memory:", options=options, file=True)
         if not path.startswith("/") or path == "/":
             raise ConfigurationError(
-                f"database URL {url!r}: a SQLite URL is sqlite:///relative/path.db, "
+                f"database URL {_shown(url)}: a SQLite URL is sqlite:///relative/path.db, "
                 "sqlite:////absolute/path.db or sqlite://:memory:"
             )
         return DatabaseURL(backend, scheme, database=unquote(path[1:]), options=options,
@@ -103,12 +115,12 @@ def _split(url: str) -> DatabaseURL:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise ConfigurationError(f"database URL {url!r}: {exc}") from exc
+        raise ConfigurationError(f"database URL {_shown(url)}: {exc}") from exc
     if not parts.hostname and not dict(parse_qsl(parts.query)).get("host"):
-        raise ConfigurationError(f"database URL {url!r} names no host; write {scheme}://user@host/db")
+        raise ConfigurationError(f"database URL {_shown(url)} names no host; write {scheme}://user@host/db")
     database = unquote(parts.path.lstrip("/")) or None
     if found.needs_database and not database:
-        raise ConfigurationError(f"database URL {url!r} names no database; write {scheme}://user@host/db")
+        raise ConfigurationError(f"database URL {_shown(url)} names no database; write {scheme}://user@host/db")
     return DatabaseURL(
         backend, scheme.lower(), host=parts.hostname, port=port,
         user=unquote(parts.username) if parts.username else None,
