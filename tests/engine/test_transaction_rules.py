@@ -21,6 +21,8 @@ from tempest_typed import (
     TransactionAborted,
     TransactionConflict,
     ValidationError,
+    create_async_engine,
+    create_engine,
     insert,
     select,
     update,
@@ -281,3 +283,29 @@ async def test_a_stream_whose_session_closed_raises_in_its_loop(db: Any) -> None
                 if len(seen) == 1:
                     await s.close()
     assert seen == [0, 1]  # the chunk already read, then the error: never a silent end
+
+
+async def test_an_engine_transaction_runs_its_block_once() -> None:
+    # a second `with` of the same engine.transaction() raised contextlib's AttributeError
+    with create_engine("sqlite://:memory:") as engine:
+        once = engine.transaction()
+        with once as tx:
+            tx.execute_sql("SELECT 1")
+        with pytest.raises(TempestError, match=r"used once: call engine.transaction\(\) again"), \
+                once:
+            pass
+        engine.execute_sql("SELECT 1")
+
+
+async def test_an_async_engine_transaction_runs_its_block_once() -> None:
+    engine = create_async_engine("sqlite://:memory:")
+    try:
+        once = engine.transaction()
+        async with once as tx:
+            await tx.execute_sql("SELECT 1")
+        with pytest.raises(TempestError, match=r"used once: call engine.transaction\(\) again"):
+            async with once:
+                pass
+        await engine.execute_sql("SELECT 1")
+    finally:
+        await engine.dispose()

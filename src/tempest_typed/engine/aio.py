@@ -290,6 +290,11 @@ class _EngineTransaction:
         self._cm = self._session.transaction(isolation, read_only)
 
     async def __aenter__(self) -> AsyncSession:
+        if self._session._closed:
+            # its block ran (a reused generator said only AttributeError: 'args')
+            raise TempestError(
+                "this engine.transaction() has run its block; each transaction is used once: "
+                "call engine.transaction() again for the next one")
         try:
             return await self._cm.__aenter__()
         except BaseException:

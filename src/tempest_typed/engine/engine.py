@@ -282,6 +282,11 @@ class _EngineTransaction:
         self._cm = self._session.transaction(isolation, read_only)
 
     def __enter__(self) -> Session:
+        if self._session._closed:
+            # its block ran (a reused generator said only AttributeError: 'args')
+            raise TempestError(
+                "this engine.transaction() has run its block; each transaction is used once: "
+                "call engine.transaction() again for the next one")
         try:
             return self._cm.__enter__()
         except BaseException:
