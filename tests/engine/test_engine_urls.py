@@ -266,3 +266,24 @@ def test_a_malformed_url_is_refused_without_showing_its_password(url: str) -> No
         create_engine(url)
     assert "s3cret" not in str(info.value)
     assert ":***@" in str(info.value)
+
+
+@pytest.mark.parametrize(("url", "connect_args", "says"), [
+    # libpq refused these only when it connected: a QueryExecutionError of the first
+    # statement, after the pool's own warnings on stderr
+    ("postgresql://u@127.0.0.1/test?sslmode=bogus", None, "use one of disable, allow"),
+    ("postgresql://u@127.0.0.1/test?target_session_attrs=readonly", None, "read-only"),
+    ("postgresql://u@127.0.0.1/test?connect_timeout=abc", None, "a whole number"),
+    ("postgresql://u@127.0.0.1/test", {"keepalives_idle": "soon"}, "a whole number"),
+])
+def test_a_libpq_parameter_value_libpq_refuses_is_refused_before_connecting(
+        url: str, connect_args: dict[str, object] | None, says: str) -> None:
+    for create in (create_engine, create_async_engine):
+        with pytest.raises(ConfigurationError, match="is not a value libpq takes") as info:
+            create(url, connect_args=connect_args)
+        assert says in str(info.value)
+
+
+def test_libpq_parameter_values_libpq_takes_are_taken() -> None:
+    create_engine("postgresql://u@127.0.0.1/test?sslmode=disable&connect_timeout=3",
+                  connect_args={"keepalives_idle": 30}).dispose()

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from typing_extensions import override
 
@@ -54,6 +54,40 @@ _INTEGRITY_KINDS = {
     "23505": "unique", "23503": "foreign_key", "23502": "not_null", "23514": "check",
     "23P01": "exclusion",
 }
+
+
+#: libpq's parameters that take one of a few words: libpq refuses another only when it
+#: connects, which made a misspelt one a QueryExecutionError of the first statement
+_CHOICES: Final = {
+    "sslmode": ("disable", "allow", "prefer", "require", "verify-ca", "verify-full"),
+    "gssencmode": ("disable", "prefer", "require"),
+    "channel_binding": ("disable", "prefer", "require"),
+    "target_session_attrs": ("any", "read-write", "read-only", "primary", "standby",
+                             "prefer-standby"),
+    "load_balance_hosts": ("disable", "random"),
+    "sslnegotiation": ("postgres", "direct"),
+    "sslcertmode": ("disable", "allow", "require"),
+}
+#: ... and those that take a whole number
+_INTEGERS: Final = ("connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                    "keepalives_count", "tcp_user_timeout")
+
+
+def check_libpq_values(options: dict[str, Any]) -> None:
+    """Refuse a libpq parameter's value that libpq would refuse on connecting
+    (ConfigurationError naming the values it takes), before anything connects."""
+    for name, value in options.items():
+        words = _CHOICES.get(name)
+        if words is not None and value not in words:
+            raise ConfigurationError(
+                f"create_engine(): {name}={value!r} is not a value libpq takes for {name}; "
+                f"use one of {', '.join(words)}")
+        if name in _INTEGERS and not (
+                (isinstance(value, int) and not isinstance(value, bool))
+                or (isinstance(value, str) and value.strip().lstrip("+-").isdigit())):
+            raise ConfigurationError(
+                f"create_engine(): {name}={value!r} is not a value libpq takes for {name}; "
+                "write a whole number (seconds, or a count)")
 
 
 def url_option_names() -> frozenset[str]:
@@ -129,6 +163,7 @@ class PsycopgRules(DriverRules):
                 kwargs[key] = value
         kwargs.update(url.options)
         kwargs.update(connect_args or {})
+        check_libpq_values(kwargs)
         self._kwargs = kwargs
         self._connect_timeout = float(connect_timeout)
         self._pool_timeout = float(pool_timeout)
