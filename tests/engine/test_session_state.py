@@ -39,6 +39,17 @@ async def test_a_session_setting_is_not_inherited_through_the_pool(
             assert (await session.execute_sql(read_it)).scalar() == unset
     await db.execute_sql(set_it)  # the engine's own session, once
     assert (await db.execute_sql(read_it)).scalar() == unset
+    # the same settings made by a function or an assignment in a SELECT
+    by_call = {"postgresql": "SELECT set_config('application_name', 'tempest-session-probe', "
+                             "false)",
+               "sqlite": None}.get(db.dialect.name, "SELECT @tempest_session_probe := 42")
+    if by_call is not None:
+        async with db.session() as session:
+            await session.execute_sql(by_call)
+            assert (await session.execute_sql(read_it)).scalar() != unset
+        for _ in range(3):
+            async with db.session() as session:
+                assert (await session.execute_sql(read_it)).scalar() == unset
     # closing the connection is the engine's decision, not a driver's warning on stderr
     # (psycopg_pool warned "discarding closed connection" for each)
     assert [r.getMessage() for r in caplog.records] == []

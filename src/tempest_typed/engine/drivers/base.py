@@ -58,11 +58,13 @@ _CONNECTION_STATE = re.compile(
     r"(?:CREATE\s+(?:(?:GLOBAL|LOCAL)\s+)?TEMP(?:ORARY)?\b|PREPARE\b|LISTEN\b|USE\b"
     r"|LOCK\s+TABLES?\b|ATTACH\b|DECLARE\b(?=.*\bWITH\s+HOLD\b))",
     re.IGNORECASE | re.DOTALL)
-# A lock the connection holds until it is released or the connection ends, wherever the
-# statement calls it (PostgreSQL's session advisory locks, MySQL's GET_LOCK): pooled, the
-# connection would hold it for good.
-_SESSION_LOCK = re.compile(r"\b(?:pg_(?:try_)?advisory_lock(?:_shared)?|get_lock)\s*\(",
-                           re.IGNORECASE)
+# What a statement sets for the connection wherever it calls it: a lock the connection holds
+# until it is released or the connection ends (PostgreSQL's session advisory locks, MySQL's
+# GET_LOCK), a setting made by a function (PostgreSQL's set_config(), SET's twin) or a MySQL
+# variable assigned in a SELECT (@v := 1): pooled, the next user would inherit it.
+_SESSION_LOCK = re.compile(
+    r"\b(?:pg_(?:try_)?advisory_lock(?:_shared)?|get_lock|set_config)\s*\(|@\w+\s*:=",
+    re.IGNORECASE)
 
 
 def statement_start(sql: str) -> int:
