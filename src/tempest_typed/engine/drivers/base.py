@@ -61,10 +61,11 @@ _CONNECTION_STATE = re.compile(
 # What a statement sets for the connection wherever it calls it: a lock the connection holds
 # until it is released or the connection ends (PostgreSQL's session advisory locks, MySQL's
 # GET_LOCK), a setting made by a function (PostgreSQL's set_config(), SET's twin) or a MySQL
-# variable assigned in a SELECT (@v := 1): pooled, the next user would inherit it.
+# variable assigned in a SELECT (@v := 1, SELECT ... INTO @v): pooled, the next user would
+# inherit it.
 _SESSION_LOCK = re.compile(
-    r"\b(?:pg_(?:try_)?advisory_lock(?:_shared)?|get_lock|set_config)\s*\(|@\w+\s*:=",
-    re.IGNORECASE)
+    r"\b(?:pg_(?:try_)?advisory_lock(?:_shared)?|get_lock|set_config)\s*\(|@\w+\s*:="
+    r"|\bINTO\s+@", re.IGNORECASE)
 
 
 def statement_start(sql: str) -> int:
