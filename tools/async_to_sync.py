@@ -47,6 +47,7 @@ NAMES = {
     "AsyncIterable": "Iterable",
     "AsyncGenerator": "Generator",
     "asynccontextmanager": "contextmanager",
+    "AbstractAsyncContextManager": "AbstractContextManager",
     "__aenter__": "__enter__",
     "__aexit__": "__exit__",
     "__aiter__": "__iter__",

@@ -309,3 +309,38 @@ async def test_an_async_engine_transaction_runs_its_block_once() -> None:
         await engine.execute_sql("SELECT 1")
     finally:
         await engine.dispose()
+
+
+async def test_a_session_transaction_runs_its_block_once() -> None:
+    # a second `with` of the same session.transaction() (or a savepoint's) raised
+    # contextlib's AttributeError: 'args'
+    with create_engine("sqlite://:memory:") as engine, engine.session() as session:
+        once = session.transaction()
+        with once as tx:
+            inner = tx.transaction()
+            with inner:
+                tx.execute_sql("SELECT 1")
+            with pytest.raises(TempestError, match=r"used once: call session.transaction\(\)"), \
+                    inner:
+                pass
+        with pytest.raises(TempestError, match=r"used once: call session.transaction\(\)"), \
+                once:
+            pass
+        with session.transaction() as tx:  # a new one works
+            tx.execute_sql("SELECT 1")
+
+
+async def test_an_async_session_transaction_runs_its_block_once() -> None:
+    engine = create_async_engine("sqlite://:memory:")
+    try:
+        async with engine.session() as session:
+            once = session.transaction()
+            async with once as tx:
+                await tx.execute_sql("SELECT 1")
+            with pytest.raises(TempestError, match=r"used once: call session.transaction\(\)"):
+                async with once:
+                    pass
+            async with session.transaction() as tx:
+                await tx.execute_sql("SELECT 1")
+    finally:
+        await engine.dispose()

@@ -17,7 +17,7 @@ from collections.abc import (  # sync: from collections.abc import Callable, Ite
     Callable,
     Sequence,
 )
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
 from ..errors import ConfigurationError, TempestError, TransactionAborted, TransactionConflict
@@ -248,14 +248,18 @@ class AsyncSession(SessionCore):
 
     # -- transactions -----------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def transaction(self, isolation: str | None = None,
-                          read_only: bool = False) -> AsyncIterator[AsyncSession]:
+    def transaction(self, isolation: str | None = None,
+                    read_only: bool = False) -> _SessionTransaction:
         """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT.
 
         A statement that fails inside makes the transaction (or this savepoint) able only
         to roll back: later statements and the block's normal end raise TransactionAborted.
         """
+        return _SessionTransaction(self._transaction(isolation, read_only))
+
+    @asynccontextmanager
+    async def _transaction(self, isolation: str | None,
+                           read_only: bool) -> AsyncIterator[AsyncSession]:
         self._hold()
         try:
             if self._stream is not None:
@@ -280,6 +284,28 @@ class AsyncSession(SessionCore):
             await self._drive(steps)
         finally:
             self._unhold()
+
+
+class _SessionTransaction:
+    """A session's transaction() block (a savepoint when nested), entered once."""
+
+    __slots__ = ("_cm", "_entered")
+
+    def __init__(self, cm: AbstractAsyncContextManager[AsyncSession]) -> None:
+        self._cm = cm
+        self._entered = False
+
+    async def __aenter__(self) -> AsyncSession:
+        if self._entered:
+            # its block ran (a reused generator said only AttributeError: 'args')
+            raise TempestError(
+                "this session.transaction() has run its block; each transaction is used once: "
+                "call session.transaction() again for the next one")
+        self._entered = True
+        return await self._cm.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._cm.__aexit__(*exc)
 
 
 class _EngineTransaction:

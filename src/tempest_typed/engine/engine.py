@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from ..errors import ConfigurationError, TempestError, TransactionAborted, TransactionConflict
@@ -240,14 +240,18 @@ class Session(SessionCore):
 
     # -- transactions -----------------------------------------------------------------------
 
-    @contextmanager
     def transaction(self, isolation: str | None = None,
-                          read_only: bool = False) -> Iterator[Session]:
+                    read_only: bool = False) -> _SessionTransaction:
         """BEGIN ... COMMIT, ROLLBACK on any exception; nested, a SAVEPOINT.
 
         A statement that fails inside makes the transaction (or this savepoint) able only
         to roll back: later statements and the block's normal end raise TransactionAborted.
         """
+        return _SessionTransaction(self._transaction(isolation, read_only))
+
+    @contextmanager
+    def _transaction(self, isolation: str | None,
+                           read_only: bool) -> Iterator[Session]:
         self._hold()
         try:
             if self._stream is not None:
@@ -272,6 +276,28 @@ class Session(SessionCore):
             self._drive(steps)
         finally:
             self._unhold()
+
+
+class _SessionTransaction:
+    """A session's transaction() block (a savepoint when nested), entered once."""
+
+    __slots__ = ("_cm", "_entered")
+
+    def __init__(self, cm: AbstractContextManager[Session]) -> None:
+        self._cm = cm
+        self._entered = False
+
+    def __enter__(self) -> Session:
+        if self._entered:
+            # its block ran (a reused generator said only AttributeError: 'args')
+            raise TempestError(
+                "this session.transaction() has run its block; each transaction is used once: "
+                "call session.transaction() again for the next one")
+        self._entered = True
+        return self._cm.__enter__()
+
+    def __exit__(self, *exc: Any) -> bool | None:
+        return self._cm.__exit__(*exc)
 
 
 class _EngineTransaction:
