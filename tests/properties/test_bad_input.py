@@ -383,7 +383,7 @@ def test_bad_input_is_a_validation_error_and_what_builds_runs(
     (lambda: insert(Kitchen).values({"id": 1, "name": "a", "x": math.inf}), "not a finite"),
     (lambda: select(Kitchen).where({"d": Decimal("NaN")}), "not a finite number"),
     (lambda: insert(Kitchen).values({"id": 2**63, "name": "a"}), "64-bit range"),
-    (lambda: select(Kitchen).where({"x": {"gt": 2**70}}), "64-bit range"),
+    (lambda: select(Kitchen).where({"x": {"gt": 2**70}}), "outside the 64-bit integers every database binds.*pass it as a float"),
     (lambda: select(Kitchen).limit(2**63), "limit"),
     (lambda: insert(Kitchen).values({"id": 1, "name": "a\x00b"}), "NUL"),
     (lambda: select(Kitchen).where({"name": {"like": "\ud800%"}}), "not valid Unicode"),
