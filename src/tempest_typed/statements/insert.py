@@ -533,18 +533,16 @@ class Insert(Statement[R_co], Generic[M_co, R_co]):
                 # driver that takes one parameter set per row or a bulk copy: only while they
                 # are the statement's only values, in one block from 0; the values in one
                 # tuple are then made from them when first asked for.
-                if isinstance(cells, tuple):
-                    new._rows = RowParams(added + 1, first_row)
-                    new._values = (*self._values, *cells) if self._values else cells
-                    new._cells = None
-                elif self._values:
-                    new._rows = RowParams(added + len(cells), first_row)
-                    new._values = (*self._values, *chain.from_iterable(cells))
-                    new._cells = None
-                else:
-                    new._rows = RowParams(len(cells), first_row)
+                n_rows = len(cells) if isinstance(cells, RowCells) else 1
+                new._rows = RowParams(added + n_rows, first_row)
+                if isinstance(cells, RowCells) and not self._values:
                     new._flat = None
                     new._cells = cells
+                else:
+                    row_values = cells if isinstance(cells, tuple) else tuple(
+                        chain.from_iterable(cells))
+                    new._values = (*self._values, *row_values) if self._values else row_values
+                    new._cells = None
                 if self._conflict is not None:
                     new._check_repeated_keys()
                 return new
