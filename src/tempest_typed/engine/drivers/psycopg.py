@@ -39,6 +39,10 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 __all__ = ["PsycopgDriver"]
 
 
+#: the name psycopg_pool gives this driver's pools (in its log, and its tasks' names)
+POOL_NAME: Final = "tempest_typed"
+
+
 
 
 class _RecentFirstPool(ConnectionPool[Any]):
@@ -74,7 +78,7 @@ class PsycopgDriver(Driver):
                                           connect_args=connect_args)
         self._pool = _RecentFirstPool(
             kwargs=rules._kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout,
-            open=True, configure=self._configure, name="tempest_typed",
+            open=True, configure=self._configure, name=POOL_NAME,
             connection_class=self._watched(),
         )  # no check=: _checked_conn() pings, without the pool's backoff
 

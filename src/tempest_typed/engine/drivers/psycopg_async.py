@@ -40,11 +40,11 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 __all__ = ["AsyncPsycopgDriver"]
 
 
-# async only: begin
-#: the name psycopg_pool gives this driver's pools in its log
+#: the name psycopg_pool gives this driver's pools (in its log, and its tasks' names)
 POOL_NAME: Final = "tempest_typed"
 
 
+# async only: begin
 class _CancelledAttempts(logging.Filter):
     """Leaves out psycopg_pool's warning that a connection attempt of this driver's pool
     failed when a cancel ended it (asyncio.run() ending its tasks; the pool is closed then,
@@ -104,7 +104,7 @@ class AsyncPsycopgDriver(AsyncDriver):
                                           connect_args=connect_args)
         self._pool = _RecentFirstPool(
             kwargs=rules._kwargs, min_size=1, max_size=pool_size, timeout=pool_timeout,
-            open=False, configure=self._configure, name="tempest_typed",  # sync: open=True, configure=self._configure, name="tempest_typed",
+            open=False, configure=self._configure, name=POOL_NAME,  # sync: open=True, configure=self._configure, name=POOL_NAME,
             connection_class=self._watched(),
         )  # no check=: _checked_conn() pings, without the pool's backoff
         self._opened = False  # async only
@@ -253,7 +253,6 @@ class AsyncPsycopgDriver(AsyncDriver):
                 await _others_done()
                 await self._pool.close(timeout=1.0)
             raise
-
 
     @override
     async def listen(self, channel: str) -> Listener:
