@@ -60,18 +60,19 @@ class Scope:
 
     def columns(self, expr: Expression, once: bool = False) -> list[str] | None:
         """The names in a literal list of columns, each checked (`once`: none named twice, as
-        a select's or a conflict target's); None when not a literal list."""
+        in a conflict target); None when not a literal list."""
         if not isinstance(expr, ListExpr | TupleExpr):
             return None
         names: list[str] | None = []
         seen: set[str] = set()
         for item in expr.items:
             col = self.column(item)
-            if col is not None and once:
-                self.once(col, seen, item)
             if col is None:
                 names = None
-            elif names is not None:
+                continue
+            if once:
+                self.once(col, seen, item)
+            if names is not None:
                 names.append(col.attr)
         return names
 
